@@ -1,0 +1,36 @@
+// API-key scopes of DESIGN §3 and the check of a principal against a route's scope and session.
+import { GatewayError } from '../errors.js';
+
+export const SCOPES = [
+  'sessions:read',
+  'sessions:manage',
+  'messages:send',
+  'chats:manage',
+  'contacts:read',
+  'media:read',
+  'webhooks:manage',
+  'keys:manage',
+  '*',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Who is calling: the master key, a scoped API key, or (client-token issue) a browser token. */
+export type Principal =
+  | { kind: 'master' }
+  | { kind: 'key'; id: string; name: string; scopes: ReadonlySet<string>; sessions: readonly string[] | null }
+  | { kind: 'client'; session: string; ephemeralId: string; tokenId: string };
+
+/** What a route demands: none (public), the master key alone, or a scope. */
+export type RouteAccess = 'public' | 'master' | Scope;
+
+export function assertAccess(principal: Principal, access: RouteAccess, session: string | undefined): void {
+  if (access === 'public' || principal.kind === 'master') return;
+  if (principal.kind === 'client') throw new GatewayError('ACTION_NOT_ALLOWED', 'client tokens cannot call this route');
+  if (access === 'master') throw new GatewayError('FORBIDDEN_SCOPE', 'this route needs the master key');
+  if (!principal.scopes.has('*') && !principal.scopes.has(access)) {
+    throw new GatewayError('FORBIDDEN_SCOPE', `this API key lacks the ${access} scope`);
+  }
+  if (session !== undefined && principal.sessions && !principal.sessions.includes(session)) {
+    throw new GatewayError('FORBIDDEN_SESSION', `this API key may not use session ${session}`);
+  }
+}

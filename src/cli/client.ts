@@ -1,0 +1,77 @@
+// The CLI's one HTTP client: finds the daemon (flag, env, gateway.yaml, default), sends the master key, surfaces the daemon's errors.
+import { loadConfig } from '../config/load.js';
+import { ExitCode } from './exit-codes.js';
+
+export interface GlobalOptions {
+  url?: string;
+  masterKey?: string;
+  config?: string;
+  json?: boolean;
+}
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = ExitCode.Failure,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export interface DaemonClient {
+  baseUrl: string;
+  request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** the raw response, for streams (events tail) */
+  raw(method: string, path: string, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>;
+}
+
+export function createClient(options: GlobalOptions): DaemonClient {
+  const env = process.env;
+  const fileConfig = (() => {
+    try {
+      return loadConfig({ configPath: options.config, env: {} });
+    } catch {
+      return undefined;
+    }
+  })();
+  const fromFile = fileConfig ? `http://${hostForUrl(fileConfig.host)}:${fileConfig.port}` : undefined;
+  const baseUrl = (options.url ?? env.GATEWAY_URL ?? fromFile ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  const masterKey = options.masterKey ?? env.GATEWAY_MASTER_KEY ?? fileConfig?.auth.masterKey;
+
+  async function raw(method: string, path: string, init: { headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {}) {
+    const headers: Record<string, string> = { ...init.headers };
+    if (masterKey) headers.Authorization = `Bearer ${masterKey}`;
+    try {
+      return await fetch(baseUrl + path, { method, headers, body: init.body, signal: init.signal });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      throw new CliError(`cannot reach the gateway daemon at ${baseUrl} (${cause}); is \`gateway serve\` running?`, ExitCode.Unreachable);
+    }
+  }
+
+  return {
+    baseUrl,
+    raw,
+    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const response = await raw(method, path, body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const text = await response.text();
+      let parsed: { data?: T; error?: { code: string; message: string } } | undefined;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      if (!response.ok) {
+        if (parsed?.error) throw new CliError(`${parsed.error.code}: ${parsed.error.message}`);
+        throw new CliError(`HTTP ${response.status} from ${method} ${path}`);
+      }
+      return parsed?.data as T;
+    },
+  };
+}
+
+function hostForUrl(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
+  return host.includes(':') ? `[${host}]` : host;
+}

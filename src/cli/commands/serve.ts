@@ -1,0 +1,46 @@
+// `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/load.js';
+import { startDaemon } from '../../daemon.js';
+import { ExitCode } from '../exit-codes.js';
+import { CliError, type GlobalOptions } from '../client.js';
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('run the gateway daemon')
+    .option('--host <host>', 'listen address (overrides GATEWAY_HOST and gateway.yaml)')
+    .option('--port <port>', 'listen port (overrides GATEWAY_PORT and gateway.yaml)')
+    .action(async (opts: { host?: string; port?: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      let config;
+      try {
+        config = loadConfig({ configPath: globals.config });
+      } catch (err) {
+        throw new CliError((err as Error).message, ExitCode.Config);
+      }
+      if (opts.host) config.host = opts.host;
+      if (opts.port) config.port = Number(opts.port);
+      if (!config.auth.masterKey) {
+        throw new CliError('no master key: set GATEWAY_MASTER_KEY or auth.masterKey in gateway.yaml (`gateway init` writes one)', ExitCode.Config);
+      }
+      const daemon = await startDaemon(config);
+      await new Promise<void>((done) => {
+        let signalled = false;
+        const onSignal = (signal: NodeJS.Signals) => {
+          if (signalled) {
+            daemon.logger.warn({ signal }, 'second signal: exiting now');
+            process.exit(ExitCode.Failure);
+          }
+          signalled = true;
+          daemon.logger.info({ signal }, 'signal received');
+          void daemon.close().then(done, (err: unknown) => {
+            daemon.logger.error({ err }, 'shutdown failed');
+            done();
+          });
+        };
+        process.on('SIGTERM', onSignal);
+        process.on('SIGINT', onSignal);
+      });
+    });
+}

@@ -1,0 +1,30 @@
+// Default values of every setting; gateway.example.yaml documents the same values.
+import type { GatewayConfig } from './types.js';
+
+export const DEFAULT_CONFIG: GatewayConfig = {
+  host: '127.0.0.1',
+  port: 3000,
+  dataDir: './data',
+  logLevel: 'info',
+  auth: {},
+  engine: { default: 'baileys', baileys: {} },
+  sessions: {
+    qrRotationSeconds: 20,
+    qrMaxRotations: 6,
+    reconnectBaseMs: 1000,
+    reconnectMaxMs: 60_000,
+    reconnectMaxAttempts: 10,
+  },
+  messages: { retentionDays: 30 },
+  webhooks: {
+    allowPrivateTargets: false,
+    signaturePrefix: false,
+    timeoutMs: 10_000,
+    concurrency: 64,
+    perWebhookConcurrency: 16,
+    retentionDays: 7,
+  },
+  clientTokens: { maxTtlSeconds: 900 },
+  metrics: { public: false },
+  shutdownTimeoutMs: 4000,
+};

@@ -1,0 +1,130 @@
+// Loads gateway.yaml, overlays GATEWAY_* env vars on the defaults, and validates the result against config/gateway.schema.json.
+import { readFileSync, existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Ajv } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { DEFAULT_CONFIG } from './defaults.js';
+import type { GatewayConfig } from './types.js';
+
+export const CONFIG_SCHEMA_PATH = new URL('../../../config/gateway.schema.json', import.meta.url);
+
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    readonly problems: string[] = [],
+  ) {
+    super(problems.length ? `${message}:\n  ${problems.join('\n  ')}` : message);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadOptions {
+  /** explicit --config path; otherwise GATEWAY_CONFIG, then ./gateway.yaml when it exists */
+  configPath?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+type EnvRule = { path: string[]; type: 'string' | 'integer' | 'boolean' };
+
+const ENV_VARS: Record<string, EnvRule> = {
+  GATEWAY_HOST: { path: ['host'], type: 'string' },
+  GATEWAY_PORT: { path: ['port'], type: 'integer' },
+  GATEWAY_DATA_DIR: { path: ['dataDir'], type: 'string' },
+  GATEWAY_MASTER_KEY: { path: ['auth', 'masterKey'], type: 'string' },
+  GATEWAY_DEFAULT_ENGINE: { path: ['engine', 'default'], type: 'string' },
+  GATEWAY_BAILEYS_WS_URL: { path: ['engine', 'baileys', 'websocketUrl'], type: 'string' },
+  GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: { path: ['webhooks', 'allowPrivateTargets'], type: 'boolean' },
+  CLIENT_TOKEN_MAX_TTL: { path: ['clientTokens', 'maxTtlSeconds'], type: 'integer' },
+  GATEWAY_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
+};
+
+export function resolveConfigPath(options: LoadOptions = {}): string | undefined {
+  const env = options.env ?? process.env;
+  const explicit = options.configPath ?? env.GATEWAY_CONFIG;
+  if (explicit) return resolve(explicit);
+  const local = resolve('gateway.yaml');
+  return existsSync(local) ? local : undefined;
+}
+
+export function loadConfig(options: LoadOptions = {}): GatewayConfig {
+  const env = options.env ?? process.env;
+  const path = resolveConfigPath(options);
+  const fromFile = path ? readYaml(path, options.configPath !== undefined || env.GATEWAY_CONFIG !== undefined) : {};
+  const merged = deepMerge(structuredClone(DEFAULT_CONFIG) as unknown as Record<string, unknown>, fromFile);
+  const problems = applyEnv(merged, env);
+  if (problems.length) throw new ConfigError('invalid environment', problems);
+  validate(merged, path);
+  return merged as unknown as GatewayConfig;
+}
+
+function readYaml(path: string, required: boolean): Record<string, unknown> {
+  if (!existsSync(path)) {
+    if (required) throw new ConfigError(`config file not found: ${path}`);
+    return {};
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`${path} is not valid YAML: ${(err as Error).message}`);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path} must hold a mapping of settings`);
+  return parsed as Record<string, unknown>;
+}
+
+function applyEnv(target: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  for (const [name, rule] of Object.entries(ENV_VARS)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    let value: unknown = raw;
+    if (rule.type === 'integer') {
+      value = /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
+      if (Number.isNaN(value)) problems.push(`${name}: must be an integer, got "${raw}"`);
+    } else if (rule.type === 'boolean') {
+      const lowered = raw.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(lowered)) value = true;
+      else if (['0', 'false', 'no', 'off'].includes(lowered)) value = false;
+      else problems.push(`${name}: must be true or false, got "${raw}"`);
+    }
+    setPath(target, rule.path, value);
+  }
+  return problems;
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    if (typeof node[key] !== 'object' || node[key] === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]!] = value;
+}
+
+function deepMerge(base: Record<string, unknown>, overlay: Record<string, unknown>): Record<string, unknown> {
+  for (const [key, value] of Object.entries(overlay)) {
+    const current = base[key];
+    if (isPlainObject(value) && isPlainObject(current)) deepMerge(current, value);
+    else base[key] = value;
+  }
+  return base;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+let compiledValidator: ReturnType<Ajv['compile']> | undefined;
+
+function validate(config: Record<string, unknown>, path: string | undefined): void {
+  compiledValidator ??= new Ajv({ allErrors: true }).compile(JSON.parse(readFileSync(CONFIG_SCHEMA_PATH, 'utf8')));
+  if (compiledValidator(config)) return;
+  const problems = (compiledValidator.errors ?? []).map((e) => {
+    const where = (e.instancePath || '/').slice(1).replace(/\//g, '.') || '(root)';
+    if (e.keyword === 'additionalProperties') return `${where === '(root)' ? '' : where + '.'}${(e.params as { additionalProperty: string }).additionalProperty}: unknown setting`;
+    if (e.keyword === 'enum') return `${where}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')}`;
+    return `${where}: ${e.message}`;
+  });
+  throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, problems);
+}

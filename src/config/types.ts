@@ -1,0 +1,33 @@
+// The daemon's resolved configuration: defaults merged with gateway.yaml and GATEWAY_* env vars.
+import type { EngineName } from '../engine/types.js';
+
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  auth: { masterKey?: string };
+  engine: {
+    default: EngineName;
+    baileys: { websocketUrl?: string; browser?: [string, string, string] };
+  };
+  sessions: {
+    qrRotationSeconds: number;
+    qrMaxRotations: number;
+    reconnectBaseMs: number;
+    reconnectMaxMs: number;
+    reconnectMaxAttempts: number;
+  };
+  messages: { retentionDays: number };
+  webhooks: {
+    allowPrivateTargets: boolean;
+    signaturePrefix: boolean;
+    timeoutMs: number;
+    concurrency: number;
+    perWebhookConcurrency: number;
+    retentionDays: number;
+  };
+  clientTokens: { maxTtlSeconds: number };
+  metrics: { public: boolean };
+  shutdownTimeoutMs: number;
+}

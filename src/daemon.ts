@@ -1,0 +1,100 @@
+// The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { ApiKeys } from './auth/api-keys.js';
+import type { GatewayConfig } from './config/types.js';
+import { createEngines } from './engine/index.js';
+import { EventBus } from './events/bus.js';
+import { createApp } from './http/app.js';
+import { allRoutes } from './http/routes/index.js';
+import type { Services } from './http/services.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import { SessionManager } from './sessions/manager.js';
+import { createAuthStateRepo } from './store/auth-state.js';
+import { openDatabase } from './store/db.js';
+import { createKeysRepo } from './store/keys.js';
+import { createSessionsRepo } from './store/sessions.js';
+import { VERSION } from './version.js';
+import { GatewayError } from './errors.js';
+
+export interface Daemon {
+  url: string;
+  port: number;
+  logger: Logger;
+  services: Services;
+  /** graceful shutdown: refuse new requests, finish in-flight ones, close sessions and the store; runs once */
+  close(): Promise<void>;
+}
+
+export async function startDaemon(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<Daemon> {
+  const masterKey = config.auth.masterKey;
+  if (!masterKey) throw new GatewayError('VALIDATION_FAILED', 'no master key: set GATEWAY_MASTER_KEY or auth.masterKey (run `gateway init`)');
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const dataDir = resolve(config.dataDir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+  const db = openDatabase(join(dataDir, 'gateway.db'));
+  const bus = new EventBus();
+  const engines = createEngines(config);
+  const sessions = new SessionManager({
+    sessions: createSessionsRepo(db),
+    authState: createAuthStateRepo(db),
+    engines,
+    bus,
+    logger: logger.child({ module: 'sessions' }),
+    settings: config.sessions,
+    defaultEngine: config.engine.default,
+  });
+  const apiKeys = new ApiKeys(createKeysRepo(db));
+  const services: Services = { config, version: VERSION, startedAt: Date.now(), sessions, apiKeys, bus };
+  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
+  bus.subscribe((event) => metrics.events.inc({ event: event.event }));
+
+  let draining = false;
+  const app = createApp({
+    routes: allRoutes(services, metrics),
+    auth: { masterKey, apiKeys },
+    logger: logger.child({ module: 'http' }),
+    metrics,
+    isDraining: () => draining,
+  });
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 5000;
+  await listen(server, config.port, config.host);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  const restored = await sessions.restoreAll();
+  logger.info({ url, version: VERSION, restored }, 'gateway listening');
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closing ??= (async () => {
+      draining = true;
+      logger.info('shutting down');
+      const serverClosed = new Promise<void>((done) => server.close(() => done()));
+      server.closeIdleConnections();
+      const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await serverClosed;
+      clearTimeout(deadline);
+      await sessions.shutdown();
+      await Promise.all([...engines.values()].map((engine) => engine.close()));
+      db.close();
+      logger.info('stopped');
+    })());
+
+  return { url, port, logger, services, close };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((done, fail) => {
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      server.off('error', fail);
+      done();
+    });
+  });
+}

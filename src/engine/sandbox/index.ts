@@ -1,0 +1,19 @@
+// The sandbox engine: a simulated network inside the daemon, for integrating and testing apps with no phone.
+import type { Engine, EngineSession, SessionOptions } from '../types.js';
+import { SandboxNetwork } from './network.js';
+import { SandboxSession, type SandboxTiming } from './session.js';
+
+export { SandboxSession, type PairRequest } from './session.js';
+
+export function createSandboxEngine(timing: SandboxTiming): Engine {
+  const network = new SandboxNetwork();
+  return {
+    name: 'sandbox',
+    createSession: (options: SessionOptions) => new SandboxSession(options, network, timing),
+    close: async () => {},
+  };
+}
+
+export function isSandboxSession(session: EngineSession | undefined): session is SandboxSession {
+  return session instanceof SandboxSession;
+}

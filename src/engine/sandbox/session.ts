@@ -1,0 +1,183 @@
+// One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
+import { randomBytes, randomInt } from 'node:crypto';
+import { GatewayError } from '../../errors.js';
+import type { ConnectionUpdate, EngineSession, SessionOptions, StatusReason } from '../types.js';
+import { lidFor, type SandboxNetwork } from './network.js';
+
+export interface SandboxTiming {
+  qrRotationSeconds: number;
+  qrMaxRotations: number;
+}
+
+interface SandboxCreds {
+  phoneNumber: string;
+  pushName: string;
+  business: boolean;
+  businessName?: string;
+}
+
+export interface PairRequest {
+  phoneNumber?: string;
+  pushName?: string;
+  business?: boolean;
+  businessName?: string;
+  code?: string;
+}
+
+type Phase = 'idle' | 'awaiting-pairing' | 'open';
+
+const PAIRING_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
+const CREDS_KEY = 'creds';
+
+export class SandboxSession implements EngineSession {
+  readonly engine = 'sandbox' as const;
+  private phase: Phase = 'idle';
+  private qrTimer: NodeJS.Timeout | undefined;
+  private qrRotations = 0;
+  private pairingCode: { code: string; phoneDigits: string } | undefined;
+
+  constructor(
+    private readonly options: SessionOptions,
+    private readonly network: SandboxNetwork,
+    private readonly timing: SandboxTiming,
+  ) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  private get creds(): SandboxCreds | undefined {
+    const raw = this.options.auth.get(CREDS_KEY);
+    return raw === undefined ? undefined : (JSON.parse(raw) as SandboxCreds);
+  }
+
+  async connect(): Promise<void> {
+    this.clearQrTimer();
+    const creds = this.creds;
+    if (creds) {
+      // the network answers a login on the next tick, as a real socket would after its handshake
+      setImmediate(() => this.phase !== 'open' && this.open(creds));
+      this.phase = 'awaiting-pairing';
+      return;
+    }
+    this.phase = 'awaiting-pairing';
+    this.qrRotations = 0;
+    this.pairingCode = undefined;
+    this.rotateQr();
+  }
+
+  async disconnect(): Promise<void> {
+    this.close();
+  }
+
+  async logout(): Promise<void> {
+    this.close();
+    this.options.auth.clear();
+  }
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    if (this.phase !== 'awaiting-pairing' || this.creds) {
+      throw new GatewayError('QR_NOT_AVAILABLE', 'the session is not waiting for pairing');
+    }
+    const code = Array.from({ length: 8 }, () => PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)]).join('');
+    this.pairingCode = { code, phoneDigits: phoneNumber };
+    return code;
+  }
+
+  // ---- sandbox controls ----
+
+  /** The simulated phone scans the current QR (or enters the pairing code). */
+  pair(request: PairRequest): void {
+    if (this.phase === 'open') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${this.name} is already paired`);
+    if (this.phase !== 'awaiting-pairing' || this.creds) {
+      throw new GatewayError('SESSION_NOT_STARTED', `session ${this.name} is not waiting for pairing; start it first`);
+    }
+    if (request.code !== undefined) {
+      const expected = this.pairingCode?.code;
+      if (!expected || request.code.replace(/-/g, '').toUpperCase() !== expected) {
+        throw new GatewayError('VALIDATION_FAILED', 'the pairing code does not match the one the session requested', [
+          { path: '/code', message: 'does not match' },
+        ]);
+      }
+    }
+    const phoneDigits = request.phoneNumber ?? this.pairingCode?.phoneDigits ?? `1555${randomInt(1_000_000, 9_999_999)}`;
+    if (this.pairingCode && request.phoneNumber && request.phoneNumber !== this.pairingCode.phoneDigits) {
+      throw new GatewayError('VALIDATION_FAILED', 'the pairing code was requested for another phone number', [
+        { path: '/phoneNumber', message: 'differs from the number the code was requested for' },
+      ]);
+    }
+    const creds: SandboxCreds = {
+      phoneNumber: phoneDigits,
+      pushName: request.pushName ?? `Sandbox ${phoneDigits.slice(-4)}`,
+      business: request.business ?? false,
+      ...(request.business ? { businessName: request.businessName ?? request.pushName ?? `Business ${phoneDigits.slice(-4)}` } : {}),
+    };
+    this.options.auth.set({ [CREDS_KEY]: JSON.stringify(creds) });
+    this.open(creds);
+  }
+
+  /** The network drops the session with a chosen reason. */
+  drop(reason: Exclude<StatusReason, 'SCAN_QR' | 'MANUAL_STOP'>): void {
+    if (this.phase === 'idle') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not running`);
+    this.close();
+    if (reason === 'LOGGED_OUT') {
+      this.options.auth.clear();
+      this.report({ kind: 'close', reason, credentialsCleared: true, detail: 'unlinked from the phone' });
+      return;
+    }
+    this.report({ kind: 'close', reason, detail: 'dropped by the sandbox network' });
+  }
+
+  get phoneDigits(): string | undefined {
+    return this.phase === 'open' ? this.creds?.phoneNumber : undefined;
+  }
+
+  // ---- internals ----
+
+  private open(creds: SandboxCreds): void {
+    this.clearQrTimer();
+    this.phase = 'open';
+    this.network.attach(creds.phoneNumber, this);
+    this.report({
+      kind: 'open',
+      account: {
+        phoneNumber: `+${creds.phoneNumber}`,
+        pushName: creds.pushName,
+        ...(creds.businessName ? { businessName: creds.businessName } : {}),
+        platform: creds.business ? 'smba' : 'consumer',
+        lid: lidFor(creds.phoneNumber),
+      },
+    });
+  }
+
+  private close(): void {
+    this.clearQrTimer();
+    const digits = this.creds?.phoneNumber;
+    if (digits) this.network.detach(digits, this);
+    this.phase = 'idle';
+    this.pairingCode = undefined;
+  }
+
+  private rotateQr(): void {
+    if (this.qrRotations >= this.timing.qrMaxRotations) {
+      this.close();
+      this.report({ kind: 'close', reason: 'QR_TIMEOUT', detail: `no scan after ${this.timing.qrMaxRotations} QR codes` });
+      return;
+    }
+    this.qrRotations += 1;
+    const ttlMs = this.timing.qrRotationSeconds * 1000;
+    const qr = `sandbox:${this.name}:${randomBytes(12).toString('base64url')}`;
+    this.report({ kind: 'qr', qr, expiresAt: new Date(Date.now() + ttlMs).toISOString() });
+    this.qrTimer = setTimeout(() => this.rotateQr(), ttlMs);
+    this.qrTimer.unref();
+  }
+
+  private clearQrTimer(): void {
+    if (this.qrTimer) clearTimeout(this.qrTimer);
+    this.qrTimer = undefined;
+  }
+
+  private report(update: ConnectionUpdate): void {
+    this.options.hooks.connection(update);
+  }
+}

@@ -1,0 +1,107 @@
+// The gateway's error type: one class, a closed union of codes; HTTP statuses live in src/http/error-status.ts.
+
+export type ErrorCode =
+  | 'VALIDATION_FAILED'
+  | 'INVALID_JSON'
+  | 'WEBHOOK_URL_REJECTED'
+  | 'MEDIA_URL_REJECTED'
+  | 'INVALID_TTL'
+  | 'INVALID_RECIPIENT_MODE'
+  | 'UNAUTHORIZED'
+  | 'TOKEN_EXPIRED'
+  | 'TOKEN_INVALID'
+  | 'NO_CLIENT_RULES'
+  | 'FORBIDDEN_SCOPE'
+  | 'FORBIDDEN_SESSION'
+  | 'ACTION_NOT_ALLOWED'
+  | 'SESSION_MISMATCH'
+  | 'RECIPIENT_NOT_ALLOWED'
+  | 'ORIGIN_NOT_ALLOWED'
+  | 'CLIENT_ACCESS_DISABLED'
+  | 'NOT_GROUP_ADMIN'
+  | 'NOT_GROUP_SUPER_ADMIN'
+  | 'NOT_GROUP_MEMBER'
+  | 'NOT_MESSAGE_OWNER'
+  | 'NOT_CHANNEL_OWNER'
+  | 'NOT_BUSINESS_ACCOUNT'
+  | 'NOT_FOUND'
+  | 'ROUTE_NOT_FOUND'
+  | 'SESSION_NOT_FOUND'
+  | 'MESSAGE_NOT_FOUND'
+  | 'GROUP_NOT_FOUND'
+  | 'INVITE_NOT_FOUND'
+  | 'CHANNEL_NOT_FOUND'
+  | 'CONTACT_NOT_FOUND'
+  | 'LABEL_NOT_FOUND'
+  | 'WEBHOOK_NOT_FOUND'
+  | 'DELIVERY_NOT_FOUND'
+  | 'KEY_NOT_FOUND'
+  | 'CLIENT_RULES_NOT_FOUND'
+  | 'PICTURE_NOT_FOUND'
+  | 'MEDIA_NOT_FOUND'
+  | 'QR_NOT_AVAILABLE'
+  | 'METHOD_NOT_ALLOWED'
+  | 'SESSION_EXISTS'
+  | 'SESSION_NOT_CONNECTED'
+  | 'SESSION_ALREADY_PAIRED'
+  | 'SESSION_NOT_STARTED'
+  | 'SANDBOX_ONLY'
+  | 'NOT_SUPPORTED'
+  | 'S3_NOT_CONFIGURED'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'RATE_LIMITED'
+  | 'DAILY_CAP_REACHED'
+  | 'NETWORK_ERROR'
+  | 'MEDIA_EXPIRED'
+  | 'MEDIA_DOWNLOAD_FAILED'
+  | 'S3_ERROR'
+  | 'SHUTTING_DOWN'
+  | 'INTERNAL';
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export class ValidationError extends GatewayError {
+  constructor(message: string, details: ErrorDetail[] = []) {
+    super('VALIDATION_FAILED', message, details);
+    this.name = 'ValidationError';
+  }
+
+  static field(path: string, message: string): ValidationError {
+    return new ValidationError(`${path.replace(/^\//, '') || 'body'}: ${message}`, [{ path, message }]);
+  }
+}
+
+export class RateLimitedError extends GatewayError {
+  readonly retryAfterSeconds: number;
+
+  constructor(code: 'RATE_LIMITED' | 'DAILY_CAP_REACHED', message: string, retryAfterSeconds: number) {
+    super(code, message);
+    this.name = 'RateLimitedError';
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+export class NetworkError extends GatewayError {
+  constructor(message: string, cause?: unknown, code: 'NETWORK_ERROR' | 'MEDIA_EXPIRED' | 'S3_ERROR' | 'MEDIA_DOWNLOAD_FAILED' = 'NETWORK_ERROR') {
+    super(code, message, undefined, { cause });
+    this.name = 'NetworkError';
+  }
+}
+
+export const notFound = (code: ErrorCode, what: string): GatewayError => new GatewayError(code, `${what} not found`);

@@ -1,0 +1,34 @@
+// In-process event bus: records each event through the registered persisters, then hands it to live subscribers.
+import { randomUUID } from 'node:crypto';
+import type { EventType, GatewayEvent } from './catalogue.js';
+
+export type EventListener = (event: GatewayEvent) => void;
+/** Writes an event durably (the webhook outbox) before anyone hears of it. */
+export type EventPersister = (event: GatewayEvent) => void;
+
+export class EventBus {
+  private readonly listeners = new Set<EventListener>();
+  private readonly persisters: EventPersister[] = [];
+
+  addPersister(persister: EventPersister): void {
+    this.persisters.push(persister);
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit<P extends Record<string, unknown>>(session: string, event: EventType, payload: P): GatewayEvent<P> {
+    const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: new Date().toISOString(), payload };
+    for (const persist of this.persisters) persist(recorded);
+    for (const listener of this.listeners) {
+      try {
+        listener(recorded);
+      } catch {
+        // a faulty live listener must not stop delivery to the others
+      }
+    }
+    return recorded;
+  }
+}

@@ -1,0 +1,52 @@
+// The Koa application: middleware in order, on one screen, then the routes.
+import Koa from 'koa';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import { errorHandler } from './middleware/errors.js';
+import { jsonBody } from './middleware/json-body.js';
+import { requestId } from './middleware/request-id.js';
+import { shutdownGate } from './middleware/shutdown-gate.js';
+import type { Authenticators } from './middleware/authenticate.js';
+import { buildRouter, type RouteGuard } from './router.js';
+import type { AppState, RouteDef } from './types.js';
+
+/** base64 media may be 70 MB decoded, about 94 MB encoded, plus the JSON around it */
+export const BODY_LIMIT_BYTES = 100 * 1024 * 1024;
+
+export interface AppOptions {
+  routes: RouteDef[];
+  auth: Authenticators;
+  guards?: RouteGuard[];
+  logger: Logger;
+  metrics: Metrics;
+  isDraining: () => boolean;
+  /** middleware that runs before authentication (CORS for client tokens) */
+  early?: Koa.Middleware<AppState>[];
+}
+
+export function createApp(options: AppOptions): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: false });
+  const router = buildRouter(options.routes, options.auth, options.guards);
+
+  app.use(requestId());
+  app.use(countResponses(options.metrics));
+  app.use(errorHandler(options.logger));
+  app.use(shutdownGate(options.isDraining));
+  for (const middleware of options.early ?? []) app.use(middleware);
+  app.use(jsonBody({ limitBytes: BODY_LIMIT_BYTES }));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+
+  app.on('error', (err: Error) => options.logger.debug({ err }, 'connection error'));
+  return app;
+}
+
+function countResponses(metrics: Metrics): Koa.Middleware<AppState> {
+  return async function countResponsesMiddleware(ctx, next) {
+    try {
+      await next();
+    } finally {
+      metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
+    }
+  };
+}

@@ -1,0 +1,45 @@
+// Turns route records into a Koa router: authenticate, validate params/query/body, check access, run the handler, wrap `data`.
+import { Router } from '@koa/router';
+import { assertAccess, type Principal } from '../auth/scopes.js';
+import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
+import { compileValidator, type Validator } from './validation.js';
+import type { AppContext, RouteDef, RouteInput } from './types.js';
+
+/** Extra checks for a principal on a route (client-token rules plug in here). */
+export type RouteGuard = (principal: Principal, route: RouteDef, input: RouteInput) => void | Promise<void>;
+
+export function buildRouter(routes: RouteDef[], auth: Authenticators, guards: RouteGuard[] = []): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const validate = {
+      params: route.schema.params ? compileValidator(route.schema.params, 'params') : undefined,
+      query: route.schema.query ? compileValidator(route.schema.query, 'query') : undefined,
+      body: route.schema.body ? compileValidator(route.schema.body, 'body') : undefined,
+    } satisfies Record<string, Validator | undefined>;
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+    router[method](route.path, async function routeHandler(koaCtx) {
+      const ctx = koaCtx as unknown as AppContext;
+      const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
+      const input: RouteInput = {
+        params: validate.params ? validate.params({ ...ctx.params }) : ctx.params,
+        query: validate.query ? validate.query({ ...ctx.query }) : ctx.query,
+        body: validate.body ? validate.body(ctx.state.body) : ctx.state.body,
+        ctx,
+      };
+      if (principal) {
+        const session = sessionOf(route, input);
+        assertAccess(principal, route.access, session);
+        for (const guard of guards) await guard(principal, route, input);
+      }
+      const data = await route.handler(input);
+      if (data !== undefined) ctx.body = { data };
+    });
+  }
+  return router;
+}
+
+function sessionOf(route: RouteDef, input: RouteInput): string | undefined {
+  if (route.sessionFrom === 'params') return (input.params as { session?: string }).session;
+  if (route.sessionFrom === 'body') return (input.body as { session?: string } | undefined)?.session;
+  return undefined;
+}

@@ -1,0 +1,34 @@
+// Health and Prometheus metrics routes (DESIGN §6).
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+import type { Metrics } from '../../metrics.js';
+
+export function healthRoutes({ sessions, version, startedAt, config }: Services, metrics: Metrics): RouteDef[] {
+  return [
+    {
+      method: 'GET',
+      path: '/api/health',
+      access: 'public',
+      summary: 'liveness, version and session counts (no key needed)',
+      schema: {},
+      handler: () => ({
+        status: 'ok',
+        version,
+        uptime: Math.round((Date.now() - startedAt) / 1000),
+        sessions: sessions.counts(),
+      }),
+    },
+    {
+      method: 'GET',
+      path: '/metrics',
+      access: config.metrics.public ? 'public' : 'master',
+      summary: 'Prometheus metrics (master key unless metrics.public)',
+      schema: {},
+      async handler({ ctx }) {
+        ctx.type = metrics.contentType;
+        ctx.body = await metrics.render();
+        return undefined;
+      },
+    },
+  ];
+}

@@ -1,0 +1,12 @@
+// Every route of the daemon, in one list (the route-table test and docs walk it).
+import type { Metrics } from '../../metrics.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+import { healthRoutes } from './health.js';
+import { keyRoutes } from './keys.js';
+import { sandboxRoutes } from './sandbox.js';
+import { sessionRoutes } from './sessions.js';
+
+export function allRoutes(services: Services, metrics: Metrics): RouteDef[] {
+  return [...healthRoutes(services, metrics), ...sessionRoutes(services), ...keyRoutes(services), ...sandboxRoutes(services)];
+}

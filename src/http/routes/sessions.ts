@@ -1,0 +1,154 @@
+// Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
+import QRCode from 'qrcode';
+import { GatewayError } from '../../errors.js';
+import { phoneDigits } from '../../engine/jid.js';
+import { sessionView } from '../../sessions/view.js';
+import { emptyBody, paging, sessionParams } from '../schemas/common.js';
+import { createSessionBody, pairingCodeBody, qrQuery, type CreateSessionBody } from '../schemas/sessions.js';
+import { done, paged } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+export function sessionRoutes({ sessions }: Services): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/sessions',
+      access: 'sessions:manage',
+      sessionFrom: 'body',
+      summary: 'create a session (optionally starting it)',
+      schema: { body: createSessionBody },
+      async handler({ body, ctx }) {
+        const input = body as CreateSessionBody;
+        const { engine: configEngine, ...config } = input.config ?? {};
+        const row = await sessions.create({
+          name: input.name,
+          engine: input.engine ?? (configEngine as CreateSessionBody['engine']),
+          proxy: input.proxy,
+          config,
+          start: input.start ?? false,
+        });
+        ctx.status = 201;
+        return sessionView(row);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions',
+      access: 'sessions:read',
+      summary: 'list sessions',
+      schema: { query: paging },
+      handler({ query, ctx }) {
+        const principal = ctx.state.principal;
+        const allowed = principal?.kind === 'key' ? principal.sessions : null;
+        if (allowed) {
+          const rows = allowed.flatMap((name) => (sessions.exists(name) ? [sessions.get(name)] : []));
+          const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
+          return paged(ctx, page.map(sessionView), rows.length);
+        }
+        const { rows, total } = sessions.list(query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, rows.map(sessionView), total);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session',
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'get one session',
+      schema: { params: sessionParams },
+      handler: ({ params }) => sessionView(sessions.get(params.session)),
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/start',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'start a session',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        const started = await sessions.start(params.session);
+        return done(started ? `session ${params.session} started` : `session ${params.session} was already running`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/stop',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'stop a session, keeping its credentials',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        const stopped = await sessions.stop(params.session);
+        return done(stopped ? `session ${params.session} stopped` : `session ${params.session} was not running`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/restart',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'stop then start a session',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        await sessions.restart(params.session);
+        return done(`session ${params.session} restarted`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/logout',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'unlink the device and clear its credentials; the session is kept',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        await sessions.logout(params.session);
+        return done(`session ${params.session} logged out`);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/sessions/:session',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'delete a session and all its data (the account is not logged out)',
+      schema: { params: sessionParams },
+      async handler({ params }) {
+        await sessions.delete(params.session);
+        return done(`session ${params.session} deleted`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/pairing/qr',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'the current pairing QR code',
+      schema: { params: sessionParams, query: qrQuery },
+      async handler({ params, query }) {
+        const { qr, expiresAt } = sessions.currentQr(params.session);
+        if (query.format !== 'image') return { qr, expiresAt };
+        return { qr, expiresAt, image: await QRCode.toDataURL(qr, { margin: 1, width: 320 }) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/pairing/code',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'request an 8-character pairing code for a phone number (starts the session when needed)',
+      schema: { params: sessionParams, body: pairingCodeBody },
+      async handler({ params, body }) {
+        const digits = phoneDigits(body.phoneNumber);
+        if (!digits) invalidPhone();
+        const code = await sessions.requestPairingCode(params.session, digits);
+        return { code, phoneNumber: `+${digits}` };
+      },
+    },
+  ];
+}
+
+function invalidPhone(): never {
+  throw new GatewayError('VALIDATION_FAILED', 'phoneNumber is not a valid E.164 number', [{ path: '/phoneNumber', message: 'is not a valid E.164 number' }]);
+}

@@ -1,0 +1,43 @@
+// Schemas of the session routes (SPEC §4 "Sessions").
+import { ENGINE_NAMES } from '../../engine/types.js';
+import { phoneNumber, sessionName } from './common.js';
+
+export interface CreateSessionBody {
+  name: string;
+  start?: boolean;
+  proxy?: string;
+  engine?: 'baileys' | 'sandbox';
+  config?: Record<string, unknown>;
+}
+
+export const createSessionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: sessionName,
+    start: { type: 'boolean' },
+    proxy: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^(https?|socks5h?)://' },
+    engine: { enum: ENGINE_NAMES },
+    config: {
+      type: 'object',
+      properties: {
+        engine: { enum: ENGINE_NAMES },
+        safeMode: { type: 'boolean' },
+        markOnlineOnConnect: { type: 'boolean' },
+      },
+    },
+  },
+} as const;
+
+export const qrQuery = {
+  type: 'object',
+  properties: { format: { enum: ['text', 'image'] } },
+} as const;
+
+export const pairingCodeBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['phoneNumber'],
+  properties: { phoneNumber },
+} as const;

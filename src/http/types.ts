@@ -1,0 +1,42 @@
+// Types shared by the HTTP layer: per-request state, the route record, and the context handlers receive.
+import type { ParameterizedContext } from 'koa';
+import type { Principal, RouteAccess } from '../auth/scopes.js';
+
+export interface AppState {
+  requestId: string;
+  principal?: Principal;
+  /** parsed JSON body (undefined when the request had none) */
+  body?: unknown;
+}
+
+export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteSchemas {
+  params?: object;
+  query?: object;
+  body?: object;
+}
+
+/** What a handler gets: the validated inputs, plus the raw context for headers and status. */
+export interface RouteInput<B = any, Q = any, P = any> {
+  body: B;
+  query: Q;
+  params: P;
+  ctx: AppContext;
+}
+
+export interface RouteDef {
+  method: HttpMethod;
+  /** @koa/router path, e.g. /api/sessions/:session */
+  path: string;
+  access: RouteAccess;
+  schema: RouteSchemas;
+  /** one-line description (docs and the route table test) */
+  summary: string;
+  /** where the session this route acts on is found, for session-limited keys */
+  sessionFrom?: 'params' | 'body';
+  /** returns the value of `data`; undefined when the handler wrote ctx.body itself */
+  handler(input: RouteInput): unknown | Promise<unknown>;
+}

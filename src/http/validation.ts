@@ -1,0 +1,56 @@
+// ajv validators for route schemas, and the translation of ajv errors into VALIDATION_FAILED details that name the field.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { ValidationError, type ErrorDetail } from '../errors.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+const bodyAjv = addFormats(new Ajv({ allErrors: true, strict: false }));
+/** query strings and path segments arrive as strings: coerce them to the schema's types */
+const textAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+
+export type Validator = (value: unknown) => unknown;
+
+export function compileValidator(schema: object, source: 'body' | 'query' | 'params'): Validator {
+  const validate: ValidateFunction = (source === 'body' ? bodyAjv : textAjv).compile(schema);
+  return (value) => {
+    if (source === 'body' && value === undefined && !acceptsUndefined(schema)) {
+      throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
+    }
+    if (validate(value)) return value;
+    const details = (validate.errors ?? []).map((e) => detailOf(e, source));
+    const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
+    const [first] = unique;
+    throw new ValidationError(first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`, unique);
+  };
+}
+
+function acceptsUndefined(schema: object): boolean {
+  return (schema as { required?: unknown[] }).required === undefined && (schema as { type?: string }).type === 'object';
+}
+
+function labelOf(path: string, source: string): string {
+  const field = path.replace(/^\//, '').replace(/\//g, '.');
+  if (source === 'body') return field || 'body';
+  return field ? `${source === 'query' ? 'query parameter' : 'path parameter'} ${field}` : source;
+}
+
+function detailOf(e: ErrorObject, source: string): ErrorDetail {
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { path: `${e.instancePath}/${String(params.missingProperty)}`, message: 'is required' };
+    case 'additionalProperties':
+      return { path: `${e.instancePath}/${String(params.additionalProperty)}`, message: 'is not a known field' };
+    case 'enum':
+      return { path: e.instancePath, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
+    case 'type':
+      return { path: e.instancePath, message: `must be ${String(params.type)}` };
+    case 'pattern':
+      return { path: e.instancePath, message: `must match ${String(params.pattern)}` };
+    case 'errorMessage':
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+    default:
+      return { path: e.instancePath, message: e.message ?? 'is invalid' };
+  }
+}

@@ -1,0 +1,309 @@
+// The session manager: the state machine of SPEC §3 over engine sessions, restore at boot, reconnect with backoff.
+import { GatewayError, notFound } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import type { EventType } from '../events/catalogue.js';
+import type { Logger } from '../logger.js';
+import type { AuthStateRepo } from '../store/auth-state.js';
+import type { SessionRow, SessionsRepo } from '../store/sessions.js';
+import type { ConnectionUpdate, Engine, EngineName, EngineSession, SessionStatus, StatusReason } from '../engine/types.js';
+import { reconnectDelayMs } from './backoff.js';
+
+export interface ManagerSettings {
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  reconnectMaxAttempts: number;
+}
+
+export interface CreateSessionInput {
+  name: string;
+  engine?: EngineName;
+  proxy?: string;
+  config?: Record<string, unknown>;
+  start?: boolean;
+}
+
+/** Runs before an engine event is published, e.g. to store a received message; may enrich the payload. */
+export type EngineEventProcessor = (session: string, type: EventType, payload: Record<string, unknown>) => void;
+
+interface Runtime {
+  engine: EngineSession;
+  qr?: { qr: string; expiresAt: string };
+  failures: number;
+  reconnectTimer?: NodeJS.Timeout;
+}
+
+/** Reasons after which the session stays down until someone starts it again. */
+const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', 'QR_TIMEOUT', 'FAILED']);
+
+export class SessionManager {
+  private readonly runtimes = new Map<string, Runtime>();
+  private readonly processors: EngineEventProcessor[] = [];
+
+  constructor(
+    private readonly deps: {
+      sessions: SessionsRepo;
+      authState: AuthStateRepo;
+      engines: Map<EngineName, Engine>;
+      bus: EventBus;
+      logger: Logger;
+      settings: ManagerSettings;
+      defaultEngine: EngineName;
+    },
+  ) {}
+
+  addEventProcessor(processor: EngineEventProcessor): void {
+    this.processors.push(processor);
+  }
+
+  // ---- queries ----
+
+  get(name: string): SessionRow {
+    const row = this.deps.sessions.get(name);
+    if (!row) throw notFound('SESSION_NOT_FOUND', `session ${name}`);
+    return row;
+  }
+
+  exists(name: string): boolean {
+    return this.deps.sessions.get(name) !== undefined;
+  }
+
+  list(limit?: number, offset?: number): { rows: SessionRow[]; total: number } {
+    return { rows: this.deps.sessions.list(limit, offset), total: this.deps.sessions.count() };
+  }
+
+  counts(): { total: number; connected: number } {
+    return { total: this.deps.sessions.count(), connected: this.deps.sessions.countConnected() };
+  }
+
+  isRunning(name: string): boolean {
+    return this.runtimes.has(name);
+  }
+
+  /** The engine session of a CONNECTED session, for operations that need the network. */
+  connected(name: string): EngineSession {
+    const row = this.get(name);
+    const runtime = this.runtimes.get(name);
+    if (!runtime || row.status !== 'CONNECTED') {
+      throw new GatewayError('SESSION_NOT_CONNECTED', `session ${name} is not connected (status ${row.status}${row.statusReason ? `, ${row.statusReason}` : ''})`);
+    }
+    return runtime.engine;
+  }
+
+  /** The engine session of a running session, whatever its status (sandbox controls use it). */
+  running(name: string): EngineSession {
+    this.get(name);
+    const runtime = this.runtimes.get(name);
+    if (!runtime) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not started`);
+    return runtime.engine;
+  }
+
+  engineOf(name: string): EngineName {
+    return this.get(name).engine;
+  }
+
+  currentQr(name: string): { qr: string; expiresAt: string } {
+    const row = this.get(name);
+    const runtime = this.runtimes.get(name);
+    if (!runtime) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not started; start it to get a QR code`);
+    if (row.status === 'CONNECTED') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${name} is already paired`);
+    if (!runtime.qr) throw new GatewayError('QR_NOT_AVAILABLE', `session ${name} has no QR code right now (status ${row.status})`);
+    return runtime.qr;
+  }
+
+  // ---- commands ----
+
+  async create(input: CreateSessionInput): Promise<SessionRow> {
+    if (this.deps.sessions.get(input.name)) throw new GatewayError('SESSION_EXISTS', `session ${input.name} already exists`);
+    const engine = input.engine ?? this.deps.defaultEngine;
+    this.engine(engine);
+    const row = this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });
+    if (input.start) await this.start(input.name);
+    return this.get(row.name);
+  }
+
+  /** Returns false when the session was already running. */
+  async start(name: string): Promise<boolean> {
+    const row = this.get(name);
+    if (this.runtimes.has(name)) return false;
+    this.deps.sessions.setShouldRun(name, true);
+    await this.launch(row);
+    return true;
+  }
+
+  /** Returns false when the session was not running. */
+  async stop(name: string): Promise<boolean> {
+    this.get(name);
+    const wasRunning = await this.teardown(name);
+    this.deps.sessions.setShouldRun(name, false);
+    this.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+    return wasRunning;
+  }
+
+  async restart(name: string): Promise<void> {
+    await this.stop(name);
+    await this.start(name);
+  }
+
+  async logout(name: string): Promise<void> {
+    this.get(name);
+    const runtime = this.runtimes.get(name);
+    if (runtime) {
+      this.forget(name, runtime);
+      await runtime.engine.logout().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine logout failed; clearing credentials locally'));
+    }
+    this.deps.authState.forSession(name).clear();
+    this.deps.sessions.setAccount(name, null);
+    this.deps.sessions.setShouldRun(name, false);
+    this.setStatus(name, 'DISCONNECTED', 'LOGGED_OUT');
+    this.emit(name, 'session.logged_out', { reason: 'LOGOUT' });
+  }
+
+  async delete(name: string): Promise<void> {
+    this.get(name);
+    await this.teardown(name);
+    this.deps.sessions.delete(name);
+  }
+
+  async requestPairingCode(name: string, phoneDigits: string): Promise<string> {
+    const row = this.get(name);
+    if (row.status === 'CONNECTED') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${name} is already paired`);
+    if (!this.runtimes.has(name)) await this.start(name);
+    return this.runtimes.get(name)!.engine.requestPairingCode(phoneDigits);
+  }
+
+  /** Starts every session that was running when the daemon stopped. */
+  async restoreAll(): Promise<number> {
+    let restored = 0;
+    for (const row of this.deps.sessions.list()) {
+      if (row.shouldRun) {
+        await this.launch(row).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
+        restored += 1;
+      } else if (row.status !== 'DISCONNECTED') {
+        this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
+      }
+    }
+    return restored;
+  }
+
+  /** Closes every engine session, keeping which ones should run for the next boot. */
+  async shutdown(): Promise<void> {
+    await Promise.all([...this.runtimes.keys()].map((name) => this.teardown(name)));
+  }
+
+  // ---- internals ----
+
+  private engine(name: EngineName): Engine {
+    const engine = this.deps.engines.get(name);
+    if (!engine) throw new GatewayError('NOT_SUPPORTED', `the ${name} engine is not available in this daemon`);
+    return engine;
+  }
+
+  private async launch(row: SessionRow): Promise<void> {
+    const auth = this.deps.authState.forSession(row.name);
+    const runtime: Runtime = { failures: 0 } as Runtime;
+    runtime.engine = this.engine(row.engine).createSession({
+      name: row.name,
+      proxy: row.proxy ?? undefined,
+      config: row.config,
+      auth,
+      hooks: {
+        connection: (update) => {
+          if (this.runtimes.get(row.name) === runtime) this.onConnection(row.name, runtime, update);
+        },
+        event: (type, payload) => {
+          if (this.runtimes.get(row.name) === runtime) this.emit(row.name, type, payload);
+        },
+      },
+    });
+    this.runtimes.set(row.name, runtime);
+    this.setStatus(row.name, 'CONNECTING', auth.isEmpty() ? 'SCAN_QR' : null);
+    await this.connect(row.name, runtime);
+  }
+
+  private async connect(name: string, runtime: Runtime): Promise<void> {
+    try {
+      await runtime.engine.connect();
+    } catch (err) {
+      this.deps.logger.warn({ err, session: name }, 'engine connect failed');
+      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message });
+    }
+  }
+
+  private onConnection(name: string, runtime: Runtime, update: ConnectionUpdate): void {
+    switch (update.kind) {
+      case 'qr':
+        runtime.qr = { qr: update.qr, expiresAt: update.expiresAt };
+        this.setStatus(name, 'CONNECTING', 'SCAN_QR');
+        this.emit(name, 'session.qr', { qr: update.qr, expiresAt: update.expiresAt });
+        return;
+      case 'open':
+        runtime.qr = undefined;
+        runtime.failures = 0;
+        this.deps.sessions.setAccount(name, update.account);
+        this.setStatus(name, 'CONNECTED', null);
+        this.emit(name, 'session.connected', { ...update.account });
+        return;
+      case 'close':
+        runtime.qr = undefined;
+        if (update.credentialsCleared) {
+          this.deps.authState.forSession(name).clear();
+          this.deps.sessions.setAccount(name, null);
+        }
+        if (TERMINAL_REASONS.has(update.reason)) {
+          this.forget(name, runtime);
+          if (update.reason !== 'FAILED') this.deps.sessions.setShouldRun(name, false);
+          this.setStatus(name, 'DISCONNECTED', update.reason);
+          if (update.reason === 'LOGGED_OUT') this.emit(name, 'session.logged_out', { reason: 'UNLINKED', detail: update.detail });
+          return;
+        }
+        this.scheduleReconnect(name, runtime, update.reason);
+        return;
+    }
+  }
+
+  private scheduleReconnect(name: string, runtime: Runtime, reason: StatusReason): void {
+    runtime.failures += 1;
+    const { settings, logger } = this.deps;
+    if (runtime.failures > settings.reconnectMaxAttempts) {
+      this.forget(name, runtime);
+      this.setStatus(name, 'DISCONNECTED', 'FAILED');
+      logger.warn({ session: name, attempts: runtime.failures - 1 }, 'giving up reconnecting');
+      return;
+    }
+    const delay = reconnectDelayMs(settings, runtime.failures);
+    this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason);
+    logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason }, 'reconnecting');
+    runtime.reconnectTimer = setTimeout(() => {
+      runtime.reconnectTimer = undefined;
+      if (this.runtimes.get(name) !== runtime) return;
+      this.setStatus(name, 'CONNECTING', 'AUTO_RECONNECT');
+      void this.connect(name, runtime);
+    }, delay);
+  }
+
+  /** Detaches the runtime so its late callbacks are ignored; does not touch the network. */
+  private forget(name: string, runtime: Runtime): void {
+    if (runtime.reconnectTimer) clearTimeout(runtime.reconnectTimer);
+    if (this.runtimes.get(name) === runtime) this.runtimes.delete(name);
+  }
+
+  private async teardown(name: string): Promise<boolean> {
+    const runtime = this.runtimes.get(name);
+    if (!runtime) return false;
+    this.forget(name, runtime);
+    await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+    return true;
+  }
+
+  private setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
+    const row = this.deps.sessions.get(name);
+    if (!row || (row.status === status && row.statusReason === reason)) return;
+    this.deps.sessions.setStatus(name, status, reason);
+    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason });
+  }
+
+  private emit(name: string, type: EventType, payload: Record<string, unknown>): void {
+    for (const process of this.processors) process(name, type, payload);
+    this.deps.bus.emit(name, type, payload);
+  }
+}

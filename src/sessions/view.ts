@@ -1,0 +1,48 @@
+// The public shape of a session (SPEC §2 "Session"), built from its stored row.
+import type { SessionRow } from '../store/sessions.js';
+
+export interface SessionView {
+  name: string;
+  engine: string;
+  status: string;
+  statusReason: string | null;
+  phoneNumber?: string;
+  pushName?: string;
+  businessName?: string;
+  platform?: string;
+  lid?: string;
+  proxy?: string;
+  config: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Hides a proxy password: `socks5://user:***@host:1080`. */
+export function maskProxy(proxy: string): string {
+  try {
+    const url = new URL(proxy);
+    if (url.password) url.password = '***';
+    return url.toString().replace(/\/$/, '');
+  } catch {
+    return proxy;
+  }
+}
+
+export function sessionView(row: SessionRow): SessionView {
+  const view: SessionView = {
+    name: row.name,
+    engine: row.engine,
+    status: row.status,
+    statusReason: row.statusReason,
+    config: row.config,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+  if (row.phoneNumber) view.phoneNumber = row.phoneNumber;
+  if (row.pushName) view.pushName = row.pushName;
+  if (row.businessName) view.businessName = row.businessName;
+  if (row.platform) view.platform = row.platform;
+  if (row.lid) view.lid = row.lid;
+  if (row.proxy) view.proxy = maskProxy(row.proxy);
+  return view;
+}

@@ -1,0 +1,47 @@
+// Repository of engine credentials per session: serialised values under string keys, each batch written in one transaction.
+import type { Db } from './db.js';
+import type { AuthStateStore } from '../engine/types.js';
+
+export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
+
+export function createAuthStateRepo(db: Db) {
+  const getOne = db.prepare('SELECT value FROM auth_state WHERE session = ? AND key = ?').pluck();
+  const upsert = db.prepare(
+    'INSERT INTO auth_state (session, key, value) VALUES (?, ?, ?) ON CONFLICT (session, key) DO UPDATE SET value = excluded.value',
+  );
+  const removeOne = db.prepare('DELETE FROM auth_state WHERE session = ? AND key = ?');
+  const removeAll = db.prepare('DELETE FROM auth_state WHERE session = ?');
+  const any = db.prepare('SELECT 1 FROM auth_state WHERE session = ? LIMIT 1').pluck();
+
+  const writeBatch = db.transaction((session: string, entries: Record<string, string | null>) => {
+    for (const [key, value] of Object.entries(entries)) {
+      if (value === null) removeOne.run(session, key);
+      else upsert.run(session, key, value);
+    }
+  });
+
+  return {
+    forSession(session: string): AuthStateStore {
+      return {
+        get: (key) => getOne.get(session, key) as string | undefined,
+        getMany(keys) {
+          const found = new Map<string, string>();
+          for (const key of keys) {
+            const raw = getOne.get(session, key) as string | undefined;
+            if (raw !== undefined) found.set(key, raw);
+          }
+          return found;
+        },
+        set(entries) {
+          writeBatch(session, entries);
+        },
+        clear() {
+          removeAll.run(session);
+        },
+        isEmpty() {
+          return any.get(session) === undefined;
+        },
+      };
+    },
+  };
+}

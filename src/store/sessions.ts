@@ -1,0 +1,120 @@
+// Repository of session rows: identity, engine, reported status, account details, proxy and config.
+import type { Db } from './db.js';
+import type { AccountInfo, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
+
+export interface SessionRow {
+  name: string;
+  engine: EngineName;
+  status: SessionStatus;
+  statusReason: StatusReason | null;
+  shouldRun: boolean;
+  phoneNumber: string | null;
+  pushName: string | null;
+  businessName: string | null;
+  platform: 'smba' | 'consumer' | null;
+  lid: string | null;
+  proxy: string | null;
+  config: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface RawRow {
+  name: string;
+  engine: EngineName;
+  status: SessionStatus;
+  status_reason: StatusReason | null;
+  should_run: number;
+  phone_number: string | null;
+  push_name: string | null;
+  business_name: string | null;
+  platform: 'smba' | 'consumer' | null;
+  lid: string | null;
+  proxy: string | null;
+  config: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toRow = (r: RawRow): SessionRow => ({
+  name: r.name,
+  engine: r.engine,
+  status: r.status,
+  statusReason: r.status_reason,
+  shouldRun: r.should_run === 1,
+  phoneNumber: r.phone_number,
+  pushName: r.push_name,
+  businessName: r.business_name,
+  platform: r.platform,
+  lid: r.lid,
+  proxy: r.proxy,
+  config: JSON.parse(r.config) as Record<string, unknown>,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface NewSession {
+  name: string;
+  engine: EngineName;
+  proxy?: string;
+  config: Record<string, unknown>;
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
+
+export function createSessionsRepo(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO sessions (name, engine, proxy, config, created_at, updated_at) VALUES (@name, @engine, @proxy, @config, @now, @now)`,
+  );
+  const byName = db.prepare('SELECT * FROM sessions WHERE name = ?');
+  const all = db.prepare('SELECT * FROM sessions ORDER BY created_at, name');
+  const page = db.prepare('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
+  const count = db.prepare('SELECT COUNT(*) FROM sessions').pluck();
+  const countConnected = db.prepare("SELECT COUNT(*) FROM sessions WHERE status = 'CONNECTED'").pluck();
+  const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
+  const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
+  const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
+  const setAccount = db.prepare(
+    `UPDATE sessions SET phone_number = @phoneNumber, push_name = @pushName, business_name = @businessName,
+       platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
+  );
+  const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
+
+  return {
+    insert(session: NewSession): SessionRow {
+      insert.run({ ...session, proxy: session.proxy ?? null, config: JSON.stringify(session.config), now: new Date().toISOString() });
+      return this.get(session.name)!;
+    },
+    get(name: string): SessionRow | undefined {
+      const raw = byName.get(name) as RawRow | undefined;
+      return raw && toRow(raw);
+    },
+    list(limit?: number, offset = 0): SessionRow[] {
+      const rows = (limit === undefined ? all.all() : page.all(limit, offset)) as RawRow[];
+      return rows.map(toRow);
+    },
+    count: () => count.get() as number,
+    countConnected: () => countConnected.get() as number,
+    listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
+    setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
+      setStatus.run(status, reason, new Date().toISOString(), name);
+    },
+    setShouldRun(name: string, shouldRun: boolean): void {
+      setShouldRun.run(shouldRun ? 1 : 0, new Date().toISOString(), name);
+    },
+    setAccount(name: string, account: AccountInfo | null): void {
+      setAccount.run({
+        name,
+        phoneNumber: account?.phoneNumber ?? null,
+        pushName: account?.pushName ?? null,
+        businessName: account?.businessName ?? null,
+        platform: account?.platform ?? null,
+        lid: account?.lid ?? null,
+        now: new Date().toISOString(),
+      });
+    },
+    delete(name: string): boolean {
+      return remove.run(name).changes > 0;
+    },
+  };
+}
