@@ -38,7 +38,8 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, guards: Ro
   return router;
 }
 
-function sessionOf(route: RouteDef, input: RouteInput): string | undefined {
+export function sessionOf(route: RouteDef, input: RouteInput): string | undefined {
+  if (typeof route.sessionFrom === 'function') return route.sessionFrom(input);
   if (route.sessionFrom === 'params') return (input.params as { session?: string }).session;
   if (route.sessionFrom === 'body') return (input.body as { session?: string } | undefined)?.session;
   return undefined;

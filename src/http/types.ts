@@ -35,8 +35,8 @@ export interface RouteDef {
   schema: RouteSchemas;
   /** one-line description (docs and the route table test) */
   summary: string;
-  /** where the session this route acts on is found, for session-limited keys */
-  sessionFrom?: 'params' | 'body';
+  /** where the session this route acts on is found, for session-limited keys and client tokens */
+  sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
   /** returns the value of `data`; undefined when the handler wrote ctx.body itself */
   handler(input: RouteInput): unknown | Promise<unknown>;
 }

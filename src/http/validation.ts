@@ -14,7 +14,8 @@ export type Validator = (value: unknown) => unknown;
 export function compileValidator(schema: object, source: 'body' | 'query' | 'params'): Validator {
   const validate: ValidateFunction = (source === 'body' ? bodyAjv : textAjv).compile(schema);
   return (value) => {
-    if (source === 'body' && value === undefined && !acceptsUndefined(schema)) {
+    if (source === 'body' && value === undefined) {
+      if (acceptsUndefined(schema)) return {};
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
     }
     if (validate(value)) return value;

@@ -15,7 +15,7 @@ export function sessionRoutes({ sessions }: Services): RouteDef[] {
       method: 'POST',
       path: '/api/sessions',
       access: 'sessions:manage',
-      sessionFrom: 'body',
+      sessionFrom: ({ body }) => (body as CreateSessionBody).name,
       summary: 'create a session (optionally starting it)',
       schema: { body: createSessionBody },
       async handler({ body, ctx }) {

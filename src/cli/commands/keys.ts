@@ -1,0 +1,73 @@
+// `gateway keys …`: list, create and revoke API keys over /api/admin/keys (master key).
+import type { Command } from 'commander';
+import { createClient, type GlobalOptions } from '../client.js';
+import { printJson, printTable } from '../output.js';
+
+/** The daemon's key view (src/auth/api-keys.ts), as JSON; `key` only in the reply to create. */
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  sessions: string[] | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  key?: string;
+}
+
+const SCOPE_LIST = 'sessions:read, sessions:manage, messages:send, chats:manage, contacts:read, media:read, webhooks:manage, keys:manage, *';
+
+const splitList = (value: string): string[] =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+
+export function register(program: Command): void {
+  const keys = program.command('keys').description('manage API keys for applications');
+
+  keys
+    .command('list')
+    .description('list API keys (never the keys themselves)')
+    .action(async (_opts: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const rows = await createClient(globals).request<ApiKey[]>('GET', '/api/admin/keys');
+      if (globals.json) return printJson(rows);
+      printTable(
+        ['id', 'name', 'prefix', 'scopes', 'sessions', 'created', 'last used'],
+        rows.map((k) => [k.id, k.name, `${k.prefix}…`, k.scopes.join(','), k.sessions ? k.sessions.join(',') : '(all)', k.createdAt, k.lastUsedAt ?? 'never']),
+      );
+    });
+
+  keys
+    .command('create')
+    .description('create an API key; the key is printed once')
+    .argument('<name>', 'a name to recognise the key by')
+    .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPE_LIST}`, splitList)
+    .option('--sessions <list>', 'comma-separated session names the key is limited to (default: all)', splitList)
+    .action(async (name: string, opts: { scopes: string[]; sessions?: string[] }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const body: Record<string, unknown> = { name, scopes: opts.scopes };
+      if (opts.sessions) body.sessions = opts.sessions;
+      const created = await createClient(globals).request<ApiKey>('POST', '/api/admin/keys', body);
+      if (globals.json) return printJson(created);
+      process.stdout.write(
+        `created API key ${created.name} (id ${created.id})\n` +
+          `scopes:   ${created.scopes.join(', ')}\n` +
+          `sessions: ${created.sessions ? created.sessions.join(', ') : 'all'}\n\n` +
+          `  ${created.key}\n\n` +
+          'store it now: it will not be shown again (only its prefix is kept)\n',
+      );
+    });
+
+  keys
+    .command('revoke')
+    .description('revoke an API key; requests with it get 401 from then on')
+    .argument('<id>', 'key id (see `gateway keys list`)')
+    .action(async (id: string, _opts: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const result = await createClient(globals).request<{ success: boolean; message: string }>('DELETE', `/api/admin/keys/${encodeURIComponent(id)}`, {});
+      if (globals.json) return printJson(result);
+      process.stdout.write(`${result.message}\n`);
+    });
+}

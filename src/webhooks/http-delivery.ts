@@ -1,0 +1,70 @@
+// One webhook HTTP attempt: POST the exact body through a (guarded) undici dispatcher and report the outcome; never throws.
+
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+
+export interface DeliveryRequest {
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface DeliveryOutcome {
+  ok: boolean;
+  statusCode?: number;
+  error?: string;
+  durationMs: number;
+}
+
+/** Response bodies are read (to free the connection for reuse) up to this size, then the socket is dropped. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_ERROR_LENGTH = 500;
+
+function describeError(err: unknown, timeoutMs: number): string {
+  if (!(err instanceof Error)) return String(err).slice(0, MAX_ERROR_LENGTH);
+  const code = (err as NodeJS.ErrnoException).code;
+  if (err.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    return `timed out after ${timeoutMs} ms`;
+  }
+  let message = err.message;
+  // Happy-eyeballs failures arrive as an AggregateError with an empty message.
+  if (message === '' && err instanceof AggregateError && err.errors.length > 0) {
+    const first: unknown = err.errors[0];
+    message = first instanceof Error ? first.message : String(first);
+  }
+  if (message === '') message = code ?? err.name;
+  return message.slice(0, MAX_ERROR_LENGTH);
+}
+
+/**
+ * POSTs `req.body` byte for byte with `req.headers` to `req.url`. Redirects are not followed (a 3xx is a failure
+ * carrying its status); only 2xx is ok. Connect, headers, body and overall time are bounded by `req.timeoutMs`.
+ */
+export async function postDelivery(dispatcher: Dispatcher, req: DeliveryRequest): Promise<DeliveryOutcome> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  const signal = AbortSignal.timeout(req.timeoutMs);
+  try {
+    const res = await request(req.url, {
+      dispatcher,
+      method: 'POST',
+      body: req.body,
+      headers: req.headers,
+      headersTimeout: req.timeoutMs,
+      bodyTimeout: req.timeoutMs,
+      signal,
+    });
+    try {
+      await res.body.dump({ limit: MAX_RESPONSE_BYTES, signal });
+    } catch {
+      // The status has arrived; a slow or oversized response body does not change the outcome.
+    }
+    const statusCode = res.statusCode;
+    if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, durationMs: elapsed() };
+    const error = statusCode >= 300 && statusCode < 400 ? `redirect (HTTP ${statusCode}) not followed` : `HTTP ${statusCode}`;
+    return { ok: false, statusCode, error, durationMs: elapsed() };
+  } catch (err) {
+    return { ok: false, error: describeError(err, req.timeoutMs), durationMs: elapsed() };
+  }
+}

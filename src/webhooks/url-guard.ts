@@ -1,0 +1,246 @@
+// SSRF guard for outbound URLs (webhook delivery, media downloads): create-time URL checks and a connect-time guarded undici dispatcher.
+
+import { promises as dns } from 'node:dns';
+import type { LookupAddress, LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
+import type { LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { Agent, buildConnector } from 'undici';
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+
+export interface UrlPolicy {
+  /** A local deployment: allows http, private/loopback addresses and internal host names. */
+  allowPrivateTargets: boolean;
+}
+
+export type UrlRejectionCode = 'WEBHOOK_URL_REJECTED' | 'MEDIA_URL_REJECTED';
+
+export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
+
+/** Raised (through the dispatcher) when a delivery target is refused at connect time. */
+export class BlockedTargetError extends Error {
+  readonly code = 'ERR_BLOCKED_TARGET';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockedTargetError';
+  }
+}
+
+/** Suffixes (and exact names) that only make sense inside a private network. */
+const INTERNAL_SUFFIXES = ['localhost', 'local', 'localdomain', 'internal', 'lan', 'home.arpa', 'intranet', 'corp'];
+
+/** The NAT64 well-known prefix 64:ff9b::/96 (RFC 6052); the local-use 64:ff9b:1::/48 is refused outright. */
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+/** IPv6 global unicast space 2000::/3; anything outside it (bar NAT64 above) is not a public target. */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+function embeddedV4(parts: number[], hiIndex: number): ipaddr.IPv4 {
+  const hi = parts[hiIndex] ?? 0;
+  const lo = parts[hiIndex + 1] ?? 0;
+  return new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+}
+
+function v4BlockedReason(addr: ipaddr.IPv4): string | null {
+  const range = addr.range();
+  return range === 'unicast' ? null : range;
+}
+
+/**
+ * Why an address is not a public target ("loopback", "private", "ipv4Mapped→loopback", …), or null when it is public.
+ * Unparseable input is reported as "invalid" (fail closed).
+ */
+function blockedReason(ip: string): string | null {
+  let text = ip.trim();
+  if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+  if (!ipaddr.isValid(text)) return 'invalid';
+  // Only canonical dotted-quad IPv4 is accepted here; ipaddr.js would also take "0x7f.1"-style spellings.
+  if (!text.includes(':') && !ipaddr.IPv4.isValidFourPartDecimal(text)) return 'invalid';
+  const addr = ipaddr.parse(text);
+  if (addr.kind() === 'ipv4') return v4BlockedReason(addr as ipaddr.IPv4);
+
+  const v6 = addr as ipaddr.IPv6;
+  const range = v6.range();
+  switch (range) {
+    case 'ipv4Mapped': {
+      // ::ffff:a.b.c.d — the socket reaches the embedded IPv4 address.
+      const inner = v4BlockedReason(v6.toIPv4Address());
+      return inner === null ? null : `ipv4Mapped→${inner}`;
+    }
+    case 'rfc6145': {
+      // ::ffff:0:a.b.c.d (IPv4-translated); never a legitimate public target.
+      return 'rfc6145';
+    }
+    case 'rfc6052': {
+      // NAT64: allowed only for the well-known /96 prefix embedding a public IPv4 address.
+      if (!v6.match(NAT64_WELL_KNOWN)) return 'rfc6052';
+      const inner = v4BlockedReason(embeddedV4(v6.parts, 6));
+      return inner === null ? null : `nat64→${inner}`;
+    }
+    case '6to4': {
+      // 2002:AABB:CCDD::/48 — the relay forwards to the embedded IPv4 address.
+      const inner = v4BlockedReason(embeddedV4(v6.parts, 1));
+      return inner === null ? null : `6to4→${inner}`;
+    }
+    case 'unicast': {
+      // ::a.b.c.d (deprecated IPv4-compatible) and other unassigned space outside 2000::/3.
+      return v6.match(GLOBAL_UNICAST) ? null : 'reserved';
+    }
+    default:
+      // loopback, unspecified, linkLocal, uniqueLocal, multicast, teredo, reserved, benchmarking, …
+      return range;
+  }
+}
+
+/** True when the address (IPv4 or IPv6, with or without brackets) is not a public unicast target. */
+export function isBlockedAddress(ip: string): boolean {
+  return blockedReason(ip) !== null;
+}
+
+function normaliseHostname(hostname: string): string {
+  return hostname.toLowerCase().replace(/\.+$/, '');
+}
+
+/** True for localhost, *.localhost, *.local, *.internal, *.lan, *.home.arpa, *.intranet, *.corp and single-label names. */
+export function isInternalHostname(hostname: string): boolean {
+  const name = normaliseHostname(hostname);
+  if (name === '' || !name.includes('.')) return true;
+  return INTERNAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
+}
+
+function reject(code: UrlRejectionCode, reason: string): never {
+  const label = code === 'WEBHOOK_URL_REJECTED' ? 'Webhook URL' : 'Media URL';
+  throw new GatewayError(code, `${label} rejected: ${reason}.`, [{ path: '/url', message: reason }]);
+}
+
+/**
+ * Create/update-time check of an outbound URL. Returns the parsed (WHATWG-normalised) URL; use its `href`
+ * rather than the raw string. Throws GatewayError(code) with a sentence saying why the URL is refused.
+ */
+export function checkTargetUrl(raw: string, policy: UrlPolicy, code: UrlRejectionCode): URL {
+  if (typeof raw !== 'string' || raw.trim() === '') reject(code, 'the URL is empty');
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return reject(code, 'it is not a valid absolute URL');
+  }
+
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowPrivateTargets)) {
+    if (url.protocol === 'http:') {
+      reject(code, 'it must use https (plain http is accepted only when private targets are allowed)');
+    }
+    reject(code, `the scheme "${url.protocol.replace(/:$/, '')}" is not allowed; use https`);
+  }
+
+  if (url.username !== '' || url.password !== '') {
+    reject(code, 'it must not contain a username or password');
+  }
+
+  if (url.hostname === '') reject(code, 'it has no host');
+  if (policy.allowPrivateTargets) return url;
+
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (isIP(host) !== 0) {
+    const why = blockedReason(host);
+    if (why !== null) {
+      reject(code, `it points to a non-public address (${host}, ${why}); private, loopback, link-local and other internal targets are refused`);
+    }
+    return url;
+  }
+
+  const name = normaliseHostname(host);
+  if (!name.includes('.')) {
+    reject(code, `the host "${name}" is a single-label name; a fully qualified public domain name is required`);
+  }
+  if (isInternalHostname(name)) {
+    reject(code, `the host "${name}" is an internal name; only public hosts are allowed`);
+  }
+  return url;
+}
+
+/** Default resolver: the system resolver (getaddrinfo), every address, in the order the system gives them. */
+export const defaultResolver: Resolver = async (hostname) => {
+  const results = await dns.lookup(hostname, { all: true, verbatim: true });
+  return results.map((r) => ({ address: r.address, family: r.family === 6 ? 6 : 4 }));
+};
+
+function notFound(hostname: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+  err.code = 'ENOTFOUND';
+  err.syscall = 'getaddrinfo';
+  return err;
+}
+
+function makeGuardedLookup(policy: UrlPolicy, resolver: Resolver): LookupFunction {
+  return (hostname: string, options: LookupOptions, callback) => {
+    resolver(hostname).then(
+      (all) => {
+        if (!policy.allowPrivateTargets) {
+          // Refuse when ANY address is blocked: a mixed answer is a rebinding attempt or a misconfiguration.
+          const bad = all.find((a) => isBlockedAddress(a.address));
+          if (bad !== undefined) {
+            callback(new BlockedTargetError(`Refused to connect: ${hostname} resolved to a blocked address (${bad.address})`), '');
+            return;
+          }
+        }
+        const wanted = options.family === 4 || options.family === 6 ? all.filter((a) => a.family === options.family) : all;
+        if (wanted.length === 0) {
+          callback(notFound(hostname), '');
+          return;
+        }
+        if (options.all === true) {
+          const list: LookupAddress[] = wanted.map((a) => ({ address: a.address, family: a.family }));
+          callback(null, list);
+        } else {
+          const first = wanted[0]!;
+          callback(null, first.address, first.family);
+        }
+      },
+      (err: unknown) => {
+        callback(err instanceof Error ? err : new Error(String(err)), '');
+      },
+    );
+  };
+}
+
+/**
+ * An undici Agent that resolves every target host through `resolver`, refuses the connection when any resolved
+ * address (or a literal-IP host) is not public, and connects to exactly the addresses it checked. Host header and
+ * TLS SNI keep the original host name. With `allowPrivateTargets` nothing is refused.
+ */
+export function createGuardedDispatcher(
+  policy: UrlPolicy,
+  opts: { resolver?: Resolver; connections?: number; keepAliveTimeout?: number; connectTimeoutMs?: number } = {},
+): Dispatcher {
+  const resolver = opts.resolver ?? defaultResolver;
+  const base = buildConnector({ timeout: opts.connectTimeoutMs ?? 10_000, lookup: makeGuardedLookup(policy, resolver) });
+
+  const connect: buildConnector.connector = (options, callback) => {
+    if (!policy.allowPrivateTargets) {
+      const host = options.hostname.startsWith('[') ? options.hostname.slice(1, -1) : options.hostname;
+      if (options.protocol !== 'https:') {
+        callback(new BlockedTargetError(`Refused to connect: ${options.protocol.replace(/:$/, '')} to ${host} is not allowed; https is required`), null);
+        return;
+      }
+      if (isIP(host) !== 0) {
+        // net.connect skips the lookup for literal IPs, so check them here.
+        if (isBlockedAddress(host)) {
+          callback(new BlockedTargetError(`Refused to connect: ${host} is a blocked address`), null);
+          return;
+        }
+      } else if (isInternalHostname(host)) {
+        callback(new BlockedTargetError(`Refused to connect: ${host} is an internal host name`), null);
+        return;
+      }
+    }
+    base(options, callback);
+  };
+
+  return new Agent({
+    connect,
+    connections: opts.connections ?? null,
+    keepAliveTimeout: opts.keepAliveTimeout ?? 4_000,
+  });
+}

@@ -1,0 +1,111 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { BIN, MASTER_KEY, pairedSession, startDaemon, waitFor } from '../helpers/daemon.js';
+
+const run = promisify(execFile);
+
+test('a daemon restart restores a CONNECTED sandbox session without re-pairing', async () => {
+  const first = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+  try {
+    await pairedSession(first, 'keeper', '+15550003000');
+    await first.request('POST', '/api/sessions', { name: 'stopped' });
+    assert.equal(await first.stop(), 0);
+    const second = await startDaemon({ dataDir: first.dataDir, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    try {
+      const session: any = await waitFor(async () => {
+        const s = (await second.request('GET', '/api/sessions/keeper')).body.data;
+        return s.status === 'CONNECTED' ? s : null;
+      }, 5000, 'keeper restored');
+      assert.equal(session.phoneNumber, '+15550003000');
+      assert.equal((await second.request('GET', '/api/sessions/stopped')).body.data.status, 'DISCONNECTED');
+    } finally {
+      await second.kill();
+    }
+  } finally {
+    await first.cleanup();
+  }
+});
+
+test('kill -9 then restart also restores running sessions', async () => {
+  const first = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+  try {
+    await pairedSession(first, 'sturdy', '+15550003001');
+    await first.kill();
+    const second = await startDaemon({ dataDir: first.dataDir, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    try {
+      await waitFor(async () => (await second.request('GET', '/api/sessions/sturdy')).body.data.status === 'CONNECTED', 5000, 'restored');
+    } finally {
+      await second.kill();
+    }
+  } finally {
+    await first.cleanup();
+  }
+});
+
+test('SIGTERM: in-flight requests finish, the daemon exits 0 within 5 s, the database file is 0600', async () => {
+  const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'info' } });
+  try {
+    await pairedSession(daemon, 'one', '+15550003002');
+    const body = JSON.stringify({ name: 'late-arrival' });
+    const inFlight = new Promise<number>((done, fail) => {
+      const req = httpRequest(`${daemon.url}/api/sessions`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${MASTER_KEY}`, 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode!));
+      });
+      req.on('error', fail);
+      req.write(body.slice(0, 5));
+      setTimeout(() => req.end(body.slice(5)), 400);
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const exit = daemon.stop();
+    assert.equal(await inFlight, 201, 'the request in flight when SIGTERM arrived completes');
+    const code = await exit;
+    const elapsed = Date.now() - started;
+    assert.equal(code, 0);
+    assert.ok(elapsed < 5000, `shutdown took ${elapsed} ms`);
+    assert.match(daemon.output(), /"msg":"stopped"/);
+    assert.equal(statSync(join(daemon.dataDir, 'gateway.db')).mode & 0o777, 0o600);
+  } finally {
+    await daemon.cleanup();
+  }
+});
+
+test('invalid configuration refuses to boot, naming the bad key; the port never opens', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-badconfig-'));
+  try {
+    writeFileSync(join(dir, 'gateway.yaml'), 'port: 70000\nwebhooks:\n  timeoutMs: fast\nsurprise: 1\n');
+    const failure = await run(process.execPath, [BIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH, GATEWAY_MASTER_KEY: MASTER_KEY } }).then(
+      () => assert.fail('serve should fail'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.notEqual(failure.code, 0);
+    assert.match(failure.stderr, /port: must be <= 65535/);
+    assert.match(failure.stderr, /webhooks\.timeoutMs: must be integer/);
+    assert.match(failure.stderr, /surprise: unknown setting/);
+
+    const badEnv = await run(process.execPath, [BIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_PORT: 'eighty', GATEWAY_CONFIG: join(dir, 'missing.yaml') } }).then(
+      () => assert.fail('serve should fail'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.match(badEnv.stderr, /GATEWAY_PORT: must be an integer|config file not found/);
+
+    const noKey = await run(process.execPath, [BIN, 'serve'], { cwd: tmpdir(), env: { PATH: process.env.PATH, GATEWAY_PORT: '0' } }).then(
+      () => assert.fail('serve should fail without a master key'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.match(noKey.stderr, /no master key/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

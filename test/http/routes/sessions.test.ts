@@ -1,0 +1,286 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { startDaemon, waitFor, type TestDaemon } from '../../helpers/daemon.js';
+
+let daemon: TestDaemon;
+before(async () => {
+  daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+});
+after(() => daemon.cleanup());
+
+const status = async (name: string) => (await daemon.request('GET', `/api/sessions/${name}`)).body.data;
+
+describe('session lifecycle', () => {
+  test('create without start: exists, DISCONNECTED, reason null', async () => {
+    const res = await daemon.request('POST', '/api/sessions', { name: 'idle' });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.data.name, 'idle');
+    assert.equal(res.body.data.status, 'DISCONNECTED');
+    assert.equal(res.body.data.statusReason, null);
+    assert.equal(res.body.data.engine, 'sandbox');
+    assert.match(res.body.data.createdAt, /^\d{4}-\d\d-\d\dT/);
+    assert.ok(res.headers.get('x-request-id'));
+  });
+
+  test('create with start: CONNECTING / SCAN_QR with a QR that rotates', async () => {
+    const res = await daemon.request('POST', '/api/sessions', { name: 'qr1', start: true });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.data.status, 'CONNECTING');
+    assert.equal(res.body.data.statusReason, 'SCAN_QR');
+    const qr = await daemon.request('GET', '/api/sessions/qr1/pairing/qr');
+    assert.equal(qr.status, 200);
+    assert.match(qr.body.data.qr, /^sandbox:qr1:/);
+    assert.ok(Date.parse(qr.body.data.expiresAt) > Date.now());
+    const image = await daemon.request('GET', '/api/sessions/qr1/pairing/qr?format=image');
+    assert.match(image.body.data.image, /^data:image\/png;base64,/);
+    const bad = await daemon.request('GET', '/api/sessions/qr1/pairing/qr?format=gif');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.details[0].path, '/format');
+  });
+
+  test('pairing: CONNECTED with phone, push name, platform and lid; QR then refused', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'pairme', start: true });
+    const pair = await daemon.request('POST', '/api/sandbox/sessions/pairme/pair', { phoneNumber: '+15550002000', pushName: 'Alice' });
+    assert.equal(pair.status, 200);
+    assert.equal(pair.body.data.success, true);
+    const session = await status('pairme');
+    assert.equal(session.status, 'CONNECTED');
+    assert.equal(session.statusReason, null);
+    assert.equal(session.phoneNumber, '+15550002000');
+    assert.equal(session.pushName, 'Alice');
+    assert.equal(session.platform, 'consumer');
+    assert.match(session.lid, /^\d+@lid$/);
+    const qr = await daemon.request('GET', '/api/sessions/pairme/pairing/qr');
+    assert.equal(qr.status, 409);
+    assert.equal(qr.body.error.code, 'SESSION_ALREADY_PAIRED');
+    const again = await daemon.request('POST', '/api/sandbox/sessions/pairme/pair', {});
+    assert.equal(again.body.error.code, 'SESSION_ALREADY_PAIRED');
+  });
+
+  test('business account pairs with platform smba and a business name', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'shop', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/shop/pair', { phoneNumber: '+15550002001', business: true, businessName: 'Shop Ltd' });
+    const session = await status('shop');
+    assert.equal(session.platform, 'smba');
+    assert.equal(session.businessName, 'Shop Ltd');
+  });
+
+  test('pairing code: 8 characters, pairing with the code connects with that number', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'bycode' });
+    const res = await daemon.request('POST', '/api/sessions/bycode/pairing/code', { phoneNumber: '+44 20 7946 0001' });
+    assert.equal(res.status, 200);
+    assert.match(res.body.data.code, /^[1-9A-HJ-NP-TV-Z]{8}$/);
+    assert.equal(res.body.data.phoneNumber, '+442079460001');
+    const wrong = await daemon.request('POST', '/api/sandbox/sessions/bycode/pair', { code: 'AAAA-AAAA' });
+    assert.equal(wrong.status, 400);
+    const ok = await daemon.request('POST', '/api/sandbox/sessions/bycode/pair', { code: res.body.data.code });
+    assert.equal(ok.status, 200);
+    assert.equal((await status('bycode')).phoneNumber, '+442079460001');
+    const bad = await daemon.request('POST', '/api/sessions/bycode/pairing/code', { phoneNumber: 'call me' });
+    assert.equal(bad.status, 400);
+  });
+
+  test('stop → DISCONNECTED/MANUAL_STOP keeping credentials; start reconnects without a QR', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'stopper', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/stopper/pair', { phoneNumber: '+15550002002' });
+    const stop = await daemon.request('POST', '/api/sessions/stopper/stop');
+    assert.equal(stop.status, 200);
+    assert.deepEqual(Object.keys(stop.body.data).sort(), ['message', 'success']);
+    let session = await status('stopper');
+    assert.equal(session.status, 'DISCONNECTED');
+    assert.equal(session.statusReason, 'MANUAL_STOP');
+    assert.equal(session.phoneNumber, '+15550002002');
+    const qr = await daemon.request('GET', '/api/sessions/stopper/pairing/qr');
+    assert.equal(qr.body.error.code, 'SESSION_NOT_STARTED');
+    await daemon.request('POST', '/api/sessions/stopper/start');
+    session = await waitFor(async () => ((await status('stopper')).status === 'CONNECTED' ? status('stopper') : null), 3000, 'stopper CONNECTED');
+    assert.equal(session.statusReason, null);
+    const twice = await daemon.request('POST', '/api/sessions/stopper/start');
+    assert.equal(twice.status, 200);
+    assert.match(twice.body.data.message, /already running/);
+  });
+
+  test('restart of a paired session ends CONNECTED; of an unpaired one, CONNECTING/SCAN_QR', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'rs', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/rs/pair', { phoneNumber: '+15550002003' });
+    assert.equal((await daemon.request('POST', '/api/sessions/rs/restart')).status, 200);
+    await waitFor(async () => (await status('rs')).status === 'CONNECTED', 3000, 'rs CONNECTED');
+    await daemon.request('POST', '/api/sessions', { name: 'rs2', start: true });
+    await daemon.request('POST', '/api/sessions/rs2/restart');
+    const s2 = await status('rs2');
+    assert.equal(s2.status, 'CONNECTING');
+    assert.equal(s2.statusReason, 'SCAN_QR');
+  });
+
+  test('logout → DISCONNECTED/LOGGED_OUT, account cleared, start needs a new pairing', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'lo', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/lo/pair', { phoneNumber: '+15550002004' });
+    assert.equal((await daemon.request('POST', '/api/sessions/lo/logout')).status, 200);
+    let session = await status('lo');
+    assert.equal(session.status, 'DISCONNECTED');
+    assert.equal(session.statusReason, 'LOGGED_OUT');
+    assert.equal(session.phoneNumber, undefined);
+    await daemon.request('POST', '/api/sessions/lo/start');
+    session = await status('lo');
+    assert.equal(session.status, 'CONNECTING');
+    assert.equal(session.statusReason, 'SCAN_QR');
+  });
+
+  test('delete removes the session; later calls are 404', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'gone', start: true });
+    const res = await daemon.request('DELETE', '/api/sessions/gone');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.success, true);
+    for (const [method, path] of [
+      ['GET', '/api/sessions/gone'],
+      ['POST', '/api/sessions/gone/start'],
+      ['DELETE', '/api/sessions/gone'],
+      ['GET', '/api/sessions/gone/pairing/qr'],
+    ] as const) {
+      const r = await daemon.request(method, path);
+      assert.equal(r.status, 404, `${method} ${path}`);
+      assert.equal(r.body.error.code, 'SESSION_NOT_FOUND');
+    }
+  });
+
+  test('network drops: AUTO_RECONNECT reconnects by itself; LOGGED_OUT clears; TEMPORARY_BAN stays down', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'drops', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/drops/pair', { phoneNumber: '+15550002005' });
+    await daemon.request('POST', '/api/sandbox/sessions/drops/disconnect', { reason: 'AUTO_RECONNECT' });
+    const during = await status('drops');
+    assert.equal(during.status, 'CONNECTING');
+    assert.equal(during.statusReason, 'AUTO_RECONNECT');
+    await waitFor(async () => (await status('drops')).status === 'CONNECTED', 5000, 'reconnected');
+
+    await daemon.request('POST', '/api/sandbox/sessions/drops/disconnect', { reason: 'TEMPORARY_BAN' });
+    assert.equal((await status('drops')).statusReason, 'TEMPORARY_BAN');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal((await status('drops')).status, 'DISCONNECTED');
+
+    await daemon.request('POST', '/api/sessions/drops/start');
+    await waitFor(async () => (await status('drops')).status === 'CONNECTED', 3000, 'connected again');
+    await daemon.request('POST', '/api/sandbox/sessions/drops/disconnect', { reason: 'LOGGED_OUT' });
+    const out = await status('drops');
+    assert.equal(out.statusReason, 'LOGGED_OUT');
+    assert.equal(out.phoneNumber, undefined);
+  });
+
+  test('QR expiry: after the configured rotations the session ends DISCONNECTED/QR_TIMEOUT', async () => {
+    const quick = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' }, config: 'sessions:\n  qrRotationSeconds: 0.1\n  qrMaxRotations: 3\n' });
+    try {
+      await quick.request('POST', '/api/sessions', { name: 'slow', start: true });
+      const first = (await quick.request('GET', '/api/sessions/slow/pairing/qr')).body.data.qr;
+      await waitFor(async () => {
+        const qr = await quick.request('GET', '/api/sessions/slow/pairing/qr');
+        return qr.status === 200 && qr.body.data.qr !== first;
+      }, 2000, 'a rotated QR');
+      const ended: any = await waitFor(async () => {
+        const s = (await quick.request('GET', '/api/sessions/slow')).body.data;
+        return s.statusReason === 'QR_TIMEOUT' ? s : null;
+      }, 3000, 'QR_TIMEOUT');
+      assert.equal(ended.status, 'DISCONNECTED');
+    } finally {
+      await quick.cleanup();
+    }
+  });
+});
+
+describe('validation and errors', () => {
+  test('name regex and length', async () => {
+    for (const name of ['-lead', '.dot', 'sp ace', 'a'.repeat(65), '', 'ünï']) {
+      const res = await daemon.request('POST', '/api/sessions', { name });
+      assert.equal(res.status, 400, JSON.stringify(name));
+      assert.equal(res.body.error.code, 'VALIDATION_FAILED');
+      assert.equal(res.body.error.details[0].path, '/name');
+    }
+    for (const name of ['a', 'A1._-x', 'z'.repeat(64)]) {
+      const res = await daemon.request('POST', '/api/sessions', { name });
+      assert.equal(res.status, 201, name);
+    }
+  });
+
+  test('duplicate name → 409 SESSION_EXISTS; unknown → 404', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'dup' });
+    const res = await daemon.request('POST', '/api/sessions', { name: 'dup' });
+    assert.equal(res.status, 409);
+    assert.equal(res.body.error.code, 'SESSION_EXISTS');
+    const unknown = await daemon.request('GET', '/api/sessions/nobody');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, 'SESSION_NOT_FOUND');
+  });
+
+  test('bad bodies: missing name, wrong types, unknown fields, invalid JSON, wrong content type', async () => {
+    const missing = await daemon.request('POST', '/api/sessions', {});
+    assert.equal(missing.status, 400);
+    assert.deepEqual(missing.body.error.details, [{ path: '/name', message: 'is required' }]);
+    const wrongType = await daemon.request('POST', '/api/sessions', { name: 'x1', start: 'yes' });
+    assert.equal(wrongType.body.error.details[0].path, '/start');
+    const unknownField = await daemon.request('POST', '/api/sessions', { name: 'x2', colour: 'red' });
+    assert.equal(unknownField.body.error.details[0].path, '/colour');
+    const badProxy = await daemon.request('POST', '/api/sessions', { name: 'x3', proxy: 'ftp://proxy' });
+    assert.equal(badProxy.body.error.details[0].path, '/proxy');
+    const invalid = await daemon.request('POST', '/api/sessions', '{"name":');
+    assert.equal(invalid.status, 400);
+    assert.equal(invalid.body.error.code, 'INVALID_JSON');
+    const text = await fetch(daemon.url + '/api/sessions', {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${daemon.masterKey}`, 'Content-Type': 'text/plain' },
+      body: 'name=x',
+    });
+    assert.equal(text.status, 415);
+    assert.equal(((await text.json()) as any).error.code, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  test('proxy and config are stored; the proxy password is masked', async () => {
+    const res = await daemon.request('POST', '/api/sessions', {
+      name: 'proxied',
+      proxy: 'socks5://user:secret@proxy.example.com:1080',
+      config: { safeMode: true },
+    });
+    assert.equal(res.status, 201);
+    assert.equal(res.body.data.proxy, 'socks5://user:***@proxy.example.com:1080');
+    assert.deepEqual(res.body.data.config, { safeMode: true });
+  });
+
+  test('body over the limit → 413 PAYLOAD_TOO_LARGE, before the body is read', async () => {
+    const { status, body } = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = httpRequest(daemon.url + '/api/sessions', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${daemon.masterKey}`, 'Content-Type': 'application/json', 'Content-Length': String(200 * 1024 * 1024) },
+      });
+      req.on('response', (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => {
+          done({ status: res.statusCode!, body: text });
+          req.destroy();
+        });
+      });
+      req.on('error', fail);
+      req.write('{"name":"');
+    });
+    assert.equal(status, 413);
+    assert.equal(JSON.parse(body).error.code, 'PAYLOAD_TOO_LARGE');
+  });
+
+  test('unknown route → 404 ROUTE_NOT_FOUND in the error shape; wrong method → 405', async () => {
+    const res = await daemon.request('GET', '/api/nothing-here');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.error.code, 'ROUTE_NOT_FOUND');
+    const method = await daemon.request('PUT', '/api/sessions');
+    assert.equal(method.status, 405);
+    assert.equal(method.body.error.code, 'METHOD_NOT_ALLOWED');
+  });
+
+  test('list paging: limit/offset and X-Total-Count', async () => {
+    const all = await daemon.request('GET', '/api/sessions');
+    const total = Number(all.headers.get('x-total-count'));
+    assert.equal(total, all.body.data.length);
+    const page = await daemon.request('GET', '/api/sessions?limit=2&offset=1');
+    assert.equal(page.body.data.length, 2);
+    assert.equal(page.body.data[0].name, all.body.data[1].name);
+    const bad = await daemon.request('GET', '/api/sessions?limit=0');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.details[0].path, '/limit');
+  });
+});
