@@ -18,6 +18,13 @@ import { openDatabase } from './store/db.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
 import { VERSION } from './version.js';
+import { BlobStore } from './media/blob-store.js';
+import { MediaRecords } from './media/records.js';
+import { createMessageIngest } from './messages/ingest.js';
+import { MessagingService } from './messages/service.js';
+import { createMediaRepo } from './store/media.js';
+import { createMessagesRepo } from './store/messages.js';
+import { createGuardedDispatcher } from './webhooks/url-guard.js';
 import { GatewayError } from './errors.js';
 
 export interface Daemon {
@@ -49,7 +56,15 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     defaultEngine: config.engine.default,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
-  const services: Services = { config, version: VERSION, startedAt: Date.now(), sessions, apiKeys, bus };
+  const messagesRepo = createMessagesRepo(db);
+  const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
+  sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
+  const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
+  const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
+  const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
+  pruneMessages.unref();
+  const services: Services = { config, version: VERSION, startedAt: Date.now(), sessions, apiKeys, bus, messaging, media, mediaSource };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
 
@@ -80,6 +95,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
       await serverClosed;
       clearTimeout(deadline);
+      clearInterval(pruneMessages);
       await sessions.shutdown();
       await Promise.all([...engines.values()].map((engine) => engine.close()));
       db.close();

@@ -3,6 +3,9 @@ import type { ApiKeys } from '../auth/api-keys.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { SessionManager } from '../sessions/manager.js';
+import type { MessagingService } from '../messages/service.js';
+import type { MediaSource } from '../messages/content.js';
+import type { MediaRecords } from '../media/records.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -11,4 +14,8 @@ export interface Services {
   sessions: SessionManager;
   apiKeys: ApiKeys;
   bus: EventBus;
+  messaging: MessagingService;
+  media: MediaRecords;
+  /** where URL media is fetched through (the URL guard) */
+  mediaSource: MediaSource;
 }

@@ -22,8 +22,11 @@ export interface CreateSessionInput {
   start?: boolean;
 }
 
-/** Runs before an engine event is published, e.g. to store a received message; may enrich the payload. */
-export type EngineEventProcessor = (session: string, type: EventType, payload: Record<string, unknown>) => void;
+/**
+ * Runs before an engine event is published, e.g. to store a received message; may enrich the payload,
+ * and returns false to drop an event that changes nothing (a repeated ack).
+ */
+export type EngineEventProcessor = (session: string, type: EventType, payload: Record<string, unknown>) => boolean | void;
 
 interface Runtime {
   engine: EngineSession;
@@ -303,7 +306,7 @@ export class SessionManager {
   }
 
   private emit(name: string, type: EventType, payload: Record<string, unknown>): void {
-    for (const process of this.processors) process(name, type, payload);
+    for (const process of this.processors) if (process(name, type, payload) === false) return;
     this.deps.bus.emit(name, type, payload);
   }
 }

@@ -1,4 +1,4 @@
-// The simulated network shared by every sandbox session of one daemon: who is online under which phone number.
+// The simulated network shared by every sandbox session of one daemon: accounts online, LIDs, groups, and messages in transit.
 import { createHash } from 'node:crypto';
 import type { SandboxSession } from './session.js';
 
@@ -13,11 +13,45 @@ export function lidFor(digits: string): string {
   return `${(hash.readBigUInt64BE(0) % 900_000_000_000_000n) + 100_000_000_000_000n}@lid`;
 }
 
+export interface GroupMember {
+  admin: boolean;
+  superAdmin: boolean;
+}
+
+export interface SandboxGroup {
+  id: string;
+  subject: string;
+  description: string;
+  ownerDigits: string;
+  createdAt: number;
+  inviteCode: string;
+  members: Map<string, GroupMember>;
+  picture?: string;
+}
+
+/** What the network remembers of a message: who sent it where, and to whom it went. */
+export interface MessageTrace {
+  id: string;
+  senderDigits: string;
+  /** the chat as the sender addressed it */
+  chatId: string;
+  groupId?: string;
+  recipients: string[];
+  addressedByLid: boolean;
+  poll?: { options: string[]; multiSelect: boolean };
+}
+
+const MAX_TRACES = 200_000;
+
 export class SandboxNetwork {
   private readonly online = new Map<string, SandboxSession>();
+  private readonly lidToDigits = new Map<string, string>();
+  private readonly traces = new Map<string, MessageTrace>();
+  readonly groups = new Map<string, SandboxGroup>();
 
   attach(digits: string, session: SandboxSession): void {
     this.online.set(digits, session);
+    this.lidOf(digits);
   }
 
   detach(digits: string, session: SandboxSession): void {
@@ -26,5 +60,24 @@ export class SandboxNetwork {
 
   sessionFor(digits: string): SandboxSession | undefined {
     return this.online.get(digits);
+  }
+
+  lidOf(digits: string): string {
+    const lid = lidFor(digits);
+    this.lidToDigits.set(lid, digits);
+    return lid;
+  }
+
+  digitsOfLid(lid: string): string | undefined {
+    return this.lidToDigits.get(lid);
+  }
+
+  remember(trace: MessageTrace): void {
+    this.traces.set(trace.id, trace);
+    if (this.traces.size > MAX_TRACES) this.traces.delete(this.traces.keys().next().value!);
+  }
+
+  trace(id: string): MessageTrace | undefined {
+    return this.traces.get(id);
   }
 }

@@ -1,8 +1,20 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
-import type { ConnectionUpdate, EngineSession, SessionOptions, StatusReason } from '../types.js';
-import { lidFor, type SandboxNetwork } from './network.js';
+import type { EventType } from '../../events/catalogue.js';
+import type {
+  ConnectionUpdate,
+  EngineSession,
+  MessageRef,
+  OutgoingContent,
+  SendOptions,
+  SentMessage,
+  SessionOptions,
+  StatusReason,
+  TypingState,
+} from '../types.js';
+import { SandboxMessenger } from './messenger.js';
+import type { SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
   qrRotationSeconds: number;
@@ -35,6 +47,8 @@ export class SandboxSession implements EngineSession {
   private qrTimer: NodeJS.Timeout | undefined;
   private qrRotations = 0;
   private pairingCode: { code: string; phoneDigits: string } | undefined;
+  /** messaging of this account; exists while the session is open */
+  messenger: SandboxMessenger | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -82,6 +96,46 @@ export class SandboxSession implements EngineSession {
     const code = Array.from({ length: 8 }, () => PAIRING_ALPHABET[randomInt(PAIRING_ALPHABET.length)]).join('');
     this.pairingCode = { code, phoneDigits: phoneNumber };
     return code;
+  }
+
+  // ---- messaging (delegated to the messenger of the open account) ----
+
+  sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
+    return this.open$().send(chatId, content, options);
+  }
+
+  async editMessage(target: MessageRef, text: string): Promise<void> {
+    this.open$().edit(target, text);
+  }
+
+  async deleteMessage(target: MessageRef): Promise<void> {
+    this.open$().revoke(target);
+  }
+
+  async react(target: MessageRef, emoji: string): Promise<void> {
+    this.open$().react(target, emoji);
+  }
+
+  async sendTyping(chatId: string, state: TypingState): Promise<void> {
+    this.open$().typing(chatId, state);
+  }
+
+  async markSeen(target: MessageRef): Promise<void> {
+    this.open$().seen(target);
+  }
+
+  async star(): Promise<void> {
+    this.open$();
+  }
+
+  /** Delivers an event to this account's application (called by the network for other accounts' actions). */
+  deliver(type: EventType, payload: Record<string, unknown>): void {
+    if (this.phase === 'open') this.options.hooks.event(type, payload);
+  }
+
+  private open$(): SandboxMessenger {
+    if (this.phase !== 'open' || !this.messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    return this.messenger;
   }
 
   // ---- sandbox controls ----
@@ -138,6 +192,7 @@ export class SandboxSession implements EngineSession {
     this.clearQrTimer();
     this.phase = 'open';
     this.network.attach(creds.phoneNumber, this);
+    this.messenger = new SandboxMessenger(this.network, creds.phoneNumber, this);
     this.report({
       kind: 'open',
       account: {
@@ -145,7 +200,7 @@ export class SandboxSession implements EngineSession {
         pushName: creds.pushName,
         ...(creds.businessName ? { businessName: creds.businessName } : {}),
         platform: creds.business ? 'smba' : 'consumer',
-        lid: lidFor(creds.phoneNumber),
+        lid: this.network.lidOf(creds.phoneNumber),
       },
     });
   }
@@ -154,6 +209,7 @@ export class SandboxSession implements EngineSession {
     this.clearQrTimer();
     const digits = this.creds?.phoneNumber;
     if (digits) this.network.detach(digits, this);
+    this.messenger = undefined;
     this.phase = 'idle';
     this.pairingCode = undefined;
   }

@@ -4,9 +4,16 @@ import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
+import { messageRoutes } from './messages.js';
 import { sandboxRoutes } from './sandbox.js';
 import { sessionRoutes } from './sessions.js';
 
 export function allRoutes(services: Services, metrics: Metrics): RouteDef[] {
-  return [...healthRoutes(services, metrics), ...sessionRoutes(services), ...keyRoutes(services), ...sandboxRoutes(services)];
+  return [
+    ...healthRoutes(services, metrics),
+    ...sessionRoutes(services),
+    ...keyRoutes(services),
+    ...messageRoutes(services),
+    ...sandboxRoutes(services),
+  ];
 }

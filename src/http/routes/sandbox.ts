@@ -1,10 +1,13 @@
 // Sandbox control routes (DESIGN §6): the simulated phone and network act on a sandbox session.
 import { GatewayError } from '../../errors.js';
 import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/index.js';
-import { phoneDigits } from '../../engine/jid.js';
+import { jidKind, jidUser, phoneDigits } from '../../engine/jid.js';
+import { ValidationError } from '../../errors.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { sessionParams } from '../schemas/common.js';
-import { disconnectBody, pairBody } from '../schemas/sandbox.js';
+import { disconnectBody, inboundBody, pairBody } from '../schemas/sandbox.js';
+import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
+import type { ContactAction } from '../../engine/sandbox/messenger.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
@@ -16,7 +19,7 @@ export function sandboxSession(sessions: SessionManager, name: string): SandboxS
   return engine;
 }
 
-export function sandboxRoutes({ sessions }: Services): RouteDef[] {
+export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -37,6 +40,29 @@ export function sandboxRoutes({ sessions }: Services): RouteDef[] {
     },
     {
       method: 'POST',
+      path: '/api/sandbox/sessions/:session/inbound',
+      access: 'master',
+      summary: 'a virtual contact sends a message to the session, or reacts to, edits, revokes, reads or votes on one',
+      schema: { params: sessionParams, body: inboundBody },
+      async handler({ params, body }) {
+        const messenger = sandboxSession(sessions, params.session).messenger;
+        if (!messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${params.session} is not connected`);
+        const from = contactDigits(body.from);
+        const action = contactAction(body);
+        if (action) {
+          messenger.contactAction(from, action);
+          return done(`${body.type} delivered`);
+        }
+        checkContentFields(body as ContentFields);
+        const mentions = body.mentions ? checkMentions(body.mentions, body.text ?? body.caption) : undefined;
+        const content = await buildContent(body as ContentFields, mediaSource);
+        const quoted = body.quotedMessage ? { id: body.quotedMessage.messageId, chatId: body.chatId ?? '', fromMe: false } : undefined;
+        const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) });
+        return { messageId };
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/sandbox/sessions/:session/disconnect',
       access: 'master',
       summary: 'the network drops the session with a status reason',
@@ -47,4 +73,30 @@ export function sandboxRoutes({ sessions }: Services): RouteDef[] {
       },
     },
   ];
+}
+
+function contactDigits(from: string): string {
+  const digits = from.includes('@') ? (jidKind(from) === 'user' ? jidUser(from) : null) : phoneDigits(from);
+  if (!digits) throw ValidationError.field('/from', 'is not a phone number or user JID');
+  return digits;
+}
+
+function contactAction(body: { type: string; messageId?: string; reaction?: string; text?: string; options?: string[] }): ContactAction | undefined {
+  const need = <T>(value: T | undefined, field: string): T => {
+    if (value === undefined) throw ValidationError.field(`/${field}`, `is required for ${body.type}`);
+    return value;
+  };
+  switch (body.type) {
+    case 'reaction':
+      return { kind: 'reaction', messageId: need(body.messageId, 'messageId'), reaction: need(body.reaction, 'reaction') };
+    case 'edit':
+      return { kind: 'edit', messageId: need(body.messageId, 'messageId'), text: need(body.text, 'text') };
+    case 'revoke':
+    case 'read':
+      return { kind: body.type, messageId: need(body.messageId, 'messageId') };
+    case 'vote':
+      return { kind: 'vote', messageId: need(body.messageId, 'messageId'), options: need(body.options, 'options') };
+    default:
+      return undefined;
+  }
 }

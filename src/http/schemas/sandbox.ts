@@ -1,6 +1,7 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
 import { phoneNumber } from './common.js';
+import { contentProperties } from './messages.js';
 
 export const pairBody = {
   type: 'object',
@@ -20,5 +21,23 @@ export const disconnectBody = {
   required: ['reason'],
   properties: {
     reason: { enum: STATUS_REASONS.filter((r) => r !== 'SCAN_QR' && r !== 'MANUAL_STOP') },
+  },
+} as const;
+
+const { type: _contentType, ...contentFields } = contentProperties;
+
+/** A virtual contact sends a message, or acts on one (reaction, edit, revoke, read, vote). */
+export const inboundBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'type'],
+  properties: {
+    from: { type: 'string', minLength: 5, maxLength: 128 },
+    chatId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+    type: { enum: [...contentProperties.type.enum, 'reaction', 'edit', 'revoke', 'read', 'vote'] },
+    ...contentFields,
+    messageId: { type: 'string', minLength: 1, maxLength: 128 },
+    reaction: { type: 'string', maxLength: 32 },
+    options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
   },
 } as const;

@@ -1,5 +1,6 @@
 // The ordered list of schema migrations; a new one is appended, never edited once released.
 import foundation from './001-foundation.js';
+import messages from './003-messages.js';
 
 export interface Migration {
   version: number;
@@ -7,4 +8,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [{ version: 1, name: 'foundation', sql: foundation }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: 'foundation', sql: foundation },
+  { version: 3, name: 'messages', sql: messages },
+];

@@ -1,0 +1,100 @@
+// The normalised payloads engines emit for message events (docs/EVENTS.md documents each field).
+import type { JidRef } from './jid.js';
+import type { DeliveryStatus, MediaAttachment, MessageType, OutgoingContent } from './types.js';
+
+export interface MessagePayload {
+  messageId: string;
+  chatId: string;
+  /** the author; in 1:1 chats the contact (received) or the session (sent) */
+  from: JidRef;
+  fromMe: boolean;
+  isGroup: boolean;
+  type: MessageType;
+  /** ISO 8601 */
+  timestamp: string;
+  text?: string;
+  caption?: string;
+  mediaId?: string;
+  mimeType?: string;
+  filename?: string;
+  size?: number;
+  /** S3 URL, when auto-persist saved the media */
+  mediaUrl?: string;
+  ptt?: boolean;
+  quotedMessageId?: string;
+  mentions?: string[];
+  isForwarded?: boolean;
+  poll?: { title: string; options: string[]; multiSelect: boolean };
+  location?: { latitude: number; longitude: number; address?: string; name?: string };
+  vcard?: string;
+  displayName?: string;
+  status?: DeliveryStatus;
+  /** raw attachment from the engine; replaced by mediaId before the event is published */
+  media?: MediaAttachment;
+}
+
+export interface AckPayload {
+  messageId: string;
+  chatId: string;
+  status: DeliveryStatus;
+  /** who acknowledged (the recipient, or a group member) */
+  by?: JidRef;
+  timestamp: string;
+}
+
+export interface ReactionPayload {
+  messageId: string;
+  chatId: string;
+  from: JidRef;
+  fromMe: boolean;
+  /** empty string: the reaction was removed */
+  reaction: string;
+  timestamp: string;
+}
+
+export interface EditPayload {
+  messageId: string;
+  chatId: string;
+  from: JidRef;
+  fromMe: boolean;
+  text: string;
+  timestamp: string;
+}
+
+export interface RevokePayload {
+  messageId: string;
+  chatId: string;
+  from: JidRef;
+  fromMe: boolean;
+  timestamp: string;
+}
+
+export interface VotePayload {
+  pollMessageId: string;
+  chatId: string;
+  voter: JidRef;
+  /** option texts currently selected by the voter (empty: vote withdrawn) */
+  selectedOptions: string[];
+  timestamp: string;
+}
+
+/** The content part of a message payload. */
+export function contentFields(content: OutgoingContent): Partial<MessagePayload> {
+  switch (content.type) {
+    case 'text':
+      return { type: 'text', text: content.text };
+    case 'poll':
+      return { type: 'poll', poll: { title: content.title, options: content.options, multiSelect: content.multiSelect } };
+    case 'location':
+      return { type: 'location', location: { latitude: content.latitude, longitude: content.longitude, ...(content.address ? { address: content.address } : {}), ...(content.name ? { name: content.name } : {}) } };
+    case 'contact':
+      return { type: 'contact', vcard: content.vcard, displayName: content.displayName };
+    default:
+      return {
+        type: content.type,
+        ...(content.caption !== undefined ? { caption: content.caption } : {}),
+        ...(content.ptt !== undefined ? { ptt: content.ptt } : {}),
+        media: { data: content.media.data, mimeType: content.media.mimeType, size: content.media.data.length, ...(content.media.filename ? { filename: content.media.filename } : {}) },
+      };
+  }
+}

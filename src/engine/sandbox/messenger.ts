@@ -1,0 +1,274 @@
+// Messaging of one open sandbox account: routes its messages, acks, edits, revokes, reactions and chat states through the network.
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../../errors.js';
+import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
+import { contentFields, type MessagePayload } from '../payloads.js';
+import type { DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import { isRegisteredNumber, type MessageTrace, type SandboxNetwork } from './network.js';
+import type { SandboxSession } from './session.js';
+
+const VIRTUAL_DELIVERED_MS = 20;
+const VIRTUAL_READ_MS = 200;
+
+export function newMessageId(): string {
+  return `3EB0${randomBytes(10).toString('hex').toUpperCase()}`;
+}
+
+/** How a chat id resolves on the network. */
+type Target =
+  | { kind: 'user'; digits: string; byLid: boolean; registered: boolean }
+  | { kind: 'group'; groupId: string }
+  | { kind: 'channel'; channelId: string }
+  | { kind: 'status' };
+
+export class SandboxMessenger {
+  constructor(
+    private readonly network: SandboxNetwork,
+    readonly digits: string,
+    private readonly session: SandboxSession,
+  ) {}
+
+  ref(digits: string): JidRef {
+    return jidRef(`${digits}@s.whatsapp.net`, { lid: this.network.lidOf(digits) });
+  }
+
+  async send(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
+    const target = this.resolve(chatId);
+    const id = newMessageId();
+    const timestamp = new Date().toISOString();
+    const recipients = this.recipientsOf(target);
+    const trace: MessageTrace = {
+      id,
+      senderDigits: this.digits,
+      chatId,
+      recipients,
+      addressedByLid: target.kind === 'user' && target.byLid,
+      ...(target.kind === 'group' ? { groupId: target.groupId } : {}),
+      ...(content.type === 'poll' ? { poll: { options: content.options, multiSelect: content.multiSelect } } : {}),
+    };
+    this.network.remember(trace);
+
+    const base = contentFields(content);
+    const common = {
+      messageId: id,
+      fromMe: false,
+      isGroup: target.kind === 'group',
+      timestamp,
+      ...base,
+      ...(options.quoted ? { quotedMessageId: options.quoted.id } : {}),
+      ...(options.mentions?.length ? { mentions: options.mentions } : {}),
+      ...(options.forwarded ? { isForwarded: true } : {}),
+    };
+    setImmediate(() => {
+      for (const digits of recipients) {
+        const recipient = this.network.sessionFor(digits);
+        if (recipient) {
+          const payload: MessagePayload = { ...common, chatId: this.chatSeenBy(trace), from: this.ref(this.digits) } as MessagePayload;
+          recipient.deliver('message.received', payload as unknown as Record<string, unknown>);
+          this.ack(trace, 'delivered', digits);
+        } else if (target.kind === 'user' && target.registered) {
+          setTimeout(() => this.ack(trace, 'delivered', digits), VIRTUAL_DELIVERED_MS).unref();
+          setTimeout(() => this.ack(trace, 'read', digits), VIRTUAL_READ_MS).unref();
+        }
+      }
+    });
+
+    const sent: SentMessage = { messageId: id, timestamp, status: 'sent', chatId };
+    if (target.kind === 'user') {
+      sent.phoneNumber = `+${target.digits}`;
+      sent.lid = this.network.lidOf(target.digits);
+    }
+    return sent;
+  }
+
+  edit(target: MessageRef, text: string): void {
+    const trace = this.ownTrace(target);
+    this.broadcast(trace, 'message.edited', (chatId) => ({ messageId: trace.id, chatId, from: this.ref(this.digits), fromMe: false, text, timestamp: now() }));
+  }
+
+  revoke(target: MessageRef): void {
+    const trace = this.ownTrace(target);
+    this.broadcast(trace, 'message.revoked', (chatId) => ({ messageId: trace.id, chatId, from: this.ref(this.digits), fromMe: false, timestamp: now() }));
+  }
+
+  react(target: MessageRef, emoji: string): void {
+    const trace = this.network.trace(target.id);
+    if (!trace) return;
+    const participants = this.conversationOf(trace).filter((d) => d !== this.digits);
+    for (const digits of participants) {
+      this.network.sessionFor(digits)?.deliver('message.reaction', {
+        messageId: trace.id,
+        chatId: this.chatFor(trace, digits),
+        from: this.ref(this.digits),
+        fromMe: false,
+        reaction: emoji,
+        timestamp: now(),
+      });
+    }
+  }
+
+  typing(chatId: string, state: TypingState): void {
+    const target = this.resolve(chatId);
+    for (const digits of this.recipientsOf(target)) {
+      this.network.sessionFor(digits)?.deliver('presence.update', {
+        from: target.kind === 'group' ? jidRef(target.groupId) : this.ref(this.digits),
+        ...(target.kind === 'group' ? { sender: this.ref(this.digits) } : {}),
+        state: state === 'paused' ? 'paused' : 'composing',
+        unavailable: false,
+        ...(state === 'recording' ? { media: 'audio' } : {}),
+      });
+    }
+  }
+
+  seen(target: MessageRef): void {
+    const trace = this.network.trace(target.id);
+    if (!trace || trace.senderDigits === this.digits) return;
+    this.network.sessionFor(trace.senderDigits)?.messenger?.ack(trace, 'read', this.digits);
+  }
+
+  /** An acknowledgement from `byDigits` reaches this (sending) account. */
+  ack(trace: MessageTrace, status: DeliveryStatus, byDigits: string): void {
+    this.session.deliver('message.ack', { messageId: trace.id, chatId: trace.chatId, status, by: this.ref(byDigits), timestamp: now() });
+  }
+
+  // ---- virtual contacts acting on this account (sandbox control routes) ----
+
+  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions): string {
+    if (groupId) this.requireGroup(groupId);
+    const id = newMessageId();
+    this.network.remember({
+      id,
+      senderDigits: fromDigits,
+      chatId: groupId ?? `${this.digits}@s.whatsapp.net`,
+      recipients: [this.digits],
+      addressedByLid: false,
+      ...(groupId ? { groupId } : {}),
+      ...(content.type === 'poll' ? { poll: { options: content.options, multiSelect: content.multiSelect } } : {}),
+    });
+    const payload = {
+      messageId: id,
+      chatId: groupId ?? `${fromDigits}@s.whatsapp.net`,
+      from: this.ref(fromDigits),
+      fromMe: false,
+      isGroup: groupId !== undefined,
+      timestamp: now(),
+      ...contentFields(content),
+      ...(options.quoted ? { quotedMessageId: options.quoted.id } : {}),
+      ...(options.mentions?.length ? { mentions: options.mentions } : {}),
+      ...(options.forwarded ? { isForwarded: true } : {}),
+    };
+    this.session.deliver('message.received', payload);
+    return id;
+  }
+
+  contactAction(fromDigits: string, action: ContactAction): void {
+    const trace = this.network.trace(action.messageId);
+    if (!trace || !this.conversationOf(trace).includes(fromDigits) || !this.conversationOf(trace).includes(this.digits)) {
+      throw new GatewayError('MESSAGE_NOT_FOUND', `message ${action.messageId} is not in a conversation between this session and ${fromDigits}`);
+    }
+    const chatId = trace.groupId ?? (trace.senderDigits === this.digits ? trace.chatId : `${fromDigits}@s.whatsapp.net`);
+    const from = this.ref(fromDigits);
+    switch (action.kind) {
+      case 'reaction':
+        this.session.deliver('message.reaction', { messageId: trace.id, chatId, from, fromMe: false, reaction: action.reaction, timestamp: now() });
+        return;
+      case 'read':
+        if (trace.senderDigits !== this.digits) throw new GatewayError('NOT_MESSAGE_OWNER', 'only messages the session sent can be read by the contact');
+        this.ack(trace, 'read', fromDigits);
+        return;
+      case 'edit':
+      case 'revoke':
+        if (trace.senderDigits !== fromDigits) throw new GatewayError('NOT_MESSAGE_OWNER', `the contact can only ${action.kind} its own messages`);
+        if (action.kind === 'edit') this.session.deliver('message.edited', { messageId: trace.id, chatId, from, fromMe: false, text: action.text, timestamp: now() });
+        else this.session.deliver('message.revoked', { messageId: trace.id, chatId, from, fromMe: false, timestamp: now() });
+        return;
+      case 'vote': {
+        if (!trace.poll) throw new GatewayError('VALIDATION_FAILED', `message ${trace.id} is not a poll`, [{ path: '/messageId', message: 'is not a poll' }]);
+        const unknown = action.options.filter((o) => !trace.poll!.options.includes(o));
+        if (unknown.length) throw new GatewayError('VALIDATION_FAILED', `not options of the poll: ${unknown.join(', ')}`, [{ path: '/options', message: 'contains options the poll does not have' }]);
+        if (!trace.poll.multiSelect && action.options.length > 1) throw new GatewayError('VALIDATION_FAILED', 'the poll allows one option only', [{ path: '/options', message: 'at most one option' }]);
+        this.session.deliver('message.vote', { pollMessageId: trace.id, chatId, voter: from, selectedOptions: action.options, timestamp: now() });
+        return;
+      }
+    }
+  }
+
+  // ---- internals ----
+
+  private resolve(chatId: string): Target {
+    switch (jidKind(chatId)) {
+      case 'user': {
+        const digits = jidUser(chatId);
+        return { kind: 'user', digits, byLid: false, registered: isRegisteredNumber(digits) };
+      }
+      case 'lid': {
+        const digits = this.network.digitsOfLid(chatId);
+        if (!digits) return { kind: 'user', digits: jidUser(chatId), byLid: true, registered: false };
+        return { kind: 'user', digits, byLid: true, registered: isRegisteredNumber(digits) };
+      }
+      case 'group':
+        this.requireGroup(chatId);
+        return { kind: 'group', groupId: chatId };
+      case 'newsletter':
+        return { kind: 'channel', channelId: chatId };
+      case 'status':
+        return { kind: 'status' };
+      default:
+        throw new GatewayError('VALIDATION_FAILED', `cannot send to ${chatId}`, [{ path: '/chatId', message: 'is not a chat the network can deliver to' }]);
+    }
+  }
+
+  private requireGroup(groupId: string) {
+    const group = this.network.groups.get(groupId);
+    if (!group) throw new GatewayError('GROUP_NOT_FOUND', `group ${groupId} not found`);
+    if (!group.members.has(this.digits)) throw new GatewayError('NOT_GROUP_MEMBER', `this session is not a member of ${groupId}`);
+    return group;
+  }
+
+  private recipientsOf(target: Target): string[] {
+    if (target.kind === 'user') return target.digits === this.digits ? [] : [target.digits];
+    if (target.kind === 'group') return [...this.network.groups.get(target.groupId)!.members.keys()].filter((d) => d !== this.digits);
+    return [];
+  }
+
+  /** Everyone in the conversation a message belongs to. */
+  private conversationOf(trace: MessageTrace): string[] {
+    if (trace.groupId) return [...(this.network.groups.get(trace.groupId)?.members.keys() ?? [])];
+    return [trace.senderDigits, ...trace.recipients];
+  }
+
+  /** The chat id under which `digits` sees a message. */
+  private chatFor(trace: MessageTrace, digits: string): string {
+    if (trace.groupId) return trace.groupId;
+    if (digits === trace.senderDigits) return trace.chatId;
+    return trace.addressedByLid ? this.network.lidOf(trace.senderDigits) : `${trace.senderDigits}@s.whatsapp.net`;
+  }
+
+  private chatSeenBy(trace: MessageTrace): string {
+    return this.chatFor(trace, trace.recipients[0] ?? '');
+  }
+
+  private ownTrace(target: MessageRef): MessageTrace {
+    const trace = this.network.trace(target.id);
+    if (!trace) throw new GatewayError('MESSAGE_NOT_FOUND', `message ${target.id} not found`);
+    if (trace.senderDigits !== this.digits) throw new GatewayError('NOT_MESSAGE_OWNER', 'only messages this session sent can be changed');
+    return trace;
+  }
+
+  private broadcast(trace: MessageTrace, type: 'message.edited' | 'message.revoked', payload: (chatId: string) => Record<string, unknown>): void {
+    for (const digits of trace.groupId ? this.conversationOf(trace).filter((d) => d !== this.digits) : trace.recipients) {
+      this.network.sessionFor(digits)?.deliver(type, payload(this.chatFor(trace, digits)));
+    }
+  }
+}
+
+export type ContactAction =
+  | { kind: 'reaction'; messageId: string; reaction: string }
+  | { kind: 'edit'; messageId: string; text: string }
+  | { kind: 'revoke'; messageId: string }
+  | { kind: 'read'; messageId: string }
+  | { kind: 'vote'; messageId: string; options: string[] };
+
+function now(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,101 @@
+// Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
+import type { SendBody } from '../../messages/service.js';
+import { sessionParams } from '../schemas/common.js';
+import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
+import { done } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+export function messageRoutes({ messaging }: Services): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/messages/send',
+      access: 'messages:send',
+      sessionFrom: 'body',
+      summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
+      schema: { body: sendMessageBody },
+      async handler({ body, ctx }) {
+        if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
+          const accepted = messaging.sendAsync(body as SendBody);
+          ctx.status = 202;
+          ctx.set('Preference-Applied', 'respond-async');
+          return accepted;
+        }
+        return messaging.send(body as SendBody);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/messages/:messageId/edit',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'edit the text of a message the session sent',
+      schema: { params: messageParams, body: editBody },
+      async handler({ params, body }) {
+        await messaging.edit(params.session, params.messageId, body.text);
+        return done(`message ${params.messageId} edited`);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/sessions/:session/messages/:messageId',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'delete a message the session sent, for everyone',
+      schema: { params: messageParams },
+      async handler({ params }) {
+        await messaging.delete(params.session, params.messageId);
+        return done(`message ${params.messageId} deleted for everyone`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/messages/react',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'react to a message (an empty reaction removes it)',
+      schema: { params: sessionParams, body: reactBody },
+      async handler({ params, body }) {
+        await messaging.react(params.session, body);
+        return done(body.reaction === '' ? 'reaction removed' : 'reaction sent');
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/messages/typing',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'send a typing indicator (returns at once)',
+      schema: { params: sessionParams, body: typingBody },
+      handler({ params, body }) {
+        messaging.typing(params.session, body);
+        return done(`typing state ${body.state} sent`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/messages/seen',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'send a read receipt for a message',
+      schema: { params: sessionParams, body: seenBody },
+      async handler({ params, body }) {
+        await messaging.seen(params.session, body);
+        return done('read receipt sent');
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/messages/star',
+      access: 'messages:send',
+      sessionFrom: 'params',
+      summary: 'star or unstar a message',
+      schema: { params: sessionParams, body: starBody },
+      async handler({ params, body }) {
+        const starred = await messaging.star(params.session, body);
+        return done(starred ? 'message starred' : 'message unstarred');
+      },
+    },
+  ];
+}

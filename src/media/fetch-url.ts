@@ -1,0 +1,69 @@
+// Downloads media from a user-supplied URL through the URL guard, with a byte limit checked while streaming and a timeout.
+import { request, type Dispatcher } from 'undici';
+import { GatewayError } from '../errors.js';
+
+export interface FetchedMedia {
+  data: Buffer;
+  contentType?: string;
+  filename?: string;
+}
+
+export interface FetchLimits {
+  maxBytes: number;
+  timeoutMs: number;
+}
+
+export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: FetchLimits, field = '/url'): Promise<FetchedMedia> {
+  const tooLarge = () =>
+    new GatewayError('VALIDATION_FAILED', `${field.slice(1)}: the media is larger than ${limits.maxBytes / 1024 / 1024} MB`, [
+      { path: field, message: `is larger than ${limits.maxBytes / 1024 / 1024} MB` },
+    ]);
+  const failed = (why: string) => new GatewayError('MEDIA_DOWNLOAD_FAILED', `could not download ${url.href}: ${why}`, [{ path: field, message: why }]);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
+  try {
+    let response: Dispatcher.ResponseData<unknown>;
+    try {
+      response = await request(url, { method: 'GET', dispatcher, signal: controller.signal, maxRedirections: 0 } as Parameters<typeof request>[1]);
+    } catch (err) {
+      if (controller.signal.aborted) throw failed(`timed out after ${limits.timeoutMs} ms`);
+      const message = (err as Error).message;
+      if ((err as { code?: string }).code === 'ERR_BLOCKED_TARGET' || /blocked address/.test(message)) {
+        throw new GatewayError('MEDIA_URL_REJECTED', `Media URL rejected: ${message}`, [{ path: field, message }]);
+      }
+      throw failed(message);
+    }
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      response.body.destroy();
+      throw failed(`the server answered HTTP ${response.statusCode}${response.statusCode >= 300 && response.statusCode < 400 ? ' (redirects are not followed)' : ''}`);
+    }
+    const declared = Number(response.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limits.maxBytes) {
+      response.body.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let received = 0;
+    try {
+      for await (const chunk of response.body) {
+        received += (chunk as Buffer).length;
+        if (received > limits.maxBytes) {
+          response.body.destroy();
+          throw tooLarge();
+        }
+        chunks.push(chunk as Buffer);
+      }
+    } catch (err) {
+      if (err instanceof GatewayError) throw err;
+      throw failed(controller.signal.aborted ? `timed out after ${limits.timeoutMs} ms` : (err as Error).message);
+    }
+    const type = response.headers['content-type'];
+    return {
+      data: Buffer.concat(chunks, received),
+      contentType: typeof type === 'string' ? type : undefined,
+      filename: decodeURIComponent(url.pathname.split('/').pop() ?? '') || undefined,
+    };
+  } finally {
+    clearTimeout(timer);
+  }
+}

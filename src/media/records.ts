@@ -1,0 +1,61 @@
+// Media records: every media message sent or received gets one; bytes held locally go to the blob store.
+import { randomUUID } from 'node:crypto';
+import type { MediaAttachment } from '../engine/types.js';
+import type { MediaRepo, MediaRow } from '../store/media.js';
+import type { BlobStore } from './blob-store.js';
+import { extensionFor } from './mime.js';
+
+export interface MediaView {
+  id: string;
+  messageId: string;
+  session: string;
+  mimeType: string;
+  size: number | null;
+  filename?: string;
+  persisted: boolean;
+  s3Url?: string;
+  createdAt: string;
+}
+
+export const mediaView = (row: MediaRow): MediaView => ({
+  id: row.id,
+  messageId: row.messageId,
+  session: row.session,
+  mimeType: row.mimeType,
+  size: row.size,
+  ...(row.filename ? { filename: row.filename } : {}),
+  persisted: row.persisted,
+  ...(row.s3Url ? { s3Url: row.s3Url } : {}),
+  createdAt: row.createdAt,
+});
+
+export class MediaRecords {
+  constructor(
+    readonly repo: MediaRepo,
+    readonly blobs: BlobStore,
+  ) {}
+
+  /** Records an attachment of a message; bytes in hand are written to the blob store before the record exists. */
+  record(session: string, messageId: string, chatId: string, attachment: MediaAttachment): MediaRow {
+    const id = randomUUID();
+    let blob: string | null = null;
+    if (attachment.data) {
+      blob = `${id}.${extensionFor(attachment.mimeType)}`;
+      this.blobs.writeSync(blob, attachment.data);
+    }
+    const row = {
+      id,
+      session,
+      messageId,
+      chatId,
+      mimeType: attachment.mimeType,
+      size: attachment.size ?? attachment.data?.length ?? null,
+      filename: attachment.filename ?? null,
+      blob,
+      ref: attachment.ref === undefined ? null : JSON.stringify(attachment.ref),
+      createdAt: new Date().toISOString(),
+    };
+    this.repo.insert(row);
+    return { ...row, persisted: false, s3Key: null, s3Url: null };
+  }
+}

@@ -1,0 +1,78 @@
+// What happens to message events from the engines before they are published: stored, media recorded, acks applied.
+import type { EngineEventProcessor } from '../sessions/manager.js';
+import type { MessagePayload } from '../engine/payloads.js';
+import { jidKind } from '../engine/jid.js';
+import type { DeliveryStatus, MessageType } from '../engine/types.js';
+import type { MediaRecords } from '../media/records.js';
+import type { MessagesRepo } from '../store/messages.js';
+
+export function createMessageIngest(messages: MessagesRepo, media: MediaRecords): EngineEventProcessor {
+  return function ingestMessageEvent(session, type, payload) {
+    switch (type) {
+      case 'message.received':
+        storeReceived(session, payload as unknown as MessagePayload);
+        return;
+      case 'message.ack': {
+        const { chatId, messageId, status } = payload as { chatId: string; messageId: string; status: DeliveryStatus };
+        const known = messages.find(session, messageId, chatId);
+        if (known && !messages.advanceStatus(session, chatId, messageId, status)) return false;
+        return;
+      }
+      case 'message.edited': {
+        const { chatId, messageId, text } = payload as { chatId: string; messageId: string; text: string };
+        messages.setText(session, chatId, messageId, text);
+        return;
+      }
+      case 'message.revoked': {
+        const { chatId, messageId } = payload as { chatId: string; messageId: string };
+        messages.markRevoked(session, chatId, messageId);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+
+  function storeReceived(session: string, payload: MessagePayload): void {
+    const at = Date.parse(payload.timestamp) || Date.now();
+    if (payload.media) {
+      const { media: attachment } = payload;
+      delete payload.media;
+      const row = media.record(session, payload.messageId, payload.chatId, attachment);
+      payload.mediaId = row.id;
+      payload.mimeType = row.mimeType;
+      if (row.size !== null) payload.size = row.size;
+      if (row.filename) payload.filename = row.filename;
+    }
+    messages.insert({
+      session,
+      chatId: payload.chatId,
+      id: payload.messageId,
+      sender: payload.from.jid,
+      fromMe: payload.fromMe,
+      type: payload.type as MessageType,
+      text: payload.text ?? payload.caption ?? null,
+      mediaId: payload.mediaId ?? null,
+      quotedId: payload.quotedMessageId ?? null,
+      status: 'received',
+      secret: null,
+      extra: extraOf(payload),
+      raw: null,
+      timestamp: at,
+    });
+    if (!payload.fromMe) {
+      // who may be answered in client-token "conversation" mode: the chat, and the author under each of its names
+      for (const jid of new Set([payload.chatId, payload.from.jid, payload.from.lid].filter(Boolean) as string[])) {
+        if (jidKind(jid) !== 'status') messages.recordCorrespondent(session, jid, at);
+      }
+      if (payload.from.phoneNumber) messages.recordCorrespondent(session, `${payload.from.phoneNumber.slice(1)}@s.whatsapp.net`, at);
+    }
+  }
+}
+
+export function extraOf(payload: Pick<MessagePayload, 'poll' | 'location' | 'vcard'>): Record<string, unknown> | null {
+  if (payload.poll) return { poll: payload.poll };
+  if (payload.location) return { location: payload.location };
+  if (payload.vcard) return { vcard: payload.vcard };
+  return null;
+}

@@ -1,0 +1,288 @@
+// Messaging operations of SPEC §4 "Messages": send (sync or async), edit, delete, react, typing, seen, star.
+import { randomUUID } from 'node:crypto';
+import PQueue from 'p-queue';
+import { GatewayError, notFound, ValidationError } from '../errors.js';
+import type { EventBus } from '../events/bus.js';
+import { jidRef, normalizeJid } from '../engine/jid.js';
+import { contentFields, type MessagePayload } from '../engine/payloads.js';
+import type { EngineSession, MessageRef, SendOptions, SentMessage, TypingState } from '../engine/types.js';
+import type { Logger } from '../logger.js';
+import type { MediaRecords } from '../media/records.js';
+import type { SessionManager } from '../sessions/manager.js';
+import type { MessageRow, MessagesRepo } from '../store/messages.js';
+import { buildContent, checkContentFields, checkMentions, type ContentFields, type MediaSource } from './content.js';
+import { extraOf } from './ingest.js';
+
+export interface SendBody extends ContentFields {
+  session: string;
+  chatId: string;
+  quotedMessage?: { messageId: string; chatId?: string; participant?: string; fromMe?: boolean };
+  isForwarded?: boolean;
+}
+
+export interface SendResult {
+  messageId: string;
+  status: string;
+  timestamp: string;
+  chatId: string;
+  phoneNumber?: string;
+  lid?: string;
+  mediaId?: string;
+}
+
+export interface StarBody {
+  chatId: string;
+  messageId: string;
+  star?: boolean;
+  fromMe?: boolean;
+  participant?: string;
+}
+
+export class MessagingService {
+  private readonly queues = new Map<string, PQueue>();
+
+  constructor(
+    private readonly deps: {
+      sessions: SessionManager;
+      messages: MessagesRepo;
+      media: MediaRecords;
+      bus: EventBus;
+      mediaSource: MediaSource;
+      logger: Logger;
+      /** safe mode's pause before a send, ms, from the text length; replaceable in tests */
+      safeModeDelay?: (textLength: number) => number;
+    },
+  ) {}
+
+  /** Everything that can be checked before answering: body rules, chat id, session state. */
+  prepare(body: SendBody): { chatId: string; engine: EngineSession } {
+    checkContentFields(body);
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    return { chatId, engine: this.deps.sessions.connected(body.session) };
+  }
+
+  async send(body: SendBody): Promise<SendResult> {
+    const { chatId } = this.prepare(body);
+    const content = await buildContent(body, this.deps.mediaSource);
+    const options: SendOptions = {
+      ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage) } : {}),
+      ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
+      ...(body.isForwarded ? { forwarded: true } : {}),
+    };
+    const session = body.session;
+    const sent = await this.queueOf(session).add(async () => {
+      const engine = this.deps.sessions.connected(session);
+      if (this.safeMode(session)) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
+      return engine.sendMessage(chatId, content, options);
+    });
+    return this.recordSent(session, sent, content, body, options);
+  }
+
+  /** `Prefer: respond-async`: checks now, sends in the background, reports through command.result. */
+  sendAsync(body: SendBody): { commandId: string; status: 'accepted' } {
+    this.prepare(body);
+    const commandId = randomUUID();
+    void this.send(body).then(
+      (result) => this.deps.bus.emit(body.session, 'command.result', { commandId, success: true, result }),
+      (err: unknown) => {
+        const error = err instanceof GatewayError ? err : new GatewayError('INTERNAL', (err as Error).message);
+        if (!(err instanceof GatewayError)) this.deps.logger.error({ err, commandId }, 'async send failed');
+        this.deps.bus.emit(body.session, 'command.result', { commandId, success: false, error: { code: error.code, message: error.message } });
+      },
+    );
+    return { commandId, status: 'accepted' };
+  }
+
+  async edit(session: string, messageId: string, text: string): Promise<void> {
+    const row = this.ownMessage(session, messageId, 'edit');
+    if (row.type !== 'text') throw new GatewayError('VALIDATION_FAILED', `only text messages can be edited; ${messageId} is a ${row.type} message`, [{ path: '/messageId', message: 'is not a text message' }]);
+    await this.deps.sessions.connected(session).editMessage(refOf(row), text);
+    this.deps.messages.setText(session, row.chatId, row.id, text);
+    this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, text, timestamp: new Date().toISOString() });
+  }
+
+  async delete(session: string, messageId: string): Promise<void> {
+    const row = this.ownMessage(session, messageId, 'delete');
+    await this.deps.sessions.connected(session).deleteMessage(refOf(row));
+    this.deps.messages.markRevoked(session, row.chatId, row.id);
+    this.deps.bus.emit(session, 'message.revoked', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, timestamp: new Date().toISOString() });
+  }
+
+  async react(session: string, body: { chatId: string; messageId: string; reaction: string }): Promise<void> {
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    const engine = this.deps.sessions.connected(session);
+    const row = this.deps.messages.find(session, body.messageId, chatId);
+    await engine.react(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false }, body.reaction);
+    this.deps.bus.emit(session, 'message.reaction', {
+      messageId: body.messageId,
+      chatId,
+      from: this.ownRef(session),
+      fromMe: true,
+      reaction: body.reaction,
+      timestamp: new Date().toISOString(),
+    });
+  }
+
+  /** Returns at once; the indicator goes out in the background. */
+  typing(session: string, body: { chatId: string; state: string }): void {
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    const engine = this.deps.sessions.connected(session);
+    const state: TypingState = body.state === 'typing' ? 'composing' : (body.state as TypingState);
+    engine.sendTyping(chatId, state).catch((err: unknown) => this.deps.logger.warn({ err, session, chatId }, 'typing indicator failed'));
+  }
+
+  async seen(session: string, body: { chatId: string; messageId: string }): Promise<void> {
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    const engine = this.deps.sessions.connected(session);
+    const row = this.deps.messages.find(session, body.messageId, chatId);
+    await engine.markSeen(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false });
+  }
+
+  async star(session: string, body: StarBody): Promise<boolean> {
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    const engine = this.deps.sessions.connected(session);
+    const row = this.deps.messages.find(session, body.messageId, chatId);
+    const participant = body.participant ? normalizeChat(body.participant, '/participant') : undefined;
+    const fromMe = body.fromMe ?? row?.fromMe;
+    if (fromMe === undefined) {
+      throw ValidationError.field('/fromMe', 'is required for a message the gateway has not stored');
+    }
+    if (!fromMe && chatId.endsWith('@g.us') && !participant && !row?.sender) {
+      throw ValidationError.field('/participant', 'is required for group messages the session did not send');
+    }
+    const star = body.star ?? true;
+    const ref: MessageRef = row ? { ...refOf(row), fromMe } : { id: body.messageId, chatId, fromMe, ...(participant ? { participant } : {}) };
+    await engine.star(ref, star);
+    if (row) this.deps.messages.setStarred(session, chatId, row.id, star);
+    this.deps.bus.emit(session, 'message.update', { messageId: body.messageId, chatId, starred: star, timestamp: new Date().toISOString() });
+    return star;
+  }
+
+  /** Whether `jid` has written to the session (client-token "conversation" mode). */
+  hasWrittenTo(session: string, jid: string): boolean {
+    return this.deps.messages.hasCorrespondent(session, jid);
+  }
+
+  // ---- internals ----
+
+  private recordSent(session: string, sent: SentMessage, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions): SendResult {
+    const fields = contentFields(content);
+    let mediaId: string | undefined;
+    if (fields.media) {
+      mediaId = this.deps.media.record(session, sent.messageId, sent.chatId, fields.media).id;
+      delete fields.media;
+    }
+    const at = Date.parse(sent.timestamp) || Date.now();
+    this.deps.messages.insert({
+      session,
+      chatId: sent.chatId,
+      id: sent.messageId,
+      sender: null,
+      fromMe: true,
+      type: content.type,
+      text: fields.text ?? fields.caption ?? null,
+      mediaId: mediaId ?? null,
+      quotedId: options.quoted?.id ?? null,
+      status: sent.status,
+      secret: sent.secret ?? null,
+      extra: extraOf(fields),
+      raw: sent.raw === undefined ? null : JSON.stringify(sent.raw),
+      timestamp: at,
+    });
+    const payload = {
+      ...fields,
+      messageId: sent.messageId,
+      chatId: sent.chatId,
+      from: this.ownRef(session),
+      fromMe: true,
+      isGroup: sent.chatId.endsWith('@g.us'),
+      timestamp: sent.timestamp,
+      ...(mediaId ? { mediaId, mimeType: (content as { media: { mimeType: string } }).media.mimeType } : {}),
+      ...(options.quoted ? { quotedMessageId: options.quoted.id } : {}),
+      ...(options.mentions?.length ? { mentions: options.mentions } : {}),
+      ...(body.isForwarded ? { isForwarded: true } : {}),
+      status: sent.status,
+    } satisfies Partial<MessagePayload>;
+    this.deps.bus.emit(session, 'message.sent', payload);
+    return {
+      messageId: sent.messageId,
+      status: sent.status,
+      timestamp: sent.timestamp,
+      chatId: sent.chatId,
+      ...(sent.phoneNumber ? { phoneNumber: sent.phoneNumber } : {}),
+      ...(sent.lid ? { lid: sent.lid } : {}),
+      ...(mediaId ? { mediaId } : {}),
+    };
+  }
+
+  private quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>): MessageRef {
+    const quotedChat = quoted.chatId ? normalizeChat(quoted.chatId, '/quotedMessage/chatId') : chatId;
+    const row = this.deps.messages.find(session, quoted.messageId, quotedChat) ?? this.deps.messages.find(session, quoted.messageId);
+    if (row) return refOf(row);
+    if (quoted.fromMe === undefined) {
+      throw new GatewayError('MESSAGE_NOT_FOUND', `quoted message ${quoted.messageId} is not in the message store; give quotedMessage.fromMe (and participant in groups) to quote it anyway`, [
+        { path: '/quotedMessage/messageId', message: 'not found in the message store' },
+      ]);
+    }
+    return { id: quoted.messageId, chatId: quotedChat, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: quoted.participant } : {}) };
+  }
+
+  private ownMessage(session: string, messageId: string, action: string): MessageRow {
+    this.deps.sessions.connected(session);
+    const row = this.deps.messages.find(session, messageId);
+    if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${messageId}`);
+    if (!row.fromMe) throw new GatewayError('NOT_MESSAGE_OWNER', `cannot ${action} message ${messageId}: only messages this session sent`);
+    if (row.revoked) throw new GatewayError('MESSAGE_NOT_FOUND', `message ${messageId} was deleted`);
+    return row;
+  }
+
+  private ownRef(session: string) {
+    const row = this.deps.sessions.get(session);
+    const digits = row.phoneNumber?.slice(1) ?? '';
+    return jidRef(`${digits}@s.whatsapp.net`, row.lid ? { lid: row.lid } : {});
+  }
+
+  private safeMode(session: string): boolean {
+    return this.deps.sessions.get(session).config.safeMode === true;
+  }
+
+  private async humanPause(engine: EngineSession, chatId: string, textLength: number, voice: boolean): Promise<void> {
+    const delay = (this.deps.safeModeDelay ?? defaultSafeModeDelay)(textLength);
+    await engine.sendTyping(chatId, voice ? 'recording' : 'composing').catch(() => undefined);
+    await new Promise((r) => setTimeout(r, delay));
+    await engine.sendTyping(chatId, 'paused').catch(() => undefined);
+  }
+
+  private queueOf(session: string): PQueue {
+    let queue = this.queues.get(session);
+    if (!queue) {
+      queue = new PQueue({ concurrency: 1 });
+      queue.on('idle', () => this.queues.delete(session));
+      this.queues.set(session, queue);
+    }
+    return queue;
+  }
+}
+
+/** 0.4 s plus 30 ms a character, at most 3 s: about how long a person takes to type. */
+export function defaultSafeModeDelay(textLength: number): number {
+  return Math.min(3000, 400 + textLength * 30);
+}
+
+function refOf(row: MessageRow): MessageRef {
+  return {
+    id: row.id,
+    chatId: row.chatId,
+    fromMe: row.fromMe,
+    ...(!row.fromMe && row.sender && row.chatId.endsWith('@g.us') ? { participant: row.sender } : {}),
+    type: row.type,
+    ...(row.text ? { text: row.text } : {}),
+    ...(row.raw ? { raw: JSON.parse(row.raw) } : {}),
+  };
+}
+
+function normalizeChat(raw: string, path: string): string {
+  const jid = normalizeJid(raw);
+  if (!jid) throw ValidationError.field(path, 'is not a valid JID or phone number');
+  return jid;
+}

@@ -1,0 +1,78 @@
+// Repository of media records: what was received or sent, where its bytes are, and whether it was persisted to S3.
+import type { Db } from './db.js';
+
+export interface MediaRow {
+  id: string;
+  session: string;
+  messageId: string;
+  chatId: string | null;
+  mimeType: string;
+  size: number | null;
+  filename: string | null;
+  /** file name of the local blob, when the bytes are held locally */
+  blob: string | null;
+  /** engine download reference (JSON), when the bytes stay on the network */
+  ref: string | null;
+  persisted: boolean;
+  s3Key: string | null;
+  s3Url: string | null;
+  createdAt: string;
+}
+
+interface RawMedia {
+  id: string;
+  session: string;
+  message_id: string;
+  chat_id: string | null;
+  mime_type: string;
+  size: number | null;
+  filename: string | null;
+  blob: string | null;
+  ref: string | null;
+  persisted: number;
+  s3_key: string | null;
+  s3_url: string | null;
+  created_at: string;
+}
+
+const toRow = (r: RawMedia): MediaRow => ({
+  id: r.id,
+  session: r.session,
+  messageId: r.message_id,
+  chatId: r.chat_id,
+  mimeType: r.mime_type,
+  size: r.size,
+  filename: r.filename,
+  blob: r.blob,
+  ref: r.ref,
+  persisted: r.persisted === 1,
+  s3Key: r.s3_key,
+  s3Url: r.s3_url,
+  createdAt: r.created_at,
+});
+
+export type MediaRepo = ReturnType<typeof createMediaRepo>;
+
+export function createMediaRepo(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO media (id, session, message_id, chat_id, mime_type, size, filename, blob, ref, created_at)
+     VALUES (@id, @session, @messageId, @chatId, @mimeType, @size, @filename, @blob, @ref, @createdAt)`,
+  );
+  const byId = db.prepare('SELECT * FROM media WHERE id = ?');
+  const setPersisted = db.prepare('UPDATE media SET persisted = 1, s3_key = ?, s3_url = ? WHERE id = ?');
+  const setBlob = db.prepare('UPDATE media SET blob = ? WHERE id = ?');
+  const blobs = db.prepare('SELECT blob FROM media WHERE blob IS NOT NULL').pluck();
+
+  return {
+    insert(row: Omit<MediaRow, 'persisted' | 's3Key' | 's3Url'>): void {
+      insert.run(row);
+    },
+    get(id: string): MediaRow | undefined {
+      const raw = byId.get(id) as RawMedia | undefined;
+      return raw && toRow(raw);
+    },
+    markPersisted: (id: string, key: string, url: string) => void setPersisted.run(key, url, id),
+    setBlob: (id: string, blob: string | null) => void setBlob.run(blob, id),
+    referencedBlobs: (): Set<string> => new Set(blobs.all() as string[]),
+  };
+}

@@ -1,0 +1,117 @@
+// Repository of messages (sent and received) and of the correspondents who have written to each session.
+import type { Db } from './db.js';
+import type { DeliveryStatus, MessageType } from '../engine/types.js';
+
+export interface MessageRow {
+  session: string;
+  chatId: string;
+  id: string;
+  sender: string | null;
+  fromMe: boolean;
+  type: MessageType;
+  text: string | null;
+  mediaId: string | null;
+  quotedId: string | null;
+  status: DeliveryStatus | 'received';
+  starred: boolean;
+  revoked: boolean;
+  edited: boolean;
+  secret: string | null;
+  extra: Record<string, unknown> | null;
+  raw: string | null;
+  timestamp: number;
+}
+
+interface RawMessage {
+  session: string;
+  chat_id: string;
+  id: string;
+  sender: string | null;
+  from_me: number;
+  type: MessageType;
+  text: string | null;
+  media_id: string | null;
+  quoted_id: string | null;
+  status: MessageRow['status'];
+  starred: number;
+  revoked: number;
+  edited: number;
+  secret: string | null;
+  extra: string | null;
+  raw: string | null;
+  timestamp: number;
+}
+
+const toRow = (r: RawMessage): MessageRow => ({
+  session: r.session,
+  chatId: r.chat_id,
+  id: r.id,
+  sender: r.sender,
+  fromMe: r.from_me === 1,
+  type: r.type,
+  text: r.text,
+  mediaId: r.media_id,
+  quotedId: r.quoted_id,
+  status: r.status,
+  starred: r.starred === 1,
+  revoked: r.revoked === 1,
+  edited: r.edited === 1,
+  secret: r.secret,
+  extra: r.extra === null ? null : (JSON.parse(r.extra) as Record<string, unknown>),
+  raw: r.raw,
+  timestamp: r.timestamp,
+});
+
+export type NewMessage = Omit<MessageRow, 'starred' | 'revoked' | 'edited'>;
+
+/** Status only moves forward: pending → sent → delivered → read. */
+const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3, received: 0 };
+
+export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
+
+export function createMessagesRepo(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO messages (session, chat_id, id, sender, from_me, type, text, media_id, quoted_id, status, secret, extra, raw, timestamp)
+     VALUES (@session, @chatId, @id, @sender, @fromMe, @type, @text, @mediaId, @quotedId, @status, @secret, @extra, @raw, @timestamp)
+     ON CONFLICT (session, chat_id, id) DO NOTHING`,
+  );
+  const byId = db.prepare('SELECT * FROM messages WHERE session = ? AND id = ? ORDER BY timestamp DESC LIMIT 1');
+  const byChatAndId = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
+  const setStatus = db.prepare('UPDATE messages SET status = ? WHERE session = ? AND chat_id = ? AND id = ?');
+  const setText = db.prepare('UPDATE messages SET text = ?, edited = 1 WHERE session = ? AND chat_id = ? AND id = ?');
+  const setRevoked = db.prepare('UPDATE messages SET revoked = 1, text = NULL WHERE session = ? AND chat_id = ? AND id = ?');
+  const setStarred = db.prepare('UPDATE messages SET starred = ? WHERE session = ? AND chat_id = ? AND id = ?');
+  const setMedia = db.prepare('UPDATE messages SET media_id = ? WHERE session = ? AND chat_id = ? AND id = ?');
+  const prune = db.prepare('DELETE FROM messages WHERE timestamp < ?');
+  const upsertCorrespondent = db.prepare(
+    `INSERT INTO correspondents (session, jid, first_at, last_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (session, jid) DO UPDATE SET last_at = excluded.last_at`,
+  );
+  const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
+
+  return {
+    insert(message: NewMessage): void {
+      insert.run({ ...message, fromMe: message.fromMe ? 1 : 0, extra: message.extra ? JSON.stringify(message.extra) : null });
+    },
+    /** by id alone (routes that only name the message); chatId narrows when given */
+    find(session: string, id: string, chatId?: string): MessageRow | undefined {
+      const raw = (chatId ? byChatAndId.get(session, chatId, id) : byId.get(session, id)) as RawMessage | undefined;
+      return raw && toRow(raw);
+    },
+    advanceStatus(session: string, chatId: string, id: string, status: DeliveryStatus): boolean {
+      const current = byChatAndId.get(session, chatId, id) as RawMessage | undefined;
+      if (!current || STATUS_RANK[status]! <= STATUS_RANK[current.status]!) return false;
+      setStatus.run(status, session, chatId, id);
+      return true;
+    },
+    setText: (session: string, chatId: string, id: string, text: string) => setText.run(text, session, chatId, id).changes > 0,
+    markRevoked: (session: string, chatId: string, id: string) => setRevoked.run(session, chatId, id).changes > 0,
+    setStarred: (session: string, chatId: string, id: string, starred: boolean) => setStarred.run(starred ? 1 : 0, session, chatId, id).changes > 0,
+    setMedia: (session: string, chatId: string, id: string, mediaId: string) => void setMedia.run(mediaId, session, chatId, id),
+    pruneOlderThan: (cutoffMs: number): number => prune.run(cutoffMs).changes,
+    recordCorrespondent(session: string, jid: string, at: number): void {
+      upsertCorrespondent.run(session, jid, at, at);
+    },
+    hasCorrespondent: (session: string, jid: string): boolean => hasCorrespondent.get(session, jid) !== undefined,
+  };
+}
