@@ -25,6 +25,12 @@ import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
 import { createGuardedDispatcher } from './webhooks/url-guard.js';
+import { ClientRules } from './auth/client-rules.js';
+import { ClientTokens } from './auth/client-tokens.js';
+import { createClientRulesRepo } from './store/client-rules.js';
+import { createSettingsRepo } from './store/settings.js';
+import { sessionOf } from './http/router.js';
+import { clientCors } from './http/middleware/client-cors.js';
 import { GatewayError } from './errors.js';
 
 export interface Daemon {
@@ -64,14 +70,38 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
-  const services: Services = { config, version: VERSION, startedAt: Date.now(), sessions, apiKeys, bus, messaging, media, mediaSource };
+  const clientRulesRepo = createClientRulesRepo(db);
+  const clientTokens = new ClientTokens(createSettingsRepo(db), (session) => clientRulesRepo.tokenEpoch(session));
+  const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid));
+  const services: Services = {
+    config,
+    version: VERSION,
+    startedAt: Date.now(),
+    sessions,
+    apiKeys,
+    bus,
+    messaging,
+    media,
+    mediaSource,
+    clientTokens,
+    clientRules,
+  };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
 
   let draining = false;
   const app = createApp({
     routes: allRoutes(services, metrics),
-    auth: { masterKey, apiKeys },
+    auth: { masterKey, apiKeys, clientToken: (token) => clientTokens.principal(token) },
+    clientGuard: (principal, route, input) =>
+      clientRules.enforce(principal, {
+        method: route.method,
+        routePath: route.path,
+        session: sessionOf(route, input),
+        chatId: (input.body as { chatId?: string } | undefined)?.chatId,
+        origin: input.ctx.get('Origin') || undefined,
+      }),
+    early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,
     isDraining: () => draining,
@@ -96,6 +126,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await serverClosed;
       clearTimeout(deadline);
       clearInterval(pruneMessages);
+      clientRules.close();
       await sessions.shutdown();
       await Promise.all([...engines.values()].map((engine) => engine.close()));
       db.close();

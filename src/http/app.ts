@@ -7,7 +7,7 @@ import { jsonBody } from './middleware/json-body.js';
 import { requestId } from './middleware/request-id.js';
 import { shutdownGate } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
-import { buildRouter, type RouteGuard } from './router.js';
+import { buildRouter, type ClientGuard } from './router.js';
 import type { AppState, RouteDef } from './types.js';
 
 /** base64 media may be 70 MB decoded, about 94 MB encoded, plus the JSON around it */
@@ -16,7 +16,7 @@ export const BODY_LIMIT_BYTES = 100 * 1024 * 1024;
 export interface AppOptions {
   routes: RouteDef[];
   auth: Authenticators;
-  guards?: RouteGuard[];
+  clientGuard?: ClientGuard;
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
@@ -26,7 +26,7 @@ export interface AppOptions {
 
 export function createApp(options: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
-  const router = buildRouter(options.routes, options.auth, options.guards);
+  const router = buildRouter(options.routes, options.auth, options.clientGuard);
 
   app.use(requestId());
   app.use(countResponses(options.metrics));

@@ -5,10 +5,13 @@ import { requirePrincipal, type Authenticators } from './middleware/authenticate
 import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, RouteDef, RouteInput } from './types.js';
 
-/** Extra checks for a principal on a route (client-token rules plug in here). */
-export type RouteGuard = (principal: Principal, route: RouteDef, input: RouteInput) => void | Promise<void>;
+/**
+ * Checks a client-token principal on a route (client rules plug in here); may return what to do once the
+ * handler succeeded (e.g. count a send against a daily cap).
+ */
+export type ClientGuard = (principal: Extract<Principal, { kind: 'client' }>, route: RouteDef, input: RouteInput) => (() => void) | undefined;
 
-export function buildRouter(routes: RouteDef[], auth: Authenticators, guards: RouteGuard[] = []): Router {
+export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuard?: ClientGuard): Router {
   const router = new Router();
   for (const route of routes) {
     const validate = {
@@ -26,13 +29,12 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, guards: Ro
         body: validate.body ? validate.body(ctx.state.body) : ctx.state.body,
         ctx,
       };
-      if (principal) {
-        const session = sessionOf(route, input);
-        assertAccess(principal, route.access, session);
-        for (const guard of guards) await guard(principal, route, input);
-      }
+      let afterSuccess: (() => void) | undefined;
+      if (principal?.kind === 'client' && clientGuard) afterSuccess = clientGuard(principal, route, input);
+      else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
       const data = await route.handler(input);
       if (data !== undefined) ctx.body = { data };
+      afterSuccess?.();
     });
   }
   return router;

@@ -6,6 +6,8 @@ import type { SessionManager } from '../sessions/manager.js';
 import type { MessagingService } from '../messages/service.js';
 import type { MediaSource } from '../messages/content.js';
 import type { MediaRecords } from '../media/records.js';
+import type { ClientRules } from '../auth/client-rules.js';
+import type { ClientTokens } from '../auth/client-tokens.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -18,4 +20,6 @@ export interface Services {
   media: MediaRecords;
   /** where URL media is fetched through (the URL guard) */
   mediaSource: MediaSource;
+  clientTokens: ClientTokens;
+  clientRules: ClientRules;
 }

@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.js';
 import type { ApiKeys } from '../../auth/api-keys.js';
 import type { Principal } from '../../auth/scopes.js';
 import { secretsEqual } from '../../auth/secrets.js';
+import { CLIENT_TOKEN_PREFIX } from '../../auth/client-tokens.js';
 import type { AppState } from '../types.js';
 
 export interface Authenticators {
@@ -12,7 +13,6 @@ export interface Authenticators {
   clientToken?: (token: string) => Promise<Principal>;
 }
 
-export const CLIENT_TOKEN_PREFIX = 'svc_ct_';
 
 export function bearerOf(header: string): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -2,6 +2,7 @@
 import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
+import { clientTokenRoutes } from './client-tokens.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
 import { messageRoutes } from './messages.js';
@@ -14,6 +15,7 @@ export function allRoutes(services: Services, metrics: Metrics): RouteDef[] {
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
+    ...clientTokenRoutes(services),
     ...sandboxRoutes(services),
   ];
 }

@@ -1,6 +1,7 @@
 // The ordered list of schema migrations; a new one is appended, never edited once released.
 import foundation from './001-foundation.js';
 import messages from './003-messages.js';
+import clientTokens from './004-client-tokens.js';
 
 export interface Migration {
   version: number;
@@ -11,4 +12,5 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'foundation', sql: foundation },
   { version: 3, name: 'messages', sql: messages },
+  { version: 4, name: 'client-tokens', sql: clientTokens },
 ];

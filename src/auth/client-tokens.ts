@@ -1,0 +1,77 @@
+// Client tokens: `svc_ct_` + an HS256 JWT (jose) scoped to one session and one ephemeral id; minting and verification.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import { GatewayError } from '../errors.js';
+import type { SettingsRepo } from '../store/settings.js';
+import type { Principal } from './scopes.js';
+
+export const CLIENT_TOKEN_PREFIX = 'svc_ct_';
+const SECRET_SETTING = 'clientTokens.signingSecret';
+const ISSUER = 'session-gateway';
+
+export interface MintedToken {
+  token: string;
+  expiresAt: string;
+  session: string;
+  ephemeralId: string;
+}
+
+export interface ClientTokenClaims {
+  session: string;
+  ephemeralId: string;
+  tokenId: string;
+  epoch: number;
+}
+
+export class ClientTokens {
+  private readonly key: Uint8Array;
+
+  constructor(
+    settings: SettingsRepo,
+    private readonly epochOf: (session: string) => number | undefined,
+  ) {
+    let secret = settings.get<string>(SECRET_SETTING);
+    if (!secret) {
+      secret = randomBytes(32).toString('base64url');
+      settings.set(SECRET_SETTING, secret);
+    }
+    this.key = Buffer.from(secret, 'base64url');
+  }
+
+  async mint(session: string, ephemeralId: string, ttlSeconds: number): Promise<MintedToken> {
+    const epoch = this.epochOf(session);
+    if (epoch === undefined) throw new GatewayError('SESSION_NOT_FOUND', `session ${session} not found`);
+    const issuedAt = Math.floor(Date.now() / 1000);
+    const jwt = await new SignJWT({ sid: session, eph: ephemeralId, gen: epoch })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setIssuer(ISSUER)
+      .setJti(randomUUID())
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + ttlSeconds)
+      .sign(this.key);
+    return { token: CLIENT_TOKEN_PREFIX + jwt, expiresAt: new Date((issuedAt + ttlSeconds) * 1000).toISOString(), session, ephemeralId };
+  }
+
+  /** Verifies signature (HS256 only), expiry and epoch; the rules themselves are checked per request. */
+  async verify(token: string): Promise<ClientTokenClaims> {
+    if (!token.startsWith(CLIENT_TOKEN_PREFIX)) throw new GatewayError('TOKEN_INVALID', 'not a client token');
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token.slice(CLIENT_TOKEN_PREFIX.length), this.key, { algorithms: ['HS256'], issuer: ISSUER }));
+    } catch (err) {
+      if (err instanceof joseErrors.JWTExpired) throw new GatewayError('TOKEN_EXPIRED', 'the client token has expired; mint a new one');
+      throw new GatewayError('TOKEN_INVALID', 'the client token is invalid (bad signature, algorithm or format)');
+    }
+    const { sid, eph, gen, jti } = payload;
+    if (typeof sid !== 'string' || typeof eph !== 'string' || typeof gen !== 'number' || typeof jti !== 'string') {
+      throw new GatewayError('TOKEN_INVALID', 'the client token lacks its session, ephemeral id or epoch');
+    }
+    if (this.epochOf(sid) !== gen) throw new GatewayError('TOKEN_INVALID', 'the client token was revoked (its session\'s client rules were deleted, or the session is gone)');
+    return { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen };
+  }
+
+  async principal(token: string): Promise<Principal> {
+    const claims = await this.verify(token);
+    return { kind: 'client', session: claims.session, ephemeralId: claims.ephemeralId, tokenId: claims.tokenId };
+  }
+}

@@ -1,0 +1,49 @@
+// CORS for the client-token routes only: preflights answered from the session's client rules; other routes send no CORS headers.
+import type { Middleware } from 'koa';
+import { decodeJwt } from 'jose';
+import { matchClientPath } from '../../auth/client-actions.js';
+import { CLIENT_TOKEN_PREFIX } from '../../auth/client-tokens.js';
+import type { ClientRules } from '../../auth/client-rules.js';
+import { GatewayError } from '../../errors.js';
+import { bearerOf } from './authenticate.js';
+import type { AppState } from '../types.js';
+
+const ALLOWED_HEADERS = 'Authorization, Content-Type, Prefer';
+const EXPOSED_HEADERS = 'X-Request-Id, Retry-After, Preference-Applied';
+
+export function clientCors(rules: ClientRules): Middleware<AppState> {
+  return async function clientCorsMiddleware(ctx, next) {
+    const match = matchClientPath(ctx.path);
+    if (!match) return next();
+    ctx.vary('Origin');
+    const origin = ctx.get('Origin');
+    if (ctx.method === 'OPTIONS') {
+      if (!origin || !rules.originAllowed(origin, match.session)) {
+        throw new GatewayError('ORIGIN_NOT_ALLOWED', origin ? `origin ${origin} may not call this route` : 'a preflight needs an Origin header');
+      }
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Access-Control-Allow-Methods', [...match.methods, 'OPTIONS'].join(', '));
+      ctx.set('Access-Control-Allow-Headers', ALLOWED_HEADERS);
+      ctx.set('Access-Control-Max-Age', '600');
+      ctx.status = 204;
+      return;
+    }
+    if (origin && rules.originAllowed(origin, match.session ?? sessionOfToken(ctx.get('Authorization')))) {
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    }
+    await next();
+  };
+}
+
+/** The session a client token names, read without verifying it: it only picks whose rules decide the CORS headers. */
+function sessionOfToken(header: string): string | undefined {
+  const bearer = bearerOf(header);
+  if (!bearer?.startsWith(CLIENT_TOKEN_PREFIX)) return undefined;
+  try {
+    const sid = decodeJwt(bearer.slice(CLIENT_TOKEN_PREFIX.length)).sid;
+    return typeof sid === 'string' ? sid : undefined;
+  } catch {
+    return undefined;
+  }
+}

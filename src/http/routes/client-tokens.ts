@@ -1,0 +1,69 @@
+// Client tokens (minted by a server for browser code) and the per-session client rules that govern them.
+import { GatewayError } from '../../errors.js';
+import { sessionParams } from '../schemas/common.js';
+import { clientRulesBody, mintTokenBody } from '../schemas/client-tokens.js';
+import { done } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+export const DEFAULT_TTL_SECONDS = 900;
+
+export function clientTokenRoutes({ clientTokens, clientRules, sessions, config }: Services): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/client-tokens',
+      access: 'sessions:manage',
+      sessionFrom: 'body',
+      summary: 'mint a short-lived client token for one session and ephemeralId',
+      schema: { body: mintTokenBody },
+      async handler({ body, ctx }) {
+        const max = config.clientTokens.maxTtlSeconds;
+        const ttl = body.ttlSeconds ?? Math.min(DEFAULT_TTL_SECONDS, max);
+        if (ttl < 1 || ttl > max) {
+          throw new GatewayError('INVALID_TTL', `ttlSeconds must be between 1 and ${max}`, [{ path: '/ttlSeconds', message: `must be between 1 and ${max}` }]);
+        }
+        sessions.get(body.session);
+        ctx.status = 201;
+        return clientTokens.mint(body.session, body.ephemeralId, ttl);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/client-rules',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'the client rules of a session (404 when none)',
+      schema: { params: sessionParams },
+      handler({ params }) {
+        sessions.get(params.session);
+        return clientRules.get(params.session);
+      },
+    },
+    {
+      method: 'PUT',
+      path: '/api/sessions/:session/client-rules',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'create or replace the client rules of a session',
+      schema: { params: sessionParams, body: clientRulesBody },
+      handler({ params, body }) {
+        sessions.get(params.session);
+        return clientRules.put(params.session, body);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/sessions/:session/client-rules',
+      access: 'sessions:manage',
+      sessionFrom: 'params',
+      summary: 'remove the client rules; every client token of the session is refused from now on',
+      schema: { params: sessionParams },
+      handler({ params }) {
+        sessions.get(params.session);
+        clientRules.delete(params.session);
+        return done(`client rules of ${params.session} removed; its client tokens are revoked`);
+      },
+    },
+  ];
+}

@@ -1,0 +1,87 @@
+// Repository of client rules, daily client send counts, and per-session client-token epochs.
+import type { Db } from './db.js';
+
+export type RecipientMode = 'none' | 'conversation' | 'any' | 'verified';
+
+export interface ClientRulesRow {
+  session: string;
+  recipientMode: RecipientMode;
+  enabled: boolean;
+  allowedActions: string[];
+  rateLimitPerMinute: number;
+  dailySendCap: number;
+  allowedOrigins: string[];
+  updatedAt: string;
+}
+
+interface RawRules {
+  session: string;
+  recipient_mode: RecipientMode;
+  enabled: number;
+  allowed_actions: string;
+  rate_limit_per_minute: number;
+  daily_send_cap: number;
+  allowed_origins: string;
+  updated_at: string;
+}
+
+const list = (csv: string): string[] => (csv === '' ? [] : csv.split(','));
+
+const toRow = (r: RawRules): ClientRulesRow => ({
+  session: r.session,
+  recipientMode: r.recipient_mode,
+  enabled: r.enabled === 1,
+  allowedActions: list(r.allowed_actions),
+  rateLimitPerMinute: r.rate_limit_per_minute,
+  dailySendCap: r.daily_send_cap,
+  allowedOrigins: list(r.allowed_origins),
+  updatedAt: r.updated_at,
+});
+
+export type ClientRulesRepo = ReturnType<typeof createClientRulesRepo>;
+
+export function createClientRulesRepo(db: Db) {
+  const upsert = db.prepare(
+    `INSERT INTO client_rules (session, recipient_mode, enabled, allowed_actions, rate_limit_per_minute, daily_send_cap, allowed_origins, updated_at)
+     VALUES (@session, @recipientMode, @enabled, @allowedActions, @rateLimitPerMinute, @dailySendCap, @allowedOrigins, @updatedAt)
+     ON CONFLICT (session) DO UPDATE SET recipient_mode = excluded.recipient_mode, enabled = excluded.enabled,
+       allowed_actions = excluded.allowed_actions, rate_limit_per_minute = excluded.rate_limit_per_minute,
+       daily_send_cap = excluded.daily_send_cap, allowed_origins = excluded.allowed_origins, updated_at = excluded.updated_at`,
+  );
+  const get = db.prepare('SELECT * FROM client_rules WHERE session = ?');
+  const all = db.prepare('SELECT * FROM client_rules');
+  const remove = db.prepare('DELETE FROM client_rules WHERE session = ?');
+  const epoch = db.prepare('SELECT client_token_epoch FROM sessions WHERE name = ?').pluck();
+  const bumpEpoch = db.prepare('UPDATE sessions SET client_token_epoch = client_token_epoch + 1 WHERE name = ?');
+  const dailyCount = db.prepare('SELECT count FROM client_daily_sends WHERE session = ? AND ephemeral_id = ? AND day = ?').pluck();
+  const addDaily = db.prepare(
+    `INSERT INTO client_daily_sends (session, ephemeral_id, day, count) VALUES (?, ?, ?, 1)
+     ON CONFLICT (session, ephemeral_id, day) DO UPDATE SET count = count + 1`,
+  );
+  const pruneDaily = db.prepare('DELETE FROM client_daily_sends WHERE day < ?');
+
+  return {
+    put(rules: ClientRulesRow): void {
+      upsert.run({
+        ...rules,
+        enabled: rules.enabled ? 1 : 0,
+        allowedActions: rules.allowedActions.join(','),
+        allowedOrigins: rules.allowedOrigins.join(','),
+      });
+    },
+    get(session: string): ClientRulesRow | undefined {
+      const raw = get.get(session) as RawRules | undefined;
+      return raw && toRow(raw);
+    },
+    all: (): ClientRulesRow[] => (all.all() as RawRules[]).map(toRow),
+    /** removes the rules and moves the session's token epoch on, so every token minted before is refused */
+    delete: db.transaction((session: string): boolean => {
+      bumpEpoch.run(session);
+      return remove.run(session).changes > 0;
+    }),
+    tokenEpoch: (session: string): number | undefined => epoch.get(session) as number | undefined,
+    dailySends: (session: string, ephemeralId: string, day: string): number => (dailyCount.get(session, ephemeralId, day) as number | undefined) ?? 0,
+    countDailySend: (session: string, ephemeralId: string, day: string): void => void addDaily.run(session, ephemeralId, day),
+    pruneDailyBefore: (day: string): number => pruneDaily.run(day).changes,
+  };
+}

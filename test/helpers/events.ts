@@ -1,0 +1,82 @@
+// Collects a daemon's events from its Server-Sent Events stream, with waits for the event a test expects.
+import type { TestDaemon } from './daemon.js';
+
+export interface StreamedEvent {
+  id: string;
+  event: string;
+  session: string;
+  timestamp: string;
+  payload: any;
+}
+
+export interface EventCollector {
+  events: StreamedEvent[];
+  /** resolves with the first matching event (already received or still to come) */
+  next(match: (e: StreamedEvent) => boolean, timeoutMs?: number, what?: string): Promise<StreamedEvent>;
+  all(match: (e: StreamedEvent) => boolean): StreamedEvent[];
+  close(): void;
+}
+
+export async function collectEvents(daemon: TestDaemon, query = ''): Promise<EventCollector> {
+  const controller = new AbortController();
+  const response = await fetch(`${daemon.url}/api/events/stream${query ? `?${query}` : ''}`, {
+    headers: { Authorization: `Bearer ${daemon.masterKey}`, Accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
+  if (!response.ok || !response.body) throw new Error(`event stream: HTTP ${response.status}`);
+  const events: StreamedEvent[] = [];
+  const waiters = new Set<{ match: (e: StreamedEvent) => boolean; done: (e: StreamedEvent) => void }>();
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trimStart())
+            .join('\n');
+          if (!data) continue;
+          const event = JSON.parse(data) as StreamedEvent;
+          events.push(event);
+          for (const waiter of [...waiters]) {
+            if (waiter.match(event)) {
+              waiters.delete(waiter);
+              waiter.done(event);
+            }
+          }
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  return {
+    events,
+    all: (match) => events.filter(match),
+    next(match, timeoutMs = 5000, what = 'event') {
+      const seen = events.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((done, fail) => {
+        const waiter = {
+          match,
+          done: (e: StreamedEvent) => {
+            clearTimeout(timer);
+            done(e);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(waiter);
+          fail(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; saw: ${events.map((e) => `${e.session}:${e.event}`).join(', ')}`));
+        }, timeoutMs);
+        waiters.add(waiter);
+      });
+    },
+    close: () => controller.abort(),
+  };
+}
