@@ -31,6 +31,8 @@ import { createClientRulesRepo } from './store/client-rules.js';
 import { createSettingsRepo } from './store/settings.js';
 import { sessionOf } from './http/router.js';
 import { clientCors } from './http/middleware/client-cors.js';
+import { RuntimeSettingsStore } from './config/runtime-settings.js';
+import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
 
 export interface Daemon {
@@ -65,14 +67,18 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const messagesRepo = createMessagesRepo(db);
   const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
+  const settingsRepo = createSettingsRepo(db);
+  const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
+  const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
+  sessions.addEventProcessor(mediaService.autoPersist());
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
   const clientRulesRepo = createClientRulesRepo(db);
-  const clientTokens = new ClientTokens(createSettingsRepo(db), (session) => clientRulesRepo.tokenEpoch(session));
-  const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid));
+  const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
+  const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
   const services: Services = {
     config,
     version: VERSION,
@@ -85,6 +91,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     mediaSource,
     clientTokens,
     clientRules,
+    mediaService,
+    runtimeSettings,
   };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
@@ -127,6 +135,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clearTimeout(deadline);
       clearInterval(pruneMessages);
       clientRules.close();
+      mediaService.close();
       await sessions.shutdown();
       await Promise.all([...engines.values()].map((engine) => engine.close()));
       db.close();

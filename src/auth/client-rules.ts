@@ -51,13 +51,15 @@ export interface ClientRequest {
 const RECIPIENT_MODES = ['none', 'conversation', 'any'];
 
 export class ClientRules {
-  private readonly limiter = new SlidingWindowLimiter();
+  private readonly limiter: SlidingWindowLimiter;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly repo: ClientRulesRepo,
     private readonly hasWrittenTo: (session: string, jid: string) => boolean,
+    rateWindowSeconds = 60,
   ) {
+    this.limiter = new SlidingWindowLimiter(rateWindowSeconds * 1000);
     this.sweeper = setInterval(() => {
       this.limiter.sweep();
       this.repo.pruneDailyBefore(utcDay(Date.now() - 2 * 86_400_000));

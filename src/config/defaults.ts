@@ -24,7 +24,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     perWebhookConcurrency: 16,
     retentionDays: 7,
   },
-  clientTokens: { maxTtlSeconds: 900 },
+  clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   shutdownTimeoutMs: 4000,
 };

@@ -27,7 +27,7 @@ export interface GatewayConfig {
     perWebhookConcurrency: number;
     retentionDays: number;
   };
-  clientTokens: { maxTtlSeconds: number };
+  clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
   shutdownTimeoutMs: number;
 }

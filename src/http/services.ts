@@ -8,6 +8,8 @@ import type { MediaSource } from '../messages/content.js';
 import type { MediaRecords } from '../media/records.js';
 import type { ClientRules } from '../auth/client-rules.js';
 import type { ClientTokens } from '../auth/client-tokens.js';
+import type { MediaService } from '../media/service.js';
+import type { RuntimeSettingsStore } from '../config/runtime-settings.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -22,4 +24,6 @@ export interface Services {
   mediaSource: MediaSource;
   clientTokens: ClientTokens;
   clientRules: ClientRules;
+  mediaService: MediaService;
+  runtimeSettings: RuntimeSettingsStore;
 }

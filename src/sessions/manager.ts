@@ -24,9 +24,14 @@ export interface CreateSessionInput {
 
 /**
  * Runs before an engine event is published, e.g. to store a received message; may enrich the payload,
- * and returns false to drop an event that changes nothing (a repeated ack).
+ * and returns false to drop an event that changes nothing (a repeated ack). A processor that returns a
+ * promise (auto-persist uploading media) holds this session's later events back, so their order is kept.
  */
-export type EngineEventProcessor = (session: string, type: EventType, payload: Record<string, unknown>) => boolean | void;
+export type EngineEventProcessor = (
+  session: string,
+  type: EventType,
+  payload: Record<string, unknown>,
+) => boolean | void | Promise<boolean | void>;
 
 interface Runtime {
   engine: EngineSession;
@@ -41,6 +46,8 @@ const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', '
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
+  /** per session: the event still being processed asynchronously, which later events queue behind */
+  private readonly inProcess = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly deps: {
@@ -305,8 +312,28 @@ export class SessionManager {
     this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason });
   }
 
+  /** Runs the processors and publishes; events of a session wait behind one that is still being processed. */
   private emit(name: string, type: EventType, payload: Record<string, unknown>): void {
-    for (const process of this.processors) if (process(name, type, payload) === false) return;
+    const waiting = this.inProcess.get(name);
+    const pending = waiting ? waiting.then(() => this.process(name, type, payload, 0)) : this.process(name, type, payload, 0);
+    if (!pending) return;
+    const tracked = pending.catch((err: unknown) => this.deps.logger.error({ err, session: name, event: type }, 'event processing failed'));
+    this.inProcess.set(name, tracked);
+    void tracked.then(() => {
+      if (this.inProcess.get(name) === tracked) this.inProcess.delete(name);
+    });
+  }
+
+  /** Synchronous while every processor is; returns a promise from the first one that is not. */
+  private process(name: string, type: EventType, payload: Record<string, unknown>, from: number): Promise<void> | undefined {
+    for (let i = from; i < this.processors.length; i += 1) {
+      const verdict = this.processors[i]!(name, type, payload);
+      if (verdict instanceof Promise) {
+        return verdict.then((v) => (v === false ? undefined : this.process(name, type, payload, i + 1)));
+      }
+      if (verdict === false) return undefined;
+    }
     this.deps.bus.emit(name, type, payload);
+    return undefined;
   }
 }

@@ -5,6 +5,7 @@ import type { RouteDef } from '../types.js';
 import { clientTokenRoutes } from './client-tokens.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
+import { mediaRoutes } from './media.js';
 import { messageRoutes } from './messages.js';
 import { sandboxRoutes } from './sandbox.js';
 import { sessionRoutes } from './sessions.js';
@@ -16,6 +17,7 @@ export function allRoutes(services: Services, metrics: Metrics): RouteDef[] {
     ...keyRoutes(services),
     ...messageRoutes(services),
     ...clientTokenRoutes(services),
+    ...mediaRoutes(services),
     ...sandboxRoutes(services),
   ];
 }

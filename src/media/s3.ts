@@ -1,0 +1,81 @@
+// Uploads media to an S3-compatible bucket (multipart through @aws-sdk/lib-storage) and builds public or presigned URLs.
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+import type { S3Settings } from '../config/runtime-settings.js';
+import { NetworkError } from '../errors.js';
+
+export interface UploadedObject {
+  key: string;
+  bucket: string;
+  /** the object's lasting address: under publicBaseUrl, or the endpoint's own URL */
+  objectUrl: string;
+}
+
+export class S3Storage {
+  private readonly client: S3Client;
+
+  constructor(readonly settings: S3Settings) {
+    this.client = new S3Client({
+      region: settings.region,
+      ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
+      forcePathStyle: settings.forcePathStyle,
+      credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+      maxAttempts: 2,
+    });
+  }
+
+  async upload(key: string, body: Readable | Buffer, contentType: string, size: number | null): Promise<UploadedObject> {
+    try {
+      const upload = new Upload({
+        client: this.client,
+        params: {
+          Bucket: this.settings.bucket,
+          Key: key,
+          Body: body,
+          ContentType: contentType,
+          ...(size !== null ? { ContentLength: size } : {}),
+        },
+        partSize: 8 * 1024 * 1024,
+        queueSize: 2,
+        leavePartsOnError: false,
+      });
+      await upload.done();
+    } catch (err) {
+      throw new NetworkError(`S3 upload failed: ${s3Message(err)}`, err, 'S3_ERROR');
+    }
+    return { key, bucket: this.settings.bucket, objectUrl: await this.objectUrl(key) };
+  }
+
+  /** A URL to read the object: public when publicBaseUrl is set, presigned otherwise. */
+  async readUrl(key: string): Promise<string> {
+    if (this.settings.publicBaseUrl) return `${this.settings.publicBaseUrl.replace(/\/+$/, '')}/${encodeKey(key)}`;
+    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {
+      expiresIn: this.settings.presignExpiresSeconds,
+    });
+  }
+
+  private async objectUrl(key: string): Promise<string> {
+    if (this.settings.publicBaseUrl) return this.readUrl(key);
+    const endpoint = await this.client.config.endpoint?.();
+    if (endpoint) {
+      const base = `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path.replace(/\/$/, '')}`;
+      return this.settings.forcePathStyle ? `${base}/${this.settings.bucket}/${encodeKey(key)}` : `${base.replace('//', `//${this.settings.bucket}.`)}/${encodeKey(key)}`;
+    }
+    return `https://${this.settings.bucket}.s3.${this.settings.region}.amazonaws.com/${encodeKey(key)}`;
+  }
+
+  destroy(): void {
+    this.client.destroy();
+  }
+}
+
+function encodeKey(key: string): string {
+  return key.split('/').map(encodeURIComponent).join('/');
+}
+
+function s3Message(err: unknown): string {
+  const e = err as { name?: string; message?: string; Code?: string };
+  return [e.Code ?? e.name, e.message].filter(Boolean).join(': ') || String(err);
+}

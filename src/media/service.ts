@@ -1,0 +1,132 @@
+// Media operations: records, download streams, persist to S3, and auto-persist of incoming media before its event goes out.
+import type { Readable } from 'node:stream';
+import { GatewayError, notFound } from '../errors.js';
+import type { RuntimeSettingsStore, S3Settings } from '../config/runtime-settings.js';
+import type { Logger } from '../logger.js';
+import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
+import type { MediaRow } from '../store/media.js';
+import { extensionFor } from './mime.js';
+import type { MediaRecords } from './records.js';
+import { S3Storage } from './s3.js';
+
+export interface PersistResult {
+  url: string;
+  key: string;
+  bucket: string;
+  size: number | null;
+  mimeType: string;
+}
+
+export interface MediaContent {
+  stream: Readable;
+  mimeType: string;
+  size: number | null;
+  filename: string;
+}
+
+const AUTO_PERSIST_ATTEMPTS = 3;
+
+export class MediaService {
+  private storage: S3Storage | undefined;
+
+  constructor(
+    private readonly deps: {
+      records: MediaRecords;
+      sessions: SessionManager;
+      settings: RuntimeSettingsStore;
+      logger: Logger;
+      /** pause between auto-persist attempts, ms */
+      retryDelayMs?: number;
+    },
+  ) {
+    deps.settings.onChange(() => this.resetStorage());
+  }
+
+  get(session: string, id: string): MediaRow {
+    this.deps.sessions.get(session);
+    const row = this.deps.records.repo.get(id);
+    if (!row || row.session !== session) throw notFound('MEDIA_NOT_FOUND', `media ${id}`);
+    return row;
+  }
+
+  /** The decrypted bytes as a stream: from the local blob, or from the network through the engine. */
+  async open(session: string, id: string): Promise<MediaContent> {
+    const row = this.get(session, id);
+    const filename = row.filename ?? `${row.id}.${extensionFor(row.mimeType)}`;
+    if (row.blob && this.deps.records.blobs.exists(row.blob)) {
+      return { stream: this.deps.records.blobs.read(row.blob), mimeType: row.mimeType, size: this.deps.records.blobs.size(row.blob), filename };
+    }
+    if (row.ref) {
+      const engine = this.deps.sessions.connected(session);
+      if (!engine.downloadMedia) throw new GatewayError('NOT_SUPPORTED', 'this engine cannot download media');
+      const stream = (await engine.downloadMedia(JSON.parse(row.ref))) as Readable;
+      return { stream, mimeType: row.mimeType, size: row.size, filename };
+    }
+    throw new GatewayError('MEDIA_EXPIRED', `the bytes of media ${id} are no longer available${row.s3Url ? `; it was persisted to ${row.s3Url}` : ''}`);
+  }
+
+  async persist(session: string, id: string): Promise<PersistResult> {
+    const row = this.get(session, id);
+    const storage = this.requireStorage();
+    const key = objectKey(storage.settings, row);
+    const content = await this.open(session, id);
+    const uploaded = await storage.upload(key, content.stream, row.mimeType, content.size);
+    this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
+    return { url: await storage.readUrl(key), key, bucket: uploaded.bucket, size: content.size, mimeType: row.mimeType };
+  }
+
+  /** With auto-persist on, uploads each received media file before message.received is published, so it carries mediaUrl. */
+  autoPersist(): EngineEventProcessor {
+    return (session, type, payload) => {
+      const mediaId = payload.mediaId;
+      if (type !== 'message.received' || typeof mediaId !== 'string') return;
+      const { autoPersist, s3 } = this.deps.settings.get();
+      if (!autoPersist || !s3) return;
+      return this.persistWithRetries(session, mediaId).then((url) => {
+        if (url) payload.mediaUrl = url;
+      });
+    };
+  }
+
+  private async persistWithRetries(session: string, mediaId: string): Promise<string | undefined> {
+    for (let attempt = 1; attempt <= AUTO_PERSIST_ATTEMPTS; attempt += 1) {
+      try {
+        return (await this.persist(session, mediaId)).url;
+      } catch (err) {
+        this.deps.logger.warn({ err, session, mediaId, attempt }, 'auto-persist failed');
+        if (attempt < AUTO_PERSIST_ATTEMPTS) await new Promise((r) => setTimeout(r, (this.deps.retryDelayMs ?? 500) * 2 ** (attempt - 1)));
+      }
+    }
+    this.deps.logger.error({ session, mediaId }, 'auto-persist gave up; the message goes out without mediaUrl');
+    return undefined;
+  }
+
+  private requireStorage(): S3Storage {
+    const s3 = this.deps.settings.get().s3;
+    if (!s3) throw new GatewayError('S3_NOT_CONFIGURED', 'no S3 storage is configured; set it with PUT /api/admin/settings or `gateway settings s3`');
+    this.storage ??= new S3Storage(s3);
+    return this.storage;
+  }
+
+  private resetStorage(): void {
+    this.storage?.destroy();
+    this.storage = undefined;
+  }
+
+  close(): void {
+    this.resetStorage();
+  }
+}
+
+/** `<prefix>/<session>/<yyyy>/<mm>/<mediaId>.<ext>` (no prefix segment when the prefix is empty). */
+export function objectKey(settings: Pick<S3Settings, 'keyPrefix'>, row: Pick<MediaRow, 'id' | 'session' | 'mimeType' | 'createdAt'>): string {
+  const at = new Date(row.createdAt);
+  const parts = [
+    settings.keyPrefix.replace(/^\/+|\/+$/g, ''),
+    row.session,
+    String(at.getUTCFullYear()),
+    String(at.getUTCMonth() + 1).padStart(2, '0'),
+    `${row.id}.${extensionFor(row.mimeType)}`,
+  ];
+  return parts.filter(Boolean).join('/');
+}
