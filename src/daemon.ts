@@ -14,7 +14,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
-import { openDatabase } from './store/db.js';
+import { createTickTransaction, openDatabase } from './store/db.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
 import { VERSION } from './version.js';
@@ -52,7 +52,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   const db = openDatabase(join(dataDir, 'gateway.db'));
-  const bus = new EventBus();
+  const joinTickTransaction = createTickTransaction(db);
+  const bus = new EventBus(joinTickTransaction);
   const engines = createEngines(config);
   const sessions = new SessionManager({
     sessions: createSessionsRepo(db),
@@ -66,6 +67,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
   const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
+  sessions.addEventProcessor(() => joinTickTransaction());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
@@ -138,6 +140,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       mediaService.close();
       await sessions.shutdown();
       await Promise.all([...engines.values()].map((engine) => engine.close()));
+      if (db.inTransaction) db.exec('COMMIT');
       db.close();
       logger.info('stopped');
     })());

@@ -10,6 +10,9 @@ export class EventBus {
   private readonly listeners = new Set<EventListener>();
   private readonly persisters: EventPersister[] = [];
 
+  /** @param beforeWrite called before an event is written (joins the tick's transaction) */
+  constructor(private readonly beforeWrite: () => void = () => {}) {}
+
   addPersister(persister: EventPersister): void {
     this.persisters.push(persister);
   }
@@ -21,6 +24,7 @@ export class EventBus {
 
   emit<P extends Record<string, unknown>>(session: string, event: EventType, payload: P): GatewayEvent<P> {
     const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: new Date().toISOString(), payload };
+    if (this.persisters.length) this.beforeWrite();
     for (const persist of this.persisters) persist(recorded);
     for (const listener of this.listeners) {
       try {

@@ -4,7 +4,7 @@ import type { MessagePayload } from '../engine/payloads.js';
 import { jidKind } from '../engine/jid.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 import type { MediaRecords } from '../media/records.js';
-import type { MessagesRepo } from '../store/messages.js';
+import type { MessagesRepo, NewMessage } from '../store/messages.js';
 
 export function createMessageIngest(messages: MessagesRepo, media: MediaRecords): EngineEventProcessor {
   return function ingestMessageEvent(session, type, payload) {
@@ -12,6 +12,15 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       case 'message.received':
         storeReceived(session, payload as unknown as MessagePayload);
         return;
+      case 'history.sync': {
+        // the engine hands over every message; the stored copies stay here, the event carries a summary
+        const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
+        messages.insertMany(synced.map((m) => rowOf(session, m)));
+        delete payload.messages;
+        payload.messageCount = synced.length;
+        payload.chatCount = new Set(synced.map((m) => m.chatId)).size;
+        return;
+      }
       case 'message.ack': {
         const { chatId, messageId, status } = payload as { chatId: string; messageId: string; status: DeliveryStatus };
         const known = messages.find(session, messageId, chatId);
@@ -44,22 +53,7 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       if (row.size !== null) payload.size = row.size;
       if (row.filename) payload.filename = row.filename;
     }
-    messages.insert({
-      session,
-      chatId: payload.chatId,
-      id: payload.messageId,
-      sender: payload.from.jid,
-      fromMe: payload.fromMe,
-      type: payload.type as MessageType,
-      text: payload.text ?? payload.caption ?? null,
-      mediaId: payload.mediaId ?? null,
-      quotedId: payload.quotedMessageId ?? null,
-      status: 'received',
-      secret: null,
-      extra: extraOf(payload),
-      raw: null,
-      timestamp: at,
-    });
+    messages.insert(rowOf(session, payload));
     if (!payload.fromMe) {
       // who may be answered in client-token "conversation" mode: the chat, and the author under each of its names
       for (const jid of new Set([payload.chatId, payload.from.jid, payload.from.lid].filter(Boolean) as string[])) {
@@ -68,6 +62,25 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       if (payload.from.phoneNumber) messages.recordCorrespondent(session, `${payload.from.phoneNumber.slice(1)}@s.whatsapp.net`, at);
     }
   }
+}
+
+function rowOf(session: string, payload: MessagePayload): NewMessage {
+  return {
+    session,
+    chatId: payload.chatId,
+    id: payload.messageId,
+    sender: payload.fromMe ? null : payload.from.jid,
+    fromMe: payload.fromMe,
+    type: payload.type as MessageType,
+    text: payload.text ?? payload.caption ?? null,
+    mediaId: payload.mediaId ?? null,
+    quotedId: payload.quotedMessageId ?? null,
+    status: payload.fromMe ? (payload.status ?? 'sent') : 'received',
+    secret: null,
+    extra: extraOf(payload),
+    raw: null,
+    timestamp: Date.parse(payload.timestamp) || Date.now(),
+  };
 }
 
 export function extraOf(payload: Pick<MessagePayload, 'poll' | 'location' | 'vcard'>): Record<string, unknown> | null {

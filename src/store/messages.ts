@@ -73,7 +73,7 @@ export function createMessagesRepo(db: Db) {
   const insert = db.prepare(
     `INSERT INTO messages (session, chat_id, id, sender, from_me, type, text, media_id, quoted_id, status, secret, extra, raw, timestamp)
      VALUES (@session, @chatId, @id, @sender, @fromMe, @type, @text, @mediaId, @quotedId, @status, @secret, @extra, @raw, @timestamp)
-     ON CONFLICT (session, chat_id, id) DO NOTHING`,
+     ON CONFLICT (session, id, chat_id) DO NOTHING`,
   );
   const byId = db.prepare('SELECT * FROM messages WHERE session = ? AND id = ? ORDER BY timestamp DESC LIMIT 1');
   const byChatAndId = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
@@ -87,11 +87,23 @@ export function createMessagesRepo(db: Db) {
     `INSERT INTO correspondents (session, jid, first_at, last_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (session, jid) DO UPDATE SET last_at = excluded.last_at`,
   );
+  /** correspondents written recently: their last_at is refreshed at most once a minute */
+  const recentlyRecorded = new Map<string, number>();
   const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
+
+  const insertOne = (message: NewMessage) =>
+    insert.run({ ...message, fromMe: message.fromMe ? 1 : 0, extra: message.extra ? JSON.stringify(message.extra) : null });
+  const insertMany = db.transaction((batch: NewMessage[]) => {
+    for (const message of batch) insertOne(message);
+  });
 
   return {
     insert(message: NewMessage): void {
-      insert.run({ ...message, fromMe: message.fromMe ? 1 : 0, extra: message.extra ? JSON.stringify(message.extra) : null });
+      insertOne(message);
+    },
+    /** a history sync: every message in one transaction */
+    insertMany(batch: NewMessage[]): void {
+      insertMany(batch);
     },
     /** by id alone (routes that only name the message); chatId narrows when given */
     find(session: string, id: string, chatId?: string): MessageRow | undefined {
@@ -110,6 +122,11 @@ export function createMessagesRepo(db: Db) {
     setMedia: (session: string, chatId: string, id: string, mediaId: string) => void setMedia.run(mediaId, session, chatId, id),
     pruneOlderThan: (cutoffMs: number): number => prune.run(cutoffMs).changes,
     recordCorrespondent(session: string, jid: string, at: number): void {
+      const key = `${session}\u0000${jid}`;
+      const last = recentlyRecorded.get(key);
+      if (last !== undefined && at - last < 60_000) return;
+      if (recentlyRecorded.size >= 100_000) recentlyRecorded.clear();
+      recentlyRecorded.set(key, at);
       upsertCorrespondent.run(session, jid, at, at);
     },
     hasCorrespondent: (session: string, jid: string): boolean => hasCorrespondent.get(session, jid) !== undefined,

@@ -10,8 +10,13 @@ import type { SandboxSession } from './session.js';
 const VIRTUAL_DELIVERED_MS = 20;
 const VIRTUAL_READ_MS = 200;
 
+const ID_PREFIX = `3EB0${randomBytes(4).toString('hex').toUpperCase()}`;
+let idCounter = 0;
+
+/** Ids shaped like the network's (3EB0 + 20 hex digits): a random per-daemon prefix and a counter. */
 export function newMessageId(): string {
-  return `3EB0${randomBytes(10).toString('hex').toUpperCase()}`;
+  idCounter += 1;
+  return ID_PREFIX + idCounter.toString(16).toUpperCase().padStart(12, '0');
 }
 
 /** How a chat id resolves on the network. */
@@ -161,6 +166,59 @@ export class SandboxMessenger {
     return id;
   }
 
+  /** A burst of text messages from virtual contacts, delivered in slices so the daemon keeps answering. */
+  async receiveBurst(count: number, contacts: number): Promise<void> {
+    const slice = 2000;
+    for (let sent = 0; sent < count; sent += slice) {
+      for (let i = sent; i < Math.min(count, sent + slice); i += 1) {
+        const from = virtualContact(i % contacts);
+        this.session.deliver('message.received', {
+          messageId: newMessageId(),
+          chatId: `${from}@s.whatsapp.net`,
+          from: this.ref(from),
+          fromMe: false,
+          isGroup: false,
+          timestamp: now(),
+          type: 'text',
+          text: `burst message ${i + 1}`,
+        });
+      }
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /**
+   * A history sync as the phone sends it after linking: `count` messages across `chats` chats, in chunks of
+   * 5,000 (one history.sync event each, with its progress), as the real network sends them.
+   */
+  async syncHistory(count: number, chats: number): Promise<void> {
+    const chunk = 5000;
+    const start = Date.now() - count * 1000;
+    for (let first = 0; first < count || first === 0; first += chunk) {
+      const size = Math.min(chunk, count - first);
+      const messages = Array.from({ length: size }, (_, k) => {
+        const i = first + k;
+        const contact = virtualContact(i % chats);
+        const fromMe = i % 3 === 0;
+        return {
+          messageId: newMessageId(),
+          chatId: `${contact}@s.whatsapp.net`,
+          from: this.ref(fromMe ? this.digits : contact),
+          fromMe,
+          isGroup: false,
+          timestamp: new Date(start + i * 1000).toISOString(),
+          type: 'text',
+          text: `history message ${i + 1}`,
+          ...(fromMe ? { status: 'read' } : {}),
+        };
+      });
+      const progress = count === 0 ? 100 : Math.round(((first + size) / count) * 100);
+      this.session.deliver('history.sync', { syncType: 'FULL', chunk: first / chunk + 1, progress, messages });
+      await new Promise((r) => setImmediate(r));
+      if (count === 0) break;
+    }
+  }
+
   contactAction(fromDigits: string, action: ContactAction): void {
     const trace = this.network.trace(action.messageId);
     if (!trace || !this.conversationOf(trace).includes(fromDigits) || !this.conversationOf(trace).includes(this.digits)) {
@@ -268,6 +326,11 @@ export type ContactAction =
   | { kind: 'revoke'; messageId: string }
   | { kind: 'read'; messageId: string }
   | { kind: 'vote'; messageId: string; options: string[] };
+
+/** The phone digits of the n-th virtual contact of bursts and history syncs. */
+function virtualContact(n: number): string {
+  return `1555099${String(n).padStart(4, '0')}`;
+}
 
 function now(): string {
   return new Date().toISOString();

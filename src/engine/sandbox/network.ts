@@ -46,6 +46,7 @@ const MAX_TRACES = 200_000;
 export class SandboxNetwork {
   private readonly online = new Map<string, SandboxSession>();
   private readonly lidToDigits = new Map<string, string>();
+  private readonly digitsToLid = new Map<string, string>();
   private readonly traces = new Map<string, MessageTrace>();
   readonly groups = new Map<string, SandboxGroup>();
 
@@ -63,8 +64,12 @@ export class SandboxNetwork {
   }
 
   lidOf(digits: string): string {
-    const lid = lidFor(digits);
-    this.lidToDigits.set(lid, digits);
+    let lid = this.digitsToLid.get(digits);
+    if (!lid) {
+      lid = lidFor(digits);
+      this.digitsToLid.set(digits, lid);
+      this.lidToDigits.set(lid, digits);
+    }
     return lid;
   }
 

@@ -5,7 +5,7 @@ import { jidKind, jidUser, phoneDigits } from '../../engine/jid.js';
 import { ValidationError } from '../../errors.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { sessionParams } from '../schemas/common.js';
-import { disconnectBody, inboundBody, pairBody } from '../schemas/sandbox.js';
+import { burstBody, disconnectBody, historyBody, inboundBody, pairBody } from '../schemas/sandbox.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
 import type { ContactAction } from '../../engine/sandbox/messenger.js';
 import { done } from '../respond.js';
@@ -17,6 +17,12 @@ export function sandboxSession(sessions: SessionManager, name: string): SandboxS
   const engine = sessions.running(name);
   if (!isSandboxSession(engine)) throw new GatewayError('SANDBOX_ONLY', `session ${name} does not run on the sandbox engine`);
   return engine;
+}
+
+function connectedMessenger(sessions: SessionManager, name: string) {
+  const messenger = sandboxSession(sessions, name).messenger;
+  if (!messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${name} is not connected`);
+  return messenger;
 }
 
 export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
@@ -45,8 +51,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       summary: 'a virtual contact sends a message to the session, or reacts to, edits, revokes, reads or votes on one',
       schema: { params: sessionParams, body: inboundBody },
       async handler({ params, body }) {
-        const messenger = sandboxSession(sessions, params.session).messenger;
-        if (!messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${params.session} is not connected`);
+        const messenger = connectedMessenger(sessions, params.session);
         const from = contactDigits(body.from);
         const action = contactAction(body);
         if (action) {
@@ -59,6 +64,30 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
         const quoted = body.quotedMessage ? { id: body.quotedMessage.messageId, chatId: body.chatId ?? '', fromMe: false } : undefined;
         const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) });
         return { messageId };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/inbound/burst',
+      access: 'master',
+      summary: 'virtual contacts send `count` text messages in a burst (load tests); answers when all were ingested',
+      schema: { params: sessionParams, body: burstBody },
+      async handler({ params, body }) {
+        const started = performance.now();
+        await connectedMessenger(sessions, params.session).receiveBurst(body.count, body.contacts ?? 100);
+        return { count: body.count, durationMs: Math.round(performance.now() - started) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/history',
+      access: 'master',
+      summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each)',
+      schema: { params: sessionParams, body: historyBody },
+      async handler({ params, body }) {
+        const started = performance.now();
+        await connectedMessenger(sessions, params.session).syncHistory(body.messages, body.chats ?? 100);
+        return { messages: body.messages, durationMs: Math.round(performance.now() - started) };
       },
     },
     {

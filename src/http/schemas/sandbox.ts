@@ -41,3 +41,23 @@ export const inboundBody = {
     options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
   },
 } as const;
+
+export const burstBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['count'],
+  properties: {
+    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    contacts: { type: 'integer', minimum: 1, maximum: 10_000 },
+  },
+} as const;
+
+export const historyBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['messages'],
+  properties: {
+    messages: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    chats: { type: 'integer', minimum: 1, maximum: 10_000 },
+  },
+} as const;

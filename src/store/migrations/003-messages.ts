@@ -18,9 +18,8 @@ CREATE TABLE messages (
   extra       TEXT,
   raw         TEXT,
   timestamp   INTEGER NOT NULL,
-  PRIMARY KEY (session, chat_id, id)
+  PRIMARY KEY (session, id, chat_id)
 ) WITHOUT ROWID;
-CREATE INDEX messages_by_id ON messages (session, id);
 CREATE INDEX messages_by_time ON messages (timestamp);
 
 CREATE TABLE media (

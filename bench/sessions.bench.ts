@@ -1,0 +1,55 @@
+// Sessions at scale: 1,000 sandbox sessions created and paired, the daemon restarted, time until all are CONNECTED, RSS per idle session.
+import type { BenchResult } from './types.js';
+import { benchDaemon, rssOf } from './support/gateway.js';
+import { result } from './support/report.js';
+
+const COUNT = Number(process.env.BENCH_SESSIONS ?? 1000);
+
+export async function run(): Promise<BenchResult[]> {
+  const first = await benchDaemon();
+  let restoreMs = 0;
+  let perSessionKb = 0;
+  let emptyRss = 0;
+  try {
+    emptyRss = await rssOf(first);
+    for (let i = 0; i < COUNT; i += 50) {
+      await Promise.all(
+        Array.from({ length: Math.min(50, COUNT - i) }, async (_, j) => {
+          const n = i + j;
+          const name = `s${n}`;
+          await first.request('POST', '/api/sessions', { name, start: true });
+          const paired = await first.request('POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber: `+1555092${String(n).padStart(4, '0')}` });
+          if (paired.status !== 200) throw new Error(`pair ${name}: ${JSON.stringify(paired.body)}`);
+        }),
+      );
+    }
+    await first.stop();
+    const booted = performance.now();
+    const second = await benchDaemon({ dataDir: first.dataDir });
+    try {
+      for (;;) {
+        const health = (await second.request('GET', '/api/health')).body.data;
+        if (health.sessions.connected >= COUNT) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      restoreMs = performance.now() - booted;
+      await new Promise((r) => setTimeout(r, 1000));
+      const fresh = await benchDaemon();
+      try {
+        emptyRss = await rssOf(fresh);
+      } finally {
+        await fresh.cleanup();
+      }
+      perSessionKb = ((await rssOf(second)) - emptyRss) / COUNT / 1024;
+    } finally {
+      await second.kill();
+    }
+  } finally {
+    await first.cleanup();
+  }
+  return [
+    result('sessions', `daemon start to ${COUNT} sessions CONNECTED, ms (incl. process start; lower is better)`, restoreMs, 3000, 'ms'),
+    result('sessions', 'RSS per idle sandbox session, KB (vs the 1 MB target)', perSessionKb, 1024, 'KB'),
+    result('sessions', 'RSS of an empty daemon, MB (context)', emptyRss / 1024 / 1024, emptyRss / 1024 / 1024, 'MB'),
+  ];
+}
