@@ -1,6 +1,7 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { ApiKeys } from './auth/api-keys.js';
@@ -100,8 +101,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
 
   let draining = false;
+  /** open event streams, ended at shutdown so they do not hold the server open */
+  const eventStreams = new Set<PassThrough>();
   const app = createApp({
-    routes: allRoutes(services, metrics),
+    routes: allRoutes(services, metrics, eventStreams),
     auth: { masterKey, apiKeys, clientToken: (token) => clientTokens.principal(token) },
     clientGuard: (principal, route, input) =>
       clientRules.enforce(principal, {
@@ -130,6 +133,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     (closing ??= (async () => {
       draining = true;
       logger.info('shutting down');
+      for (const stream of eventStreams) stream.end();
       const serverClosed = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();
       const deadline = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);

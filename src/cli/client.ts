@@ -45,7 +45,8 @@ export function createClient(options: GlobalOptions): DaemonClient {
     try {
       return await fetch(baseUrl + path, { method, headers, body: init.body, signal: init.signal });
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
+      const detail = (err as { cause?: { code?: string; message?: string } }).cause;
+      const cause = detail?.code ?? detail?.message ?? (err as Error).message;
       throw new CliError(`cannot reach the gateway daemon at ${baseUrl} (${cause}); is \`gateway serve\` running?`, ExitCode.Unreachable);
     }
   }

@@ -71,7 +71,7 @@ export interface SessionOptions {
 }
 
 /** One connected (or connecting) account: its lifecycle, plus the operations of the network. */
-export interface EngineSession extends MessagingOps {
+export interface EngineSession extends MessagingOps, ChatOps {
   readonly engine: EngineName;
   /** open the connection; reports qr/open/close through the hooks */
   connect(): Promise<void>;
@@ -164,4 +164,145 @@ export interface MessagingOps {
   star(target: MessageRef, star: boolean): Promise<void>;
   /** the bytes of a media attachment whose `ref` the engine gave; throws MEDIA_EXPIRED when gone */
   downloadMedia?(ref: unknown): Promise<NodeJS.ReadableStream>;
+}
+
+// ---- chats: groups, channels, presence, contacts, labels ----
+
+/** A group member; `phoneNumber` may be missing in LID-addressed groups. */
+export interface GroupMemberInfo {
+  /** canonical id: the phone JID when known, otherwise the LID */
+  jid: string;
+  /** E.164 */
+  phoneNumber?: string;
+  lid?: string;
+  isAdmin: boolean;
+  /** the creator */
+  isSuperAdmin: boolean;
+}
+
+export interface GroupInfo {
+  id: string;
+  subject: string;
+  description: string;
+  ownerLid?: string;
+  ownerPhoneNumber?: string;
+  /** Unix seconds */
+  createdAt: number;
+  participants: GroupMemberInfo[];
+}
+
+/** What an invite code shows without joining. */
+export interface InviteInfo {
+  id: string;
+  subject: string;
+  size: number;
+  createdAt: number;
+  creatorLid?: string;
+  participants: GroupMemberInfo[];
+}
+
+export type ParticipantAction = 'add' | 'remove' | 'promote' | 'demote';
+
+/** Why one participant of a request failed (the network answers per participant: 403 privacy, 408 recently left, 409 already a member …). */
+export type ParticipantFailure = 'NOT_REGISTERED' | 'ALREADY_MEMBER' | 'NOT_MEMBER' | 'RECENTLY_LEFT' | 'PRIVACY_RESTRICTED' | 'NOT_ALLOWED' | 'FAILED';
+
+export interface ParticipantOutcome {
+  /** the participant as it was asked for */
+  jid: string;
+  ok: boolean;
+  failure?: ParticipantFailure;
+  message?: string;
+}
+
+/** A picture already fetched and checked (JPEG or PNG); `sourceUrl` when it came from a URL. */
+export interface ImageInput {
+  data: Buffer;
+  mimeType: string;
+  sourceUrl?: string;
+}
+
+export interface ChannelInfo {
+  id: string;
+  name: string;
+  description: string;
+  pictureUrl?: string;
+  followers: number;
+  /** the session's relation to the channel; `guest` views it in preview mode */
+  role: 'owner' | 'follower' | 'guest';
+  muted: boolean;
+}
+
+export interface ContactInfo {
+  jid: string;
+  phoneNumber?: string;
+  lid?: string;
+  /** the name the contact set for itself (push name) */
+  name?: string;
+  businessName?: string;
+  /** the name in the session's address book */
+  savedName?: string;
+}
+
+export interface NumberCheck {
+  /** E.164 */
+  phoneNumber: string;
+  registered: boolean;
+  lid?: string;
+}
+
+export interface LabelInfo {
+  id: string;
+  name: string;
+  /** palette index 0–19 */
+  color: number;
+}
+
+/**
+ * Groups, channels, presence, contacts and labels. Arguments are normalised JIDs (or, for checkNumbers, phone
+ * digits). Failures are GatewayErrors: GROUP_NOT_FOUND, NOT_GROUP_MEMBER, NOT_GROUP_ADMIN, INVITE_NOT_FOUND,
+ * CHANNEL_NOT_FOUND, NOT_CHANNEL_OWNER, NOT_BUSINESS_ACCOUNT, LABEL_NOT_FOUND. Every change, including the
+ * session's own, reaches the application as events through the hooks (group.update, group.participant,
+ * contact.update, blocklist.update, labels.update, newsletter.update, presence.update), as the network echoes it.
+ */
+export interface ChatOps {
+  createGroup(subject: string, participants: string[]): Promise<{ group: GroupInfo; outcomes: ParticipantOutcome[] }>;
+  listGroups(): Promise<GroupInfo[]>;
+  getGroup(groupId: string): Promise<GroupInfo>;
+  leaveGroup(groupId: string): Promise<void>;
+  /** where the network has no delete (Baileys): revoke the invite, remove every other member, leave */
+  deleteGroup(groupId: string): Promise<void>;
+  setGroupSubject(groupId: string, subject: string): Promise<void>;
+  setGroupDescription(groupId: string, description: string): Promise<void>;
+  setGroupPicture(groupId: string, image: ImageInput): Promise<void>;
+  updateParticipants(groupId: string, action: ParticipantAction, jids: string[]): Promise<ParticipantOutcome[]>;
+  getInviteCode(groupId: string): Promise<string>;
+  /** returns the new code; the old one stops working */
+  revokeInviteCode(groupId: string): Promise<string>;
+  getInviteInfo(code: string): Promise<InviteInfo>;
+  /** returns the group id */
+  acceptInvite(code: string): Promise<string>;
+
+  createChannel(input: { name: string; description?: string; picture?: ImageInput }): Promise<ChannelInfo>;
+  getChannel(channelId: string): Promise<ChannelInfo>;
+  deleteChannel(channelId: string): Promise<void>;
+  followChannel(channelId: string): Promise<void>;
+  unfollowChannel(channelId: string): Promise<void>;
+  muteChannel(channelId: string): Promise<void>;
+  unmuteChannel(channelId: string): Promise<void>;
+
+  setPresence(presence: 'available' | 'unavailable'): Promise<void>;
+  /** presence.update events for `jid` follow (the network may send the current state at once) */
+  subscribePresence(jid: string): Promise<void>;
+
+  /** undefined when the number is not on the network */
+  getContact(jid: string): Promise<ContactInfo | undefined>;
+  /** undefined when there is no picture or the contact hides it */
+  getProfilePicture(jid: string): Promise<string | undefined>;
+  checkNumbers(phoneDigits: string[]): Promise<NumberCheck[]>;
+  setBlocked(jid: string, blocked: boolean): Promise<void>;
+
+  /** creates or replaces a label; the caller picks the id (the network lets clients choose) */
+  saveLabel(label: LabelInfo): Promise<void>;
+  deleteLabel(labelId: string): Promise<void>;
+  setChatLabel(chatId: string, labelId: string, assigned: boolean): Promise<void>;
 }

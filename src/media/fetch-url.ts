@@ -34,12 +34,12 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
       throw failed(message);
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      response.body.destroy();
+      discard(response.body);
       throw failed(`the server answered HTTP ${response.statusCode}${response.statusCode >= 300 && response.statusCode < 400 ? ' (redirects are not followed)' : ''}`);
     }
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > limits.maxBytes) {
-      response.body.destroy();
+      discard(response.body);
       throw tooLarge();
     }
     const chunks: Buffer[] = [];
@@ -48,7 +48,7 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
       for await (const chunk of response.body) {
         received += (chunk as Buffer).length;
         if (received > limits.maxBytes) {
-          response.body.destroy();
+          discard(response.body);
           throw tooLarge();
         }
         chunks.push(chunk as Buffer);
@@ -66,4 +66,10 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Drops a response body and its connection; the abort error it then emits is expected and swallowed. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => {});
+  body.destroy();
 }

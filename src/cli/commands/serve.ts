@@ -1,7 +1,6 @@
 // `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
 import type { Command } from 'commander';
 import { loadConfig } from '../../config/load.js';
-import { startDaemon } from '../../daemon.js';
 import { ExitCode } from '../exit-codes.js';
 import { CliError, type GlobalOptions } from '../client.js';
 
@@ -24,6 +23,8 @@ export function register(program: Command): void {
       if (!config.auth.masterKey) {
         throw new CliError('no master key: set GATEWAY_MASTER_KEY or auth.masterKey in gateway.yaml (`gateway init` writes one)', ExitCode.Config);
       }
+      // loaded here so that the other commands do not pay for importing the whole daemon
+      const { startDaemon } = await import('../../daemon.js');
       const daemon = await startDaemon(config);
       await new Promise<void>((done) => {
         let signalled = false;

@@ -1,5 +1,6 @@
 // The simulated network shared by every sandbox session of one daemon: accounts online, LIDs, groups, and messages in transit.
 import { createHash } from 'node:crypto';
+import type { SandboxAccountState, SandboxChannel, SandboxProfile } from './accounts.js';
 import type { SandboxSession } from './session.js';
 
 /** Numbers starting with +999 are never registered; every other plausible number is a virtual contact. */
@@ -49,6 +50,11 @@ export class SandboxNetwork {
   private readonly digitsToLid = new Map<string, string>();
   private readonly traces = new Map<string, MessageTrace>();
   readonly groups = new Map<string, SandboxGroup>();
+  readonly channels = new Map<string, SandboxChannel>();
+  /** by phone digits */
+  readonly profiles = new Map<string, SandboxProfile>();
+  /** by phone digits */
+  readonly accounts = new Map<string, SandboxAccountState>();
 
   attach(digits: string, session: SandboxSession): void {
     this.online.set(digits, session);

@@ -13,6 +13,8 @@ import type {
   StatusReason,
   TypingState,
 } from '../types.js';
+import type { ChatOps } from '../types.js';
+import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import type { SandboxNetwork } from './network.js';
 
@@ -41,6 +43,9 @@ type Phase = 'idle' | 'awaiting-pairing' | 'open';
 const PAIRING_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
 const CREDS_KEY = 'creds';
 
+/** The ChatOps methods are installed by delegateChatOps (below the class) and forward to `chats`. */
+export interface SandboxSession extends ChatOps {}
+
 export class SandboxSession implements EngineSession {
   readonly engine = 'sandbox' as const;
   private phase: Phase = 'idle';
@@ -49,6 +54,8 @@ export class SandboxSession implements EngineSession {
   private pairingCode: { code: string; phoneDigits: string } | undefined;
   /** messaging of this account; exists while the session is open */
   messenger: SandboxMessenger | undefined;
+  /** groups, channels, presence, contacts and labels of this account; exists while the session is open */
+  chats: SandboxChats | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -193,6 +200,7 @@ export class SandboxSession implements EngineSession {
     this.phase = 'open';
     this.network.attach(creds.phoneNumber, this);
     this.messenger = new SandboxMessenger(this.network, creds.phoneNumber, this);
+    this.chats = new SandboxChats(this.network, creds.phoneNumber, this, { pushName: creds.pushName, business: creds.business, ...(creds.businessName ? { businessName: creds.businessName } : {}) });
     this.report({
       kind: 'open',
       account: {
@@ -210,6 +218,7 @@ export class SandboxSession implements EngineSession {
     const digits = this.creds?.phoneNumber;
     if (digits) this.network.detach(digits, this);
     this.messenger = undefined;
+    this.chats = undefined;
     this.phase = 'idle';
     this.pairingCode = undefined;
   }
@@ -237,3 +246,5 @@ export class SandboxSession implements EngineSession {
     this.options.hooks.connection(update);
   }
 }
+
+delegateChatOps(SandboxSession.prototype);

@@ -1,0 +1,103 @@
+// Contacts on the sandbox network: profiles (name, business name, picture that can be hidden), number checks, the blocklist, and contact.update.
+import { userJid } from '../jid.js';
+import type { ChatOps, ContactInfo, NumberCheck } from '../types.js';
+import { accountOf, digitsOf, profileOf, registeredDigits } from './accounts.js';
+import { isRegisteredNumber, type SandboxNetwork } from './network.js';
+import type { SandboxSession } from './session.js';
+
+export type ContactOpName = 'getContact' | 'getProfilePicture' | 'checkNumbers' | 'setBlocked';
+
+/** What the sandbox control route may change about a number, as its owner (or the session's address book) would. */
+export interface ProfilePatch {
+  pushName?: string | null;
+  businessName?: string | null;
+  pictureUrl?: string | null;
+  pictureHidden?: boolean;
+  /** the name under which the session saved the number */
+  savedName?: string | null;
+}
+
+/** The contact operations of one account. */
+export class SandboxContacts implements Pick<ChatOps, ContactOpName> {
+  constructor(
+    private readonly network: SandboxNetwork,
+    private readonly me: string,
+    private readonly session: SandboxSession,
+  ) {}
+
+  async getContact(jid: string): Promise<ContactInfo | undefined> {
+    const digits = digitsOf(this.network, jid);
+    if (!digits || !isRegisteredNumber(digits)) return undefined;
+    return this.info(digits);
+  }
+
+  async getProfilePicture(jid: string): Promise<string | undefined> {
+    const digits = digitsOf(this.network, jid);
+    if (!digits || !isRegisteredNumber(digits)) return undefined;
+    const profile = profileOf(this.network, digits);
+    return profile.pictureHidden && digits !== this.me ? undefined : profile.pictureUrl;
+  }
+
+  async checkNumbers(phoneDigits: string[]): Promise<NumberCheck[]> {
+    return phoneDigits.map((digits) =>
+      isRegisteredNumber(digits) ? { phoneNumber: `+${digits}`, registered: true, lid: this.network.lidOf(digits) } : { phoneNumber: `+${digits}`, registered: false },
+    );
+  }
+
+  async setBlocked(jid: string, blocked: boolean): Promise<void> {
+    const digits = registeredDigits(this.network, jid);
+    const list = accountOf(this.network, this.me).blocked;
+    if (list.has(digits) === blocked) return;
+    if (blocked) list.add(digits);
+    else list.delete(digits);
+    this.session.deliver('blocklist.update', { action: blocked ? 'blocked' : 'unblocked', jids: [userJid(digits)] });
+  }
+
+  /** Sandbox control: a number changes its profile (or the session renames it in its address book); contact.update follows. */
+  changeProfile(digits: string, patch: ProfilePatch): ContactInfo {
+    const profile = profileOf(this.network, digits);
+    if (patch.pushName !== undefined) setOrDelete(profile, 'pushName', patch.pushName);
+    if (patch.businessName !== undefined) setOrDelete(profile, 'businessName', patch.businessName);
+    if (patch.pictureUrl !== undefined) setOrDelete(profile, 'pictureUrl', patch.pictureUrl);
+    if (patch.pictureHidden !== undefined) profile.pictureHidden = patch.pictureHidden;
+    if (patch.savedName !== undefined) {
+      const book = accountOf(this.network, this.me).savedNames;
+      if (patch.savedName === null) book.delete(digits);
+      else book.set(digits, patch.savedName);
+    }
+    const info = this.info(digits);
+    const pictureUrl = profile.pictureHidden ? null : (profile.pictureUrl ?? null);
+    this.session.deliver('contact.update', { ...contactFields(info), pictureUrl });
+    return info;
+  }
+
+  private info(digits: string): ContactInfo {
+    const profile = profileOf(this.network, digits);
+    const savedName = accountOf(this.network, this.me).savedNames.get(digits);
+    return {
+      jid: userJid(digits),
+      phoneNumber: `+${digits}`,
+      lid: this.network.lidOf(digits),
+      ...(profile.pushName ? { name: profile.pushName } : {}),
+      ...(profile.businessName ? { businessName: profile.businessName } : {}),
+      ...(savedName ? { savedName } : {}),
+    };
+  }
+}
+
+/** The contact.update payload fields of a contact: every field present, null when unknown. */
+export function contactFields(info: ContactInfo): Record<string, unknown> {
+  return {
+    id: info.jid,
+    phoneNumber: info.phoneNumber ?? null,
+    lid: info.lid ?? null,
+    name: info.name ?? null,
+    savedName: info.savedName ?? null,
+    businessName: info.businessName ?? null,
+  };
+}
+
+function setOrDelete<K extends 'pushName' | 'businessName' | 'pictureUrl'>(target: { [P in K]?: string }, key: K, value: string | null): void {
+  if (value === null) delete target[key];
+  else target[key] = value;
+}

@@ -1,0 +1,102 @@
+// `gateway init`: writes a loadable 0600 gateway.yaml with a new master key, refuses to overwrite without --force.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config/load.js';
+import { BIN } from '../helpers/daemon.js';
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let root: string;
+before(() => {
+  root = mkdtempSync(join(tmpdir(), 'gateway-cli-init-'));
+});
+after(() => rmSync(root, { recursive: true, force: true }));
+
+/** A fresh working directory per test, so the tests can run at the same time. */
+function workdir(name: string): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  return dir;
+}
+
+/** Runs the built CLI in `cwd` with stdin not a terminal and no GATEWAY_* variables. */
+function gateway(cwd: string, ...args: string[]): Promise<RunResult> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('gateway init', { concurrency: true }, () => {
+  test('--yes writes ./gateway.yaml, mode 0600, that loadConfig accepts, with a new master key', async () => {
+    const dir = workdir('defaults');
+    const res = await gateway(dir, 'init', '--yes');
+    assert.equal(res.code, 0, res.stderr);
+    const path = join(dir, 'gateway.yaml');
+    assert.ok(existsSync(path));
+    assert.equal(mode(path), 0o600);
+    assert.ok(res.stdout.includes(path), res.stdout);
+    assert.match(res.stdout, /next: gateway serve/);
+    assert.ok(!res.stdout.includes('svc_master_'), 'the key is not echoed in human output');
+
+    const text = readFileSync(path, 'utf8');
+    assert.match(text, /^# gateway\.yaml: written by `gateway init`/);
+    const config = loadConfig({ configPath: path, env: {} });
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 3000);
+    assert.equal(config.dataDir, './data');
+    assert.equal(config.engine.default, 'baileys');
+    assert.match(config.auth.masterKey ?? '', /^svc_master_[A-Za-z0-9_-]{43}$/);
+    assert.ok(config.auth.masterKey!.length >= 32);
+  });
+
+  test('refuses to overwrite without --force; --force writes a new key and resets the mode to 0600', async () => {
+    const dir = workdir('overwrite');
+    const path = join(dir, 'gateway.yaml');
+    assert.equal((await gateway(dir, 'init', '--yes')).code, 0);
+    const first = readFileSync(path, 'utf8');
+
+    const refused = await gateway(dir, 'init', '--yes');
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /^error: .*already exists.*--force/);
+    assert.equal(refused.stderr.trim().split('\n').length, 1);
+    assert.equal(readFileSync(path, 'utf8'), first);
+
+    const oldKey = loadConfig({ configPath: path, env: {} }).auth.masterKey;
+    chmodSync(path, 0o644);
+    const forced = await gateway(dir, 'init', '--yes', '--force');
+    assert.equal(forced.code, 0, forced.stderr);
+    assert.equal(mode(path), 0o600);
+    assert.notEqual(loadConfig({ configPath: path, env: {} }).auth.masterKey, oldKey);
+  });
+
+  test('--json --path (stdin not a terminal: no prompts) prints {path, masterKey} matching the file', async () => {
+    const dir = workdir('json');
+    const res = await gateway(dir, '--json', 'init', '--path', 'conf/other.yaml');
+    assert.equal(res.code, 0, res.stderr);
+    const out = JSON.parse(res.stdout) as { path: string; masterKey: string };
+    assert.equal(out.path, join(dir, 'conf', 'other.yaml'));
+    assert.equal(mode(out.path), 0o600);
+    assert.equal(loadConfig({ configPath: out.path, env: {} }).auth.masterKey, out.masterKey);
+  });
+
+  test('the global --config names the file to write', async () => {
+    const dir = workdir('config-flag');
+    const res = await gateway(dir, '--config', 'via-config.yaml', 'init', '--yes');
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(existsSync(join(dir, 'via-config.yaml')));
+    assert.match(res.stdout, /next: gateway --config via-config\.yaml serve/);
+  });
+});
