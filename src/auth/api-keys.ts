@@ -30,6 +30,8 @@ export const apiKeyView = (row: ApiKeyRow): ApiKeyView => ({
 export class ApiKeys {
   /** last-used stamps are written at most once a minute per key, off the request's hot path */
   private readonly lastTouched = new Map<string, number>();
+  /** principals by key hash, so a busy key costs one hash per request; dropped on revoke */
+  private readonly principals = new Map<string, Principal>();
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -54,17 +56,26 @@ export class ApiKeys {
 
   revoke(id: string): void {
     if (!this.repo.delete(id)) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
+    this.principals.clear();
   }
 
   /** The principal of a bearer key, or undefined when no key matches. Lookup by hash is constant-time in the key. */
   authenticate(bearer: string): Principal | undefined {
-    const row = this.repo.findByHash(sha256Hex(bearer));
-    if (!row) return undefined;
-    const now = Date.now();
-    if ((this.lastTouched.get(row.id) ?? 0) < now - 60_000) {
-      this.lastTouched.set(row.id, now);
-      this.repo.touch(row.id, new Date(now).toISOString());
+    const hash = sha256Hex(bearer);
+    let principal = this.principals.get(hash);
+    if (!principal) {
+      const row = this.repo.findByHash(hash);
+      if (!row) return undefined;
+      principal = { kind: 'key', id: row.id, name: row.name, scopes: new Set(row.scopes), sessions: row.sessions };
+      if (this.principals.size >= 10_000) this.principals.clear();
+      this.principals.set(hash, principal);
     }
-    return { kind: 'key', id: row.id, name: row.name, scopes: new Set(row.scopes), sessions: row.sessions };
+    const id = (principal as { id: string }).id;
+    const now = Date.now();
+    if ((this.lastTouched.get(id) ?? 0) < now - 60_000) {
+      this.lastTouched.set(id, now);
+      this.repo.touch(id, new Date(now).toISOString());
+    }
+    return principal;
   }
 }

@@ -23,8 +23,8 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       }
       case 'message.ack': {
         const { chatId, messageId, status } = payload as { chatId: string; messageId: string; status: DeliveryStatus };
-        const known = messages.find(session, messageId, chatId);
-        if (known && !messages.advanceStatus(session, chatId, messageId, status)) return false;
+        // an ack that moves nothing forward for a message we know is a repeat: dropped
+        if (!messages.advanceStatus(session, chatId, messageId, status) && messages.exists(session, chatId, messageId)) return false;
         return;
       }
       case 'message.edited': {

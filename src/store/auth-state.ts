@@ -4,7 +4,11 @@ import type { AuthStateStore } from '../engine/types.js';
 
 export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
 
-export function createAuthStateRepo(db: Db) {
+/**
+ * Credentials are written apart from the tick's batched event writes (`beforeWrite` commits those first) and
+ * with synchronous=FULL, so a key write is on disk before Baileys uses it on the wire: losing one loses the session.
+ */
+export function createAuthStateRepo(db: Db, beforeWrite: () => void = () => {}) {
   const getOne = db.prepare('SELECT value FROM auth_state WHERE session = ? AND key = ?').pluck();
   const upsert = db.prepare(
     'INSERT INTO auth_state (session, key, value) VALUES (?, ?, ?) ON CONFLICT (session, key) DO UPDATE SET value = excluded.value',
@@ -20,6 +24,15 @@ export function createAuthStateRepo(db: Db) {
     }
   });
 
+  const durably = (write: () => void) => {
+    db.pragma('synchronous = FULL');
+    try {
+      write();
+    } finally {
+      db.pragma('synchronous = NORMAL');
+    }
+  };
+
   return {
     forSession(session: string): AuthStateStore {
       return {
@@ -33,10 +46,12 @@ export function createAuthStateRepo(db: Db) {
           return found;
         },
         set(entries) {
-          writeBatch(session, entries);
+          beforeWrite();
+          durably(() => writeBatch(session, entries));
         },
         clear() {
-          removeAll.run(session);
+          beforeWrite();
+          durably(() => removeAll.run(session));
         },
         isEmpty() {
           return any.get(session) === undefined;

@@ -41,17 +41,22 @@ function migrate(db: Db): void {
  * Groups the writes of one event-loop tick into one transaction: the first caller in a tick opens it and it
  * commits on the next setImmediate. Many small event writes then cost one commit (SQLite's per-commit work
  * dominates otherwise); what a crash can lose is the current tick's writes, never half of one.
+ * `flush` commits at once, for writes that must not wait (credentials).
  */
-export function createTickTransaction(db: Db): () => void {
+export function createTickTransaction(db: Db): { join(): void; flush(): void } {
   let open = false;
-  const commit = () => {
+  const flush = () => {
+    if (!open) return;
     open = false;
     if (db.inTransaction) db.exec('COMMIT');
   };
-  return function joinTickTransaction() {
-    if (open || db.inTransaction) return;
-    db.exec('BEGIN');
-    open = true;
-    setImmediate(commit);
+  return {
+    join() {
+      if (open || db.inTransaction) return;
+      db.exec('BEGIN');
+      open = true;
+      setImmediate(flush);
+    },
+    flush,
   };
 }

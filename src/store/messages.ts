@@ -77,7 +77,10 @@ export function createMessagesRepo(db: Db) {
   );
   const byId = db.prepare('SELECT * FROM messages WHERE session = ? AND id = ? ORDER BY timestamp DESC LIMIT 1');
   const byChatAndId = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
-  const setStatus = db.prepare('UPDATE messages SET status = ? WHERE session = ? AND chat_id = ? AND id = ?');
+  const advance = db.prepare(
+    `UPDATE messages SET status = @status WHERE session = @session AND id = @id AND chat_id = @chatId
+       AND (CASE status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 0 END) < @rank`,
+  );
   const setText = db.prepare('UPDATE messages SET text = ?, edited = 1 WHERE session = ? AND chat_id = ? AND id = ?');
   const setRevoked = db.prepare('UPDATE messages SET revoked = 1, text = NULL WHERE session = ? AND chat_id = ? AND id = ?');
   const setStarred = db.prepare('UPDATE messages SET starred = ? WHERE session = ? AND chat_id = ? AND id = ?');
@@ -110,12 +113,11 @@ export function createMessagesRepo(db: Db) {
       const raw = (chatId ? byChatAndId.get(session, chatId, id) : byId.get(session, id)) as RawMessage | undefined;
       return raw && toRow(raw);
     },
+    /** Moves a message's status forward; false when it is unknown or already there. */
     advanceStatus(session: string, chatId: string, id: string, status: DeliveryStatus): boolean {
-      const current = byChatAndId.get(session, chatId, id) as RawMessage | undefined;
-      if (!current || STATUS_RANK[status]! <= STATUS_RANK[current.status]!) return false;
-      setStatus.run(status, session, chatId, id);
-      return true;
+      return advance.run({ status, session, id, chatId, rank: STATUS_RANK[status] }).changes > 0;
     },
+    exists: (session: string, chatId: string, id: string): boolean => byChatAndId.get(session, chatId, id) !== undefined,
     setText: (session: string, chatId: string, id: string, text: string) => setText.run(text, session, chatId, id).changes > 0,
     markRevoked: (session: string, chatId: string, id: string) => setRevoked.run(session, chatId, id).changes > 0,
     setStarred: (session: string, chatId: string, id: string, starred: boolean) => setStarred.run(starred ? 1 : 0, session, chatId, id).changes > 0,

@@ -79,15 +79,23 @@ export function createSessionsRepo(db: Db) {
        platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
   );
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
+  /** rows read on every request (status checks, account): cached, and dropped on each write */
+  const cache = new Map<string, SessionRow>();
 
   return {
     insert(session: NewSession): SessionRow {
       insert.run({ ...session, proxy: session.proxy ?? null, config: JSON.stringify(session.config), now: new Date().toISOString() });
+      cache.delete(session.name);
       return this.get(session.name)!;
     },
     get(name: string): SessionRow | undefined {
+      const cached = cache.get(name);
+      if (cached) return cached;
       const raw = byName.get(name) as RawRow | undefined;
-      return raw && toRow(raw);
+      if (!raw) return undefined;
+      const row = toRow(raw);
+      cache.set(name, row);
+      return row;
     },
     list(limit?: number, offset = 0): SessionRow[] {
       const rows = (limit === undefined ? all.all() : page.all(limit, offset)) as RawRow[];
@@ -98,9 +106,11 @@ export function createSessionsRepo(db: Db) {
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);
+      cache.delete(name);
     },
     setShouldRun(name: string, shouldRun: boolean): void {
       setShouldRun.run(shouldRun ? 1 : 0, new Date().toISOString(), name);
+      cache.delete(name);
     },
     setAccount(name: string, account: AccountInfo | null): void {
       setAccount.run({
@@ -112,8 +122,10 @@ export function createSessionsRepo(db: Db) {
         lid: account?.lid ?? null,
         now: new Date().toISOString(),
       });
+      cache.delete(name);
     },
     delete(name: string): boolean {
+      cache.delete(name);
       return remove.run(name).changes > 0;
     },
   };

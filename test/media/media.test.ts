@@ -117,7 +117,7 @@ describe('S3 persistence', () => {
   });
 
   test('wrong credentials: 502 with S3\'s message, record stays unpersisted', async () => {
-    await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, secretAccessKey: 'WRONG' } });
+    await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, accessKeyId: 'WRONG', secretAccessKey: 'WRONG' } });
     const { mediaId } = await receivedImage();
     const res = await daemon.request('POST', `/api/sessions/b/media/${mediaId}/persist`);
     assert.equal(res.status, 502);
@@ -181,7 +181,7 @@ describe('S3 persistence', () => {
   });
 
   test('auto-persist failure: the message is still delivered, without mediaUrl', async () => {
-    await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, secretAccessKey: 'WRONG' }, autoPersist: true });
+    await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, accessKeyId: 'WRONG', secretAccessKey: 'WRONG' }, autoPersist: true });
     const inbound = await daemon.request('POST', '/api/sandbox/sessions/b/inbound', { from: '+15550400998', type: 'image', base64: PNG.toString('base64') });
     const got = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === inbound.body.data.messageId, 15000);
     assert.equal(got.payload.mediaUrl, undefined);

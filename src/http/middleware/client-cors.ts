@@ -13,6 +13,7 @@ const EXPOSED_HEADERS = 'X-Request-Id, Retry-After, Preference-Applied';
 
 export function clientCors(rules: ClientRules): Middleware<AppState> {
   return async function clientCorsMiddleware(ctx, next) {
+    if (ctx.method !== 'OPTIONS' && !ctx.get('Origin')) return next();
     const match = matchClientPath(ctx.path);
     if (!match) return next();
     ctx.vary('Origin');
