@@ -81,6 +81,14 @@ export const profile = {
    */
   offlineMarkerAfterActive: true,
 
+  /**
+   * What the phone sends a companion right after its first login, after `ib offline` (Baileys then is in
+   * AwaitingInitialSync): an APP_STATE_SYNC_KEY_SHARE (so chatModify works) and an INITIAL_BOOTSTRAP history
+   * notification with an inline, empty payload. Without the latter, a client that processes history waits 20 s
+   * before it flushes events on a first login.
+   */
+  phoneBootstrap: { appStateKeyShare: true, historySync: true },
+
   /** The privacy settings a fresh account reports; `readreceipts=all` makes readMessages send `read`, not `read-self`. */
   defaultPrivacy: {
     readreceipts: 'all',
@@ -106,6 +114,18 @@ export const profile = {
 
   /** Media: the upload answer Baileys reads (`url` or `direct_path`). */
   mediaUploadAnswer: (host: string, path: string) => ({ url: `https://${host}${path}`, direct_path: path }),
+
+  /**
+   * Timers Baileys leaves pending after `end()`, which keep a finished test process alive (see baileys-workarounds.ts):
+   * - rc14's prekey upload races a 30 s `Pre-key upload timeout` timer and never clears it;
+   * - `end()` removes the WebSocket 'close' listeners before closing, so a query in flight keeps its
+   *   `delayCancellable` timeout (defaultQueryTimeoutMs) until it fires.
+   * `source` matches the callback's source text, `stack` the stack where the timer was created.
+   */
+  leakedTimers: [
+    { source: 'Pre-key upload timeout', stack: undefined },
+    { source: undefined, stack: 'delayCancellable' },
+  ] as ReadonlyArray<{ source: string | undefined; stack: string | undefined }>,
 
   /** The stanza (or bare close) that makes Baileys report `code`. */
   closeStanza(code: CloseCode, kind: CloseKind): BinaryNode | undefined {

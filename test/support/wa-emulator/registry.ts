@@ -1,5 +1,5 @@
 // Accounts (phone numbers with a virtual primary phone) and their devices, looked up by PN or LID jid.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { jidDecode, type BinaryNode } from '@whiskeysockets/baileys';
 import { uintBE } from './crypto.js';
 import { profile, type AddressingMode } from './profile.js';
@@ -34,6 +34,8 @@ export interface Account {
   presence: 'available' | 'unavailable';
   lastSeen: number | undefined;
   nextDeviceId: number;
+  /** the account's app-state sync key, shared by the phone with every companion */
+  appStateKey: { keyId: Buffer; keyData: Buffer; timestamp: number };
 }
 
 export interface SignedPreKey {
@@ -62,6 +64,8 @@ export interface Device {
   /** the companion's platform id from the QR (or 'code') */
   platform?: string;
   linkedAt: number;
+  /** the phone already sent its post-link bootstrap (app-state key, history notification) */
+  bootstrapped?: boolean;
 }
 
 export interface DeviceInfo {
@@ -130,6 +134,7 @@ export class Registry {
       presence: 'unavailable',
       lastSeen: undefined,
       nextDeviceId: 1,
+      appStateKey: { keyId: randomBytes(6), keyData: randomBytes(32), timestamp: Date.now() },
     };
     this.accounts.set(phone, account);
     const bundle = primary.bundle();

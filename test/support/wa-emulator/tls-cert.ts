@@ -21,7 +21,13 @@ const octets = (body: Uint8Array): Buffer => tlv(0x04, body);
 const bits = (body: Uint8Array): Buffer => tlv(0x03, Buffer.concat([Buffer.from([0]), body]));
 const bool = (value: boolean): Buffer => tlv(0x01, Buffer.from([value ? 0xff : 0]));
 const explicit = (n: number, body: Uint8Array): Buffer => tlv(0xa0 + n, body);
-const integer = (value: Uint8Array): Buffer => tlv(0x02, value[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), value]) : value);
+/** DER INTEGER: minimal two's-complement encoding of an unsigned big-endian value. */
+const integer = (value: Uint8Array): Buffer => {
+  let start = 0;
+  while (start < value.length - 1 && value[start] === 0) start++;
+  const body = Buffer.from(value.subarray(start));
+  return tlv(0x02, body[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), body]) : body);
+};
 const utf8 = (text: string): Buffer => tlv(0x0c, Buffer.from(text, 'utf8'));
 
 function oid(dotted: string): Buffer {
@@ -48,7 +54,6 @@ export function createTlsIdentity(commonName = 'wa-emulator media', days = 30): 
   const name = seq(set(seq(oid('2.5.4.3'), utf8(commonName))));
   const now = Date.now();
   const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
   const subjectAltName = seq(tlv(0x87, Buffer.from([127, 0, 0, 1])), tlv(0x82, Buffer.from('localhost')));
   const extensions = seq(
     seq(oid('2.5.29.19'), bool(true), octets(seq(bool(true)))), // basicConstraints: critical, CA:TRUE

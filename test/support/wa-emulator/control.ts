@@ -1,0 +1,311 @@
+// The typed control API tests drive (the phone's side of things), and the same API as JSON over HTTP on loopback.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { proto, type BinaryNode } from '@whiskeysockets/baileys';
+import type { Groups, GroupInfo } from './groups.js';
+import type { Hub } from './hub.js';
+import type { MediaStore } from './media-store.js';
+import type { Pairing } from './pairing.js';
+import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
+import type { ChatState, Presence } from './presence.js';
+import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
+import type { StanzaFilter, StanzaRecord } from './recorder.js';
+import { deviceInfo, normalisePhone, type Account, type AccountInfo, type AccountOptions, type DeviceInfo } from './registry.js';
+
+export interface ControlDeps {
+  hub: Hub;
+  pairing: Pairing;
+  groups: Groups;
+  phones: Phones;
+  presence: Presence;
+  media: MediaStore;
+}
+
+export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
+
+export class EmulatorControl {
+  constructor(private readonly deps: ControlDeps) {}
+
+  private get registry() {
+    return this.deps.hub.registry;
+  }
+
+  /** Creates a phone account (its primary phone is simulated). Throws if it exists. */
+  createAccount(options: AccountOptions): AccountInfo {
+    return this.registry.accountInfo(this.registry.createAccount(options));
+  }
+
+  account(phone: string): AccountInfo | undefined {
+    const account = this.registry.account(phone);
+    return account ? this.registry.accountInfo(account) : undefined;
+  }
+
+  accounts(): AccountInfo[] {
+    return [...this.registry.accounts.values()].map((a) => this.registry.accountInfo(a));
+  }
+
+  /** Linked companions, of one phone or all. */
+  devices(phone?: string): DeviceInfo[] {
+    const all = [...this.registry.devices.values()].filter((d) => !d.virtual);
+    return (phone ? all.filter((d) => d.account.phone === normalisePhone(phone)) : all).map(deviceInfo);
+  }
+
+  /** The phone of `phone` scans the QR string Baileys emitted (`connection.update.qr`); creates the account if needed. */
+  async scanQr(qr: string, phone: string): Promise<DeviceInfo> {
+    return deviceInfo(await this.deps.pairing.scanQr(qr, this.registry.ensureAccount(phone)));
+  }
+
+  /** The user types the code from `requestPairingCode(phone)` on that phone; creates the account if needed. */
+  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000): Promise<DeviceInfo> {
+    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs));
+  }
+
+  /** The phone logs a companion out: it gets 401 (device_removed) now or at its next login. */
+  unlink(deviceJid: string): DeviceInfo {
+    const device = this.registry.device(deviceJid);
+    if (!device || device.virtual) throw new Error(`no linked device ${deviceJid}`);
+    this.deps.pairing.unlink(device);
+    return deviceInfo(device);
+  }
+
+  /** Drops a companion's connection so Baileys reports `code`; returns false when it was not connected. */
+  dropConnection(deviceJid: string, code: CloseCode, kind: CloseKind = profile.defaultCloseKind(code)): boolean {
+    if (!CLOSE_CODES.includes(code)) throw new Error(`unsupported close code ${code}`);
+    const device = this.registry.device(deviceJid);
+    const connection = device ? this.deps.hub.online.get(device.jid) : undefined;
+    if (!connection?.open) return false;
+    connection.close(profile.closeStanza(code, kind));
+    return true;
+  }
+
+  /** Is the companion connected and past its offline flush (i.e. Baileys is `open` and received pending notifications)? */
+  isOnline(deviceJid: string): boolean {
+    const device = this.registry.device(deviceJid);
+    return !!device && !!this.deps.hub.online.get(device.jid)?.active;
+  }
+
+  async waitForOnline(deviceJid: string, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.isOnline(deviceJid)) {
+      if (Date.now() > deadline) throw new Error(`${deviceJid} did not come online within ${timeoutMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** The phone of `from` (a contact) sends text or any message content to a user jid, a phone number or a group jid. */
+  send(from: string, to: string, content: string | proto.IMessage, options: { id?: string } = {}): Promise<SendResult> {
+    const message: proto.IMessage = typeof content === 'string' ? { conversation: content } : content;
+    return this.deps.phones.send(this.need(from), toJid(to), message, options.id);
+  }
+
+  /** The phone of `from` sends a receipt for `ids` in `chat`; `participant` names the author in a group. */
+  sendReceipt(from: string, chat: string, ids: string[], type?: 'read' | 'played' | 'inactive', participant?: string): void {
+    this.deps.phones.sendReceipt(this.need(from), toJid(chat), ids, type, participant ? toJid(participant) : undefined);
+  }
+
+  setPresence(phone: string, type: 'available' | 'unavailable'): void {
+    this.deps.presence.set(this.need(phone), type);
+  }
+
+  sendChatState(from: string, to: string, state: ChatState): void {
+    const node: BinaryNode = state === 'recording' ? { tag: 'composing', attrs: { media: 'audio' } } : { tag: state, attrs: {} };
+    this.deps.presence.sendChatState(this.need(from), toJid(to), node);
+  }
+
+  /** A group created on the phone of `owner`; members' companions get the create notification. */
+  createGroup(owner: string, subject: string, members: string[], addressingMode?: AddressingMode): GroupInfo {
+    const group = this.deps.groups.create(this.need(owner), subject, members.map((m) => this.need(m)), addressingMode);
+    return this.deps.groups.info(group);
+  }
+
+  group(jid: string): GroupInfo | undefined {
+    const group = this.deps.groups.get(jid);
+    return group ? this.deps.groups.info(group) : undefined;
+  }
+
+  /** What the phone of `phone` received (decrypted), oldest first. */
+  inbox(phone: string): PhoneMessage[] {
+    return [...this.deps.phones.inbox(this.need(phone))];
+  }
+
+  waitForInbox(phone: string, match: (m: PhoneMessage) => boolean = () => true, timeoutMs = 5_000): Promise<PhoneMessage> {
+    return this.deps.phones.waitForMessage(this.need(phone), match, timeoutMs);
+  }
+
+  /** Receipts companions sent for messages the phone of `phone` sent. */
+  receipts(phone: string): PhoneReceipt[] {
+    return [...this.deps.phones.receipts(this.need(phone))];
+  }
+
+  /** Stanzas the server received (`in`) and sent (`out`), binary content replaced by its size. */
+  stanzas(filter: StanzaFilter = {}): StanzaRecord[] {
+    return this.deps.hub.recorder.list(filter);
+  }
+
+  /** Sorted distinct `tag xmlns type <child>` shapes; diff them across Baileys versions. */
+  shapes(direction: 'in' | 'out' = 'in'): string[] {
+    return this.deps.hub.recorder.shapes(direction);
+  }
+
+  clearStanzas(): void {
+    this.deps.hub.recorder.clear();
+  }
+
+  /** How many stanzas wait for a disconnected companion. */
+  offlineQueue(deviceJid: string): number {
+    const device = this.registry.device(deviceJid);
+    return device ? (this.deps.hub.offline.get(device.jid)?.length ?? 0) : 0;
+  }
+
+  mediaBlobs(): Array<{ path: string; size: number }> {
+    return [...this.deps.media.blobs.values()].map((b) => ({ path: b.path, size: b.bytes.length }));
+  }
+
+  /** Signal decryption failures of the virtual phones (should stay empty). */
+  phoneFailures(): Array<{ phone: string; id: string; error: string }> {
+    return [...this.deps.phones.failures];
+  }
+
+  private need(phoneOrJid: string): Account {
+    const account = this.registry.account(phoneOrJid);
+    if (!account) throw new Error(`no account ${phoneOrJid}`);
+    return account;
+  }
+}
+
+const toJid = (value: string): string => (value.includes('@') ? value : `${normalisePhone(value)}@s.whatsapp.net`);
+
+// ---- HTTP ----
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+type Body = Record<string, unknown>;
+type Route = (control: EmulatorControl, body: Body, query: URLSearchParams) => unknown;
+
+const str = (body: Body, key: string, optional = false): string => {
+  const value = body[key];
+  if (typeof value === 'string' && value) return value;
+  if (optional && value === undefined) return undefined as unknown as string;
+  throw new HttpError(400, `"${key}" must be a non-empty string`);
+};
+
+const messageJson = (m: PhoneMessage) => ({ ...m, message: proto.Message.toObject(proto.Message.fromObject(m.message), { longs: String, bytes: String }) });
+
+/** `METHOD /control/…` → handler; bodies and answers are JSON. */
+export const CONTROL_ROUTES: Record<string, Route> = {
+  'GET /control/accounts': (c) => c.accounts(),
+  'POST /control/accounts': (c, b) =>
+    c.createAccount({
+      phone: str(b, 'phone'),
+      ...(typeof b.pushName === 'string' ? { pushName: b.pushName } : {}),
+      ...(typeof b.business === 'boolean' ? { business: b.business } : {}),
+      ...(typeof b.about === 'string' ? { about: b.about } : {}),
+      ...(typeof b.lid === 'string' ? { lid: b.lid } : {}),
+    }),
+  'GET /control/devices': (c, _b, q) => c.devices(q.get('phone') ?? undefined),
+  'POST /control/scan': (c, b) => c.scanQr(str(b, 'qr'), str(b, 'phone')),
+  'POST /control/pairing-code': (c, b) => c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined),
+  'POST /control/unlink': (c, b) => c.unlink(str(b, 'jid')),
+  'POST /control/drop': (c, b) => {
+    const code = Number(b.code) as CloseCode;
+    if (!CLOSE_CODES.includes(code)) throw new HttpError(400, `code must be one of ${CLOSE_CODES.join(', ')}`);
+    const kind = b.kind as CloseKind | undefined;
+    if (kind !== undefined && kind !== 'stream-error' && kind !== 'failure' && kind !== 'socket') throw new HttpError(400, 'kind must be stream-error, failure or socket');
+    return { dropped: c.dropConnection(str(b, 'jid'), code, kind) };
+  },
+  'GET /control/online': (c, _b, q) => ({ online: c.isOnline(q.get('jid') ?? '') }),
+  'POST /control/wait-online': async (c, b) => {
+    await c.waitForOnline(str(b, 'jid'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined);
+    return { online: true };
+  },
+  'POST /control/send': (c, b) => {
+    const content = b.message !== undefined ? proto.Message.fromObject(b.message as object) : str(b, 'text');
+    return c.send(str(b, 'from'), str(b, 'to'), content, typeof b.id === 'string' ? { id: b.id } : {});
+  },
+  'POST /control/receipt': (c, b) => {
+    const ids = Array.isArray(b.ids) ? b.ids.map(String) : [str(b, 'id')];
+    c.sendReceipt(str(b, 'from'), str(b, 'chat'), ids, b.type as 'read' | 'played' | undefined, str(b, 'participant', true));
+    return { ok: true };
+  },
+  'POST /control/presence': (c, b) => {
+    const type = str(b, 'type');
+    if (type !== 'available' && type !== 'unavailable') throw new HttpError(400, 'type must be available or unavailable');
+    c.setPresence(str(b, 'phone'), type);
+    return { ok: true };
+  },
+  'POST /control/chatstate': (c, b) => {
+    const state = str(b, 'state');
+    if (state !== 'composing' && state !== 'recording' && state !== 'paused') throw new HttpError(400, 'state must be composing, recording or paused');
+    c.sendChatState(str(b, 'from'), str(b, 'to'), state);
+    return { ok: true };
+  },
+  'POST /control/groups': (c, b) =>
+    c.createGroup(
+      str(b, 'owner'),
+      str(b, 'subject'),
+      Array.isArray(b.members) ? b.members.map(String) : [],
+      b.addressingMode === 'pn' || b.addressingMode === 'lid' ? b.addressingMode : undefined,
+    ),
+  'GET /control/group': (c, _b, q) => c.group(q.get('jid') ?? '') ?? null,
+  'GET /control/inbox': (c, _b, q) => c.inbox(q.get('phone') ?? '').map(messageJson),
+  'POST /control/wait-inbox': async (c, b) => {
+    const text = typeof b.text === 'string' ? b.text : undefined;
+    const from = typeof b.from === 'string' ? b.from : undefined;
+    const m = await c.waitForInbox(
+      str(b, 'phone'),
+      (msg) => (text === undefined || msg.text === text) && (from === undefined || msg.from === from || msg.from.startsWith(`${from}@`)),
+      typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined,
+    );
+    return messageJson(m);
+  },
+  'GET /control/receipts': (c, _b, q) => c.receipts(q.get('phone') ?? ''),
+  'GET /control/stanzas': (c, _b, q) => {
+    const filter: StanzaFilter = {};
+    const direction = q.get('direction');
+    if (direction === 'in' || direction === 'out') filter.direction = direction;
+    for (const key of ['device', 'tag', 'xmlns'] as const) {
+      const value = q.get(key);
+      if (value) filter[key] = value;
+    }
+    if (q.get('since')) filter.since = Number(q.get('since'));
+    return c.stanzas(filter);
+  },
+  'GET /control/shapes': (c, _b, q) => c.shapes(q.get('direction') === 'out' ? 'out' : 'in'),
+  'GET /control/offline-queue': (c, _b, q) => ({ count: c.offlineQueue(q.get('jid') ?? '') }),
+};
+
+export async function handleControlRequest(control: EmulatorControl, extra: Record<string, Route>, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+  const route = extra[`${req.method} ${url.pathname}`] ?? CONTROL_ROUTES[`${req.method} ${url.pathname}`];
+  let status = 200;
+  let answer: unknown;
+  try {
+    if (!route) throw new HttpError(404, `no route ${req.method} ${url.pathname}`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let body: Body = {};
+    if (text) {
+      try {
+        body = JSON.parse(text) as Body;
+      } catch {
+        throw new HttpError(400, 'body is not JSON');
+      }
+    }
+    answer = await route(control, body, url.searchParams);
+  } catch (error) {
+    status = error instanceof HttpError ? error.status : 500;
+    answer = { error: error instanceof Error ? error.message : String(error) };
+  }
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json');
+  res.end(JSON.stringify(answer ?? null));
+}
+
+export type ControlRoute = Route;
