@@ -26,6 +26,11 @@ import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
 import { createGuardedDispatcher } from './webhooks/url-guard.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { createOutbox } from './webhooks/outbox.js';
+import { WebhookRegistry } from './webhooks/registry.js';
+import { createOutboxRepo } from './store/outbox.js';
+import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
 import { ClientTokens } from './auth/client-tokens.js';
 import { createClientRulesRepo } from './store/client-rules.js';
@@ -35,6 +40,16 @@ import { clientCors } from './http/middleware/client-cors.js';
 import { RuntimeSettingsStore } from './config/runtime-settings.js';
 import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
+import { ChannelsService } from './chats/channels.js';
+import { ContactsService } from './chats/contacts.js';
+import { GroupsService } from './chats/groups.js';
+import { createChatIngest } from './chats/ingest.js';
+import { LabelsService } from './chats/labels.js';
+import { PresenceService } from './chats/presence.js';
+import { createChannelsRepo } from './store/channels.js';
+import { createContactsRepo } from './store/contacts.js';
+import { createLabelsRepo } from './store/labels.js';
+import { createPresenceRepo } from './store/presence.js';
 
 export interface Daemon {
   url: string;
@@ -53,12 +68,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   const db = openDatabase(join(dataDir, 'gateway.db'));
-  const joinTickTransaction = createTickTransaction(db);
-  const bus = new EventBus(joinTickTransaction);
+  const tick = createTickTransaction(db);
+  const bus = new EventBus(tick.join);
   const engines = createEngines(config);
   const sessions = new SessionManager({
     sessions: createSessionsRepo(db),
-    authState: createAuthStateRepo(db),
+    authState: createAuthStateRepo(db, tick.flush),
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -68,7 +83,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
   const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
-  sessions.addEventProcessor(() => joinTickTransaction());
+  sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
@@ -76,7 +91,17 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(mediaService.autoPersist());
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
+  const outboxRepo = createOutboxRepo(db);
+  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy });
+  const webhookHttp = createGuardedDispatcher(urlPolicy);
+  const webhookLogger = logger.child({ module: 'webhooks' });
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join });
+  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (ids) => dispatcher.notify(ids) }));
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
+  const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
+  sessions.addEventProcessor(createChatIngest(chatStores));
+  const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
+  sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
   const clientRulesRepo = createClientRulesRepo(db);
@@ -96,6 +121,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     clientRules,
     mediaService,
     runtimeSettings,
+    webhooks,
+    groups: new GroupsService({ sessions, mediaSource }),
+    channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
+    presence,
+    contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
+    labels: new LabelsService({ sessions, labels: chatStores.labels }),
   };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
@@ -124,6 +155,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  dispatcher.start();
 
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
@@ -133,6 +165,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     (closing ??= (async () => {
       draining = true;
       logger.info('shutting down');
+      const webhooksStopped = dispatcher.stop(config.shutdownTimeoutMs);
       for (const stream of eventStreams) stream.end();
       const serverClosed = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();
@@ -144,7 +177,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       mediaService.close();
       await sessions.shutdown();
       await Promise.all([...engines.values()].map((engine) => engine.close()));
-      if (db.inTransaction) db.exec('COMMIT');
+      await webhooksStopped;
+      void webhookHttp.close();
+      tick.flush();
       db.close();
       logger.info('stopped');
     })());

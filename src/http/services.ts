@@ -10,6 +10,12 @@ import type { ClientRules } from '../auth/client-rules.js';
 import type { ClientTokens } from '../auth/client-tokens.js';
 import type { MediaService } from '../media/service.js';
 import type { RuntimeSettingsStore } from '../config/runtime-settings.js';
+import type { GroupsService } from '../chats/groups.js';
+import type { ChannelsService } from '../chats/channels.js';
+import type { PresenceService } from '../chats/presence.js';
+import type { ContactsService } from '../chats/contacts.js';
+import type { LabelsService } from '../chats/labels.js';
+import type { WebhookRegistry } from '../webhooks/registry.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -26,4 +32,11 @@ export interface Services {
   clientRules: ClientRules;
   mediaService: MediaService;
   runtimeSettings: RuntimeSettingsStore;
+  groups: GroupsService;
+  channels: ChannelsService;
+  presence: PresenceService;
+  contacts: ContactsService;
+  labels: LabelsService;
+  /** webhook registrations, delivery log and manual retry */
+  webhooks: WebhookRegistry;
 }

@@ -1,6 +1,8 @@
 // The command table: every command file's register(), in help order.
 import type { Command } from 'commander';
 import { register as clientAccess } from './client-access.js';
+import { register as events } from './events.js';
+import { register as groups } from './groups.js';
 import { register as init } from './init.js';
 import { register as keys } from './keys.js';
 import { register as send } from './send.js';
@@ -8,13 +10,17 @@ import { register as serve } from './serve.js';
 import { register as sessions } from './sessions.js';
 import { register as settings } from './settings.js';
 import { register as status } from './status.js';
+import { register as webhooks } from './webhooks.js';
 
 export const COMMANDS: Array<(program: Command) => void> = [
   serve,
   init,
   status,
   sessions,
+  groups,
   keys,
+  webhooks,
+  events,
   send,
   clientAccess,
   settings,

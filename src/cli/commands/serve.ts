@@ -37,11 +37,14 @@ export function register(program: Command): void {
           daemon.logger.info({ signal }, 'signal received');
           void daemon.close().then(done, (err: unknown) => {
             daemon.logger.error({ err }, 'shutdown failed');
+            process.exitCode = ExitCode.Failure;
             done();
           });
         };
         process.on('SIGTERM', onSignal);
         process.on('SIGINT', onSignal);
       });
+      // everything is closed; timers a network library leaves behind must not hold the process open
+      process.exit();
     });
 }

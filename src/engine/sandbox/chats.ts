@@ -19,6 +19,7 @@ export interface SandboxAccount {
 }
 
 export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
+export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
 
 type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels';
 
@@ -95,6 +96,31 @@ export class SandboxChats {
       timestamp: new Date().toISOString(),
     });
     return callId;
+  }
+
+  /** Sandbox control: the phone (another device of the account) changes a chat's state; the matching chat.* event follows. */
+  chatChanged(chatId: string, action: ChatAction, muteUntil?: string): void {
+    const timestamp = new Date().toISOString();
+    switch (action) {
+      case 'archive':
+      case 'unarchive':
+        this.session.deliver('chat.archive', { chatId, archived: action === 'archive', timestamp });
+        return;
+      case 'mute':
+      case 'unmute':
+        this.session.deliver('chat.mute', { chatId, muted: action === 'mute', muteEndTime: action === 'mute' ? (muteUntil ?? null) : null, timestamp });
+        return;
+      case 'read':
+      case 'unread':
+        this.session.deliver('chat.read', { chatId, read: action === 'read', timestamp });
+        return;
+      case 'clear':
+        this.session.deliver('chat.clear', { chatId, timestamp });
+        return;
+      case 'delete':
+        this.session.deliver('chat.delete', { chatId, timestamp });
+        return;
+    }
   }
 }
 

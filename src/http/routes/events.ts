@@ -2,10 +2,13 @@
 import { PassThrough } from 'node:stream';
 import { ValidationError } from '../../errors.js';
 import { isEventType } from '../../events/catalogue.js';
+import { sessionName } from '../schemas/common.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
 const HEARTBEAT_MS = 15_000;
+/** a client that stops reading is dropped once this much is buffered for it */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): RouteDef[] {
   return [
@@ -13,27 +16,34 @@ export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): Route
       method: 'GET',
       path: '/api/events/stream',
       access: 'webhooks:manage',
+      sessionFrom: ({ query }) => (query as { session?: string }).session,
       summary: 'live events as Server-Sent Events (query: session, events as a comma list)',
       schema: {
         query: {
           type: 'object',
           additionalProperties: false,
-          properties: { session: { type: 'string', minLength: 1, maxLength: 64 }, events: { type: 'string', maxLength: 2000 } },
+          properties: { session: sessionName, events: { type: 'string', maxLength: 2000 } },
         },
       },
       handler({ query, ctx }) {
         const wanted = query.events ? String(query.events).split(',').map((e: string) => e.trim()).filter(Boolean) : [];
-        const unknown = wanted.filter((e: string) => !isEventType(e));
+        const unknown = wanted.filter((e: string) => e !== '*' && !isEventType(e));
         if (unknown.length) throw ValidationError.field('/events', `unknown event types: ${unknown.join(', ')}`);
-        const types = new Set(wanted);
+        const types = wanted.includes('*') ? new Set<string>() : new Set(wanted);
+        // a session-limited key hears only its own sessions
+        const principal = ctx.state.principal;
+        const allowed = principal?.kind === 'key' && principal.sessions ? new Set(principal.sessions) : null;
         const stream = new PassThrough();
         streams.add(stream);
         const unsubscribe = bus.subscribe((event) => {
           if (query.session && event.session !== query.session) return;
+          if (allowed && !allowed.has(event.session)) return;
           if (types.size && !types.has(event.event)) return;
+          if (stream.writableLength > MAX_BUFFERED_BYTES) return void stream.destroy();
           stream.write(`id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event)}\n\n`);
         });
         const heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), HEARTBEAT_MS);
+        heartbeat.unref();
         const close = () => {
           clearInterval(heartbeat);
           unsubscribe();
@@ -47,6 +57,8 @@ export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): Route
         ctx.type = 'text/event-stream';
         ctx.set('Cache-Control', 'no-cache');
         ctx.set('X-Accel-Buffering', 'no');
+        // the stream is this connection's last response, so ending it at shutdown frees the socket at once
+        ctx.set('Connection', 'close');
         ctx.status = 200;
         ctx.body = stream;
         stream.write(': connected\n\n');

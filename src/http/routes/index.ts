@@ -10,7 +10,14 @@ import { keyRoutes } from './keys.js';
 import { mediaRoutes } from './media.js';
 import { messageRoutes } from './messages.js';
 import { sandboxRoutes } from './sandbox.js';
+import { sandboxChatRoutes } from './sandbox-chats.js';
+import { groupRoutes } from './groups.js';
+import { channelRoutes } from './channels.js';
+import { presenceRoutes } from './presence.js';
+import { contactRoutes } from './contacts.js';
+import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
+import { webhookRoutes } from './webhooks.js';
 
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   return [
@@ -21,6 +28,13 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...clientTokenRoutes(services),
     ...mediaRoutes(services),
     ...eventRoutes(services, eventStreams),
+    ...webhookRoutes(services),
+    ...groupRoutes(services),
+    ...channelRoutes(services),
+    ...presenceRoutes(services),
+    ...contactRoutes(services),
+    ...labelRoutes(services),
     ...sandboxRoutes(services),
+    ...sandboxChatRoutes(services),
   ];
 }

@@ -2,6 +2,7 @@
 import { ValidationError } from '../../errors.js';
 import type { RuntimeSettings, RuntimeSettingsPatch } from '../../config/runtime-settings.js';
 import { mediaView } from '../../media/records.js';
+import { emptyBody } from '../schemas/common.js';
 import { mediaParams, settingsBody } from '../schemas/media.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
@@ -23,7 +24,7 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'the decrypted file, streamed with its Content-Type',
-      schema: { params: mediaParams },
+      schema: { params: mediaParams, body: emptyBody },
       async handler({ params, ctx }) {
         const content = await mediaService.open(params.session, params.mediaId);
         ctx.type = content.mimeType;
@@ -39,7 +40,7 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'upload the file to the configured S3-compatible bucket',
-      schema: { params: mediaParams },
+      schema: { params: mediaParams, body: emptyBody },
       handler: ({ params }) => mediaService.persist(params.session, params.mediaId),
     },
     {

@@ -1,7 +1,9 @@
 // The ordered list of schema migrations; a new one is appended, never edited once released.
 import foundation from './001-foundation.js';
+import webhooks from './002-webhooks.js';
 import messages from './003-messages.js';
 import clientTokens from './004-client-tokens.js';
+import chats from './005-chats.js';
 
 export interface Migration {
   version: number;
@@ -11,6 +13,8 @@ export interface Migration {
 
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: 'foundation', sql: foundation },
+  { version: 2, name: 'webhooks', sql: webhooks },
   { version: 3, name: 'messages', sql: messages },
   { version: 4, name: 'client-tokens', sql: clientTokens },
+  { version: 5, name: 'chats', sql: chats },
 ];

@@ -1,0 +1,247 @@
+// Webhook delivery: sustained deliveries/s of the real outbox + dispatcher (temp SQLite, every outcome recorded) and
+// event→receiver latency at a fixed rate, each next to a bare loop of signed undici Pool.request POSTs to the same receiver.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Pool } from 'undici';
+import type { BenchResult } from './types.js';
+import { startChild, type Child } from './support/process.js';
+import { percentile, printResults, result, round } from './support/report.js';
+import { DEFAULT_CONFIG } from '../src/config/defaults.js';
+import { EventBus } from '../src/events/bus.js';
+import { createTickTransaction, openDatabase } from '../src/store/db.js';
+import { createOutboxRepo } from '../src/store/outbox.js';
+import { createWebhooksRepo } from '../src/store/webhooks.js';
+import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
+import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
+import { WebhookRegistry } from '../src/webhooks/registry.js';
+import { signBody, signatureHeader } from '../src/webhooks/signer.js';
+import { createGuardedDispatcher } from '../src/webhooks/url-guard.js';
+
+const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);
+const WARMUP = 2_000;
+const RATE = 1_000;
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_S ?? 5);
+const SETTINGS = {
+  ...DEFAULT_CONFIG.webhooks,
+  allowPrivateTargets: true,
+  ...(process.env.BENCH_PER_WEBHOOK ? { perWebhookConcurrency: Number(process.env.BENCH_PER_WEBHOOK) } : {}),
+};
+const CONCURRENCY = SETTINGS.concurrency;
+const KEY = 'bench-hmac-key-0123456789abcdef0123456789abcdef';
+
+const epochMs = () => performance.timeOrigin + performance.now();
+
+/** A realistic message.received payload; `t` is the send time the receiver subtracts. */
+const payload = (n: number, t = 0) => ({
+  t,
+  messageId: `3EB0${n.toString(16).padStart(16, '0')}`,
+  chatId: '15550900002@s.whatsapp.net',
+  from: { jid: '15550900002@s.whatsapp.net', phoneNumber: '+15550900002', lid: '12345678901234@lid' },
+  fromMe: false,
+  type: 'text',
+  text: `benchmark message number ${n}, long enough to look like a real one`,
+  timestamp: '2026-01-01T00:00:00.000Z',
+  pushName: 'Bench Sender',
+});
+
+async function stats(receiver: Child): Promise<{ received: number; latencies: number[] }> {
+  const res = await fetch(`http://127.0.0.1:${receiver.port}/stats`);
+  return (await res.json()) as { received: number; latencies: number[] };
+}
+
+// ---- bare baseline: signed POSTs with undici Pool.request, CONCURRENCY at a time ----
+
+function signedRequest(pool: Pool, path: string, body: string, extra: Record<string, string> = {}): Promise<void> {
+  const bytes = Buffer.from(body);
+  return pool
+    .request({
+      path,
+      method: 'POST',
+      body: bytes,
+      headers: {
+        ...extra,
+        'Content-Type': 'application/json',
+        'X-Webhook-Signature': signatureHeader(signBody(bytes, KEY), false),
+        'X-Webhook-Id': randomUUID(),
+        'X-Webhook-Event': 'message.received',
+        'X-Webhook-Timestamp': String(Math.floor(Date.now() / 1000)),
+        'X-Webhook-Attempt': '1',
+      },
+    })
+    .then((res) => {
+      if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
+      return res.body.dump();
+    });
+}
+
+const bareBody = (n: number, t = 0) =>
+  envelopeJson(randomUUID(), { id: randomUUID(), event: 'message.received', session: 'bench', timestamp: new Date().toISOString(), payload: payload(n, t) });
+
+async function bareThroughput(pool: Pool, count: number): Promise<number> {
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < count) await signedRequest(pool, '/bare', bareBody(next++));
+    }),
+  );
+  return count / ((performance.now() - started) / 1000);
+}
+
+/** Calls `send(i)` RATE times a second for `seconds`, catching up on late timer ticks. */
+async function atFixedRate(seconds: number, send: (i: number) => void): Promise<number> {
+  const total = RATE * seconds;
+  const started = performance.now();
+  let sent = 0;
+  await new Promise<void>((done) => {
+    const step = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - started) / 1000) * RATE));
+      while (sent < due) send(sent++);
+      if (sent < total) setTimeout(step, 1);
+      else done();
+    };
+    step();
+  });
+  return total;
+}
+
+async function bareLatency(pool: Pool, receiver: Child): Promise<number[]> {
+  await stats(receiver);
+  const pending: Promise<void>[] = [];
+  const total = await atFixedRate(LATENCY_SECONDS, (i) => void pending.push(signedRequest(pool, '/bare', bareBody(i, epochMs()), { 'X-Bench': 'latency' })));
+  await Promise.all(pending);
+  const { latencies } = await stats(receiver);
+  if (latencies.length !== total) throw new Error(`bare latency: ${latencies.length} of ${total} arrived`);
+  return latencies;
+}
+
+// ---- the gateway: outbox + dispatcher in-process on a temporary SQLite store ----
+
+interface Gateway {
+  bus: EventBus;
+  succeeded(): number;
+  recordedSucceeded(): number;
+  waitForSucceeded(count: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'): Promise<Gateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
+  const db = openDatabase(join(dir, 'gateway.db'));
+  const tick = createTickTransaction(db);
+  const bus = new EventBus(tick.join);
+  const outbox = createOutboxRepo(db);
+  const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox, urlPolicy: { allowPrivateTargets: true } });
+  const http = createGuardedDispatcher({ allowPrivateTargets: true });
+  let succeeded = 0;
+  const waiters: Array<{ count: number; done: () => void }> = [];
+  const dispatcher = new WebhookDispatcher({
+    outbox,
+    registry,
+    http,
+    settings: SETTINGS,
+    beginWrite: tick.join,
+    onOutcome(outcome) {
+      if (outcome.status === 'succeeded') succeeded += 1;
+      else if (outcome.status === 'failed') throw new Error(`delivery failed: ${outcome.lastError}`);
+      for (const w of [...waiters]) if (succeeded >= w.count) waiters.splice(waiters.indexOf(w), 1) && w.done();
+    },
+  });
+  bus.addPersister(createOutbox({ registry, outbox, onWritten: (ids) => dispatcher.notify(ids) }));
+  registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: KEY, headers: [{ name: 'X-Bench', value: mode }] });
+  dispatcher.start();
+  return {
+    bus,
+    succeeded: () => succeeded,
+    recordedSucceeded: () => (db.prepare("SELECT COUNT(*) FROM deliveries WHERE status = 'succeeded'").pluck().get() as number),
+    waitForSucceeded: (count, timeoutMs = 120_000) =>
+      new Promise<void>((done, fail) => {
+        if (succeeded >= count) return done();
+        const timer = setTimeout(() => fail(new Error(`only ${succeeded} of ${count} deliveries succeeded in time`)), timeoutMs);
+        waiters.push({ count, done: () => (clearTimeout(timer), done()) });
+      }),
+    async close() {
+      await dispatcher.stop(5000);
+      await http.close();
+      tick.flush();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Emits `count` events as fast as the loop allows (in chunks, so delivery runs alongside); returns deliveries/s. */
+async function gatewayThroughput(gateway: Gateway, count: number): Promise<number> {
+  const target = gateway.succeeded() + count;
+  const started = performance.now();
+  let emitted = 0;
+  await new Promise<void>((done) => {
+    const step = () => {
+      const until = Math.min(count, emitted + 500);
+      while (emitted < until) gateway.bus.emit('bench', 'message.received', payload(emitted++));
+      if (emitted < count) setImmediate(step);
+      else done();
+    };
+    step();
+  });
+  await gateway.waitForSucceeded(target);
+  return count / ((performance.now() - started) / 1000);
+}
+
+async function gatewayLatency(receiverPort: number, receiver: Child): Promise<number[]> {
+  const gateway = await startGateway(receiverPort, 'latency');
+  try {
+    await stats(receiver);
+    const total = await atFixedRate(LATENCY_SECONDS, (i) => void gateway.bus.emit('bench', 'message.received', payload(i, epochMs())));
+    await gateway.waitForSucceeded(total);
+    return (await stats(receiver)).latencies;
+  } finally {
+    await gateway.close();
+  }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const receiver = await startChild('./webhook-receiver.js');
+  const pool = new Pool(`http://127.0.0.1:${receiver.port}`, { connections: CONCURRENCY, pipelining: 1 });
+  try {
+    // (a) bare loop, warmed up
+    await bareThroughput(pool, WARMUP);
+    const bareRate = await bareThroughput(pool, N);
+
+    // (b) the gateway: every event written to the outbox, delivered, and its outcome recorded
+    const gateway = await startGateway(receiver.port, 'throughput');
+    let gatewayRate: number;
+    try {
+      await gatewayThroughput(gateway, WARMUP);
+      gatewayRate = await gatewayThroughput(gateway, N);
+      const recorded = gateway.recordedSucceeded();
+      if (recorded !== N + WARMUP) throw new Error(`expected ${N + WARMUP} succeeded rows, found ${recorded}`);
+    } finally {
+      await gateway.close();
+    }
+
+    // (c) latency at a fixed 1,000 events/s: bare POST from the moment of the event, then through the outbox
+    const bare = (await bareLatency(pool, receiver)).sort((a, b) => a - b);
+    const through = (await gatewayLatency(receiver.port, receiver)).sort((a, b) => a - b);
+
+    const results = [
+      result('webhooks', `deliveries/s sustained, outcome recorded (${N}; concurrency ${CONCURRENCY}, per webhook ${SETTINGS.perWebhookConcurrency})`, gatewayRate, bareRate, 'deliveries/s'),
+      result('webhooks', `p50 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 50), percentile(bare, 50), 'ms'),
+      result('webhooks', `p99 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 99), percentile(bare, 99), 'ms'),
+    ];
+    for (const r of results) if (r.unit === 'ms') Object.assign(r, { value: round(r.value, 2), baseline: round(r.baseline, 2) });
+    return results;
+  } finally {
+    await pool.close();
+    await receiver.stop();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const started = performance.now();
+  printResults(await run());
+  process.stdout.write(`(webhooks: ${Math.round((performance.now() - started) / 1000)} s)\n`);
+}

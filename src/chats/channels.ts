@@ -1,0 +1,107 @@
+// Channel operations of SPEC §4 "Channels": create, list (owned or followed), get, delete (owner only), follow, mute.
+import { GatewayError } from '../errors.js';
+import type { ChannelInfo, EngineSession } from '../engine/types.js';
+import type { MediaSource } from '../messages/content.js';
+import type { SessionManager } from '../sessions/manager.js';
+import type { ChannelsRepo } from '../store/channels.js';
+import { channelJid } from './ids.js';
+import { loadPicture } from './picture.js';
+
+export interface ChannelView {
+  lid: string;
+  name: string;
+  description: string;
+  profileUrl: string | null;
+  followers: number;
+  muted: boolean;
+  /** the session sees the channel without following it */
+  preview: boolean;
+  role: 'owner' | 'follower' | 'guest';
+}
+
+export class ChannelsService {
+  constructor(private readonly deps: { sessions: SessionManager; channels: ChannelsRepo; mediaSource: MediaSource }) {}
+
+  async create(session: string, input: { name: string; description?: string; profileUrl?: string }): Promise<ChannelView> {
+    const engine = this.engine(session);
+    const picture = input.profileUrl !== undefined ? await loadPicture({ url: input.profileUrl }, this.deps.mediaSource, '/profileUrl') : undefined;
+    const channel = await engine.createChannel({ name: input.name, ...(input.description !== undefined ? { description: input.description } : {}), ...(picture ? { picture } : {}) });
+    this.remember(session, channel);
+    return channelView(channel);
+  }
+
+  /** The channels the session owns or follows, as the network shows them now. */
+  async list(session: string, limit: number, offset: number): Promise<{ items: ChannelView[]; total: number }> {
+    const engine = this.engine(session);
+    const items: ChannelView[] = [];
+    for (const row of this.deps.channels.list(session, limit, offset)) {
+      try {
+        const channel = await engine.getChannel(row.jid);
+        this.remember(session, channel);
+        if (channel.role !== 'guest') items.push(channelView(channel));
+      } catch (err) {
+        if (!(err instanceof GatewayError && err.code === 'CHANNEL_NOT_FOUND')) throw err;
+        this.deps.channels.remove(session, row.jid);
+      }
+    }
+    return { items, total: this.deps.channels.count(session) };
+  }
+
+  async get(session: string, channelId: string): Promise<ChannelView> {
+    const channel = await this.engine(session).getChannel(channelJid(channelId));
+    this.remember(session, channel);
+    return channelView(channel);
+  }
+
+  async delete(session: string, channelId: string): Promise<void> {
+    const id = channelJid(channelId);
+    const engine = this.engine(session);
+    const channel = await engine.getChannel(id);
+    if (channel.role !== 'owner') throw new GatewayError('NOT_CHANNEL_OWNER', `only the owner of ${id} can delete it`);
+    await engine.deleteChannel(id);
+    this.deps.channels.remove(session, id);
+  }
+
+  async follow(session: string, channelId: string, follow: boolean): Promise<void> {
+    const id = channelJid(channelId);
+    const engine = this.engine(session);
+    if (follow) await engine.followChannel(id);
+    else await engine.unfollowChannel(id);
+    this.remember(session, await engine.getChannel(id));
+  }
+
+  async mute(session: string, channelId: string, muted: boolean): Promise<void> {
+    const id = channelJid(channelId);
+    const engine = this.engine(session);
+    if (muted) await engine.muteChannel(id);
+    else await engine.unmuteChannel(id);
+    this.remember(session, await engine.getChannel(id));
+  }
+
+  private engine(session: string): EngineSession {
+    return this.deps.sessions.connected(session);
+  }
+
+  /** Keeps the store's list in step with what the network just said. */
+  private remember(session: string, channel: ChannelInfo): void {
+    if (channel.role === 'guest') {
+      this.deps.channels.remove(session, channel.id);
+      return;
+    }
+    this.deps.channels.put(session, channel.id, channel.role, channel.name);
+    this.deps.channels.setMuted(session, channel.id, channel.muted);
+  }
+}
+
+export function channelView(channel: ChannelInfo): ChannelView {
+  return {
+    lid: channel.id,
+    name: channel.name,
+    description: channel.description,
+    profileUrl: channel.pictureUrl ?? null,
+    followers: channel.followers,
+    muted: channel.muted,
+    preview: channel.role === 'guest',
+    role: channel.role,
+  };
+}

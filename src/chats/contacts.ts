@@ -1,0 +1,128 @@
+// Contact operations of SPEC §4 "Contacts": list (from the store), get, picture, number check, block and unblock.
+import { GatewayError, notFound } from '../errors.js';
+import { jidKind, jidUser, phoneDigits, toE164 } from '../engine/jid.js';
+import type { EngineSession } from '../engine/types.js';
+import type { SessionManager } from '../sessions/manager.js';
+import type { ContactRow, ContactsRepo } from '../store/contacts.js';
+import { personJid } from './ids.js';
+
+export const CHECK_MAX_NUMBERS = 1000;
+
+export interface ContactView {
+  id: string;
+  phoneNumber: string | null;
+  name: string | null;
+  savedName: string | null;
+  businessName: string | null;
+  lid: string | null;
+  pictureUrl: string | null;
+}
+
+export interface CheckResult {
+  phoneNumber: string;
+  registered: boolean;
+  lid?: string;
+}
+
+export class ContactsService {
+  constructor(private readonly deps: { sessions: SessionManager; contacts: ContactsRepo }) {}
+
+  list(session: string, limit: number, offset: number): { items: ContactView[]; total: number } {
+    this.deps.sessions.get(session);
+    return { items: this.deps.contacts.list(session, limit, offset).map(contactView), total: this.deps.contacts.count(session) };
+  }
+
+  /** Asks the network (and stores what it says); a session that is not connected answers from the store. */
+  async get(session: string, contactId: string): Promise<ContactView> {
+    const jid = personJid(contactId, '/contactId');
+    const engine = this.engineIfConnected(session);
+    if (!engine) {
+      const stored = this.stored(session, jid);
+      if (!stored) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${session} is not connected and has not seen ${contactId} before`);
+      return contactView(stored);
+    }
+    const info = await engine.getContact(jid);
+    if (!info) throw notFound('CONTACT_NOT_FOUND', `contact ${contactId} (not on the network)`);
+    const pictureUrl = (await engine.getProfilePicture(info.jid)) ?? null;
+    const row = this.deps.contacts.merge(session, info.jid, {
+      phoneNumber: info.phoneNumber ?? null,
+      lid: info.lid ?? null,
+      name: info.name ?? null,
+      businessName: info.businessName ?? null,
+      ...(info.savedName !== undefined ? { savedName: info.savedName } : {}),
+      pictureUrl,
+    });
+    return contactView(row);
+  }
+
+  /** 404 PICTURE_NOT_FOUND when the contact has no picture or hides it from the session. */
+  async picture(session: string, contactId: string): Promise<{ id: string; url: string }> {
+    const engine = this.deps.sessions.connected(session);
+    const jid = await this.canonical(engine, session, personJid(contactId, '/contactId'));
+    const url = await engine.getProfilePicture(jid);
+    if (this.deps.contacts.get(session, jid)) this.deps.contacts.merge(session, jid, { pictureUrl: url ?? null });
+    if (!url) throw new GatewayError('PICTURE_NOT_FOUND', `${contactId} has no profile picture, or does not show it to this session`);
+    return { id: jid, url };
+  }
+
+  /** Results in the order asked; anything that is not a plausible phone number is reported as not registered. */
+  async check(session: string, phoneNumbers: string[]): Promise<CheckResult[]> {
+    const engine = this.deps.sessions.connected(session);
+    const digitsOf = phoneNumbers.map(checkDigits);
+    const valid = [...new Set(digitsOf.filter((d): d is string => d !== null))];
+    const answers = new Map((valid.length ? await engine.checkNumbers(valid) : []).map((c) => [c.phoneNumber, c]));
+    return phoneNumbers.map((raw, i) => {
+      const digits = digitsOf[i];
+      if (!digits) return { phoneNumber: raw, registered: false };
+      const answer = answers.get(toE164(digits));
+      return answer?.registered ? { phoneNumber: toE164(digits), registered: true, ...(answer.lid ? { lid: answer.lid } : {}) } : { phoneNumber: toE164(digits), registered: false };
+    });
+  }
+
+  async setBlocked(session: string, contactId: string, blocked: boolean): Promise<string> {
+    const engine = this.deps.sessions.connected(session);
+    const jid = await this.canonical(engine, session, personJid(contactId, '/contactId'));
+    await engine.setBlocked(jid, blocked);
+    this.deps.contacts.merge(session, jid, { blocked });
+    return jid;
+  }
+
+  // ---- internals ----
+
+  private engineIfConnected(session: string): EngineSession | undefined {
+    try {
+      return this.deps.sessions.connected(session);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'SESSION_NOT_CONNECTED') return undefined;
+      throw err;
+    }
+  }
+
+  private stored(session: string, jid: string): ContactRow | undefined {
+    return jidKind(jid) === 'lid' ? this.deps.contacts.findByLid(session, jid) : this.deps.contacts.get(session, jid);
+  }
+
+  /** Contacts are kept under their phone JID when the network knows it. */
+  private async canonical(engine: EngineSession, session: string, jid: string): Promise<string> {
+    if (jidKind(jid) !== 'lid') return jid;
+    return this.deps.contacts.findByLid(session, jid)?.jid ?? (await engine.getContact(jid))?.jid ?? jid;
+  }
+}
+
+function checkDigits(raw: string): string | null {
+  const value = raw.trim();
+  if (value.includes('@')) return jidKind(value) === 'user' ? jidUser(value) : null;
+  return phoneDigits(value);
+}
+
+export function contactView(row: ContactRow): ContactView {
+  return {
+    id: row.jid,
+    phoneNumber: row.phoneNumber,
+    name: row.name,
+    savedName: row.savedName,
+    businessName: row.businessName,
+    lid: row.lid,
+    pictureUrl: row.pictureUrl,
+  };
+}

@@ -1,0 +1,117 @@
+// What happens to contact, presence, blocklist, label and channel events before they are published: the store learns from them.
+import { jidKind } from '../engine/jid.js';
+import type { JidRef } from '../engine/jid.js';
+import type { EngineEventProcessor } from '../sessions/manager.js';
+import type { ChannelsRepo } from '../store/channels.js';
+import type { ContactPatch, ContactsRepo } from '../store/contacts.js';
+import type { LabelsRepo } from '../store/labels.js';
+import type { PresenceRepo, StoredPresence } from '../store/presence.js';
+
+export interface ChatStores {
+  contacts: ContactsRepo;
+  presence: PresenceRepo;
+  channels: ChannelsRepo;
+  labels: LabelsRepo;
+}
+
+const CONTACT_FIELDS = ['phoneNumber', 'lid', 'name', 'savedName', 'businessName', 'pictureUrl'] as const;
+
+export function createChatIngest(stores: ChatStores): EngineEventProcessor {
+  return function ingestChatEvent(session, type, payload) {
+    switch (type) {
+      case 'contact.update': {
+        const id = payload.id as string | undefined;
+        if (!id) return;
+        const patch: ContactPatch = {};
+        for (const field of CONTACT_FIELDS) if (payload[field] !== undefined) patch[field] = payload[field] as string | null;
+        stores.contacts.merge(session, id, patch);
+        return;
+      }
+      case 'message.received': {
+        // whoever writes to the session 1:1 becomes a contact it can see
+        const from = payload.from as JidRef | undefined;
+        if (payload.fromMe || payload.isGroup || !from || jidKind(from.jid) !== 'user') return;
+        if (!stores.contacts.get(session, from.jid)) stores.contacts.merge(session, from.jid, { phoneNumber: from.phoneNumber ?? null, lid: from.lid ?? null });
+        return;
+      }
+      case 'presence.update':
+        recordPresence(session, payload);
+        return;
+      case 'blocklist.update': {
+        const blocked = payload.action === 'blocked';
+        for (const jid of (payload.jids as string[] | undefined) ?? []) stores.contacts.merge(session, jid, { blocked });
+        return;
+      }
+      case 'labels.update':
+        applyLabelChange(session, payload);
+        return;
+      case 'newsletter.update':
+        applyChannelChange(session, payload);
+        return;
+      case 'session.logged_out':
+        // the device is unlinked: what it learned belongs to that account, and the next pairing may be another one
+        for (const store of Object.values(stores)) store.clear(session);
+        return;
+      default:
+        return;
+    }
+  };
+
+  function recordPresence(session: string, payload: Record<string, unknown>): void {
+    const from = payload.from as JidRef | undefined;
+    const presence: StoredPresence = payload.unavailable
+      ? 'unavailable'
+      : payload.state === 'composing'
+        ? payload.media === 'audio'
+          ? 'recording'
+          : 'composing'
+        : 'available';
+    // every presence.update carries the finer value, whichever part of the engine reported it
+    payload.presence ??= presence;
+    if (!from || jidKind(from.jid) !== 'user' || payload.sender) return;
+    stores.presence.record(session, from.jid, presence, typeof payload.lastSeen === 'number' ? payload.lastSeen : null);
+  }
+
+  /** Engines report saved/deleted/assigned/unassigned; the event says created or updated, as the store knew the label. */
+  function applyLabelChange(session: string, payload: Record<string, unknown>): void {
+    const label = payload.label as { id: string; name: string; color: number } | undefined;
+    switch (payload.action) {
+      case 'saved':
+        if (!label) return;
+        payload.action = stores.labels.get(session, label.id) ? 'updated' : 'created';
+        stores.labels.put(session, label);
+        return;
+      case 'deleted':
+        if (label) stores.labels.remove(session, label.id);
+        return;
+      case 'assigned':
+        stores.labels.assign(session, payload.labelId as string, payload.chatId as string);
+        return;
+      case 'unassigned':
+        stores.labels.unassign(session, payload.labelId as string, payload.chatId as string);
+        return;
+    }
+  }
+
+  function applyChannelChange(session: string, payload: Record<string, unknown>): void {
+    const id = payload.id as string | undefined;
+    if (!id) return;
+    const name = typeof payload.name === 'string' ? payload.name : undefined;
+    switch (payload.action) {
+      case 'created':
+        stores.channels.put(session, id, 'owner', name);
+        return;
+      case 'followed':
+        stores.channels.put(session, id, 'follower', name);
+        return;
+      case 'unfollowed':
+      case 'deleted':
+        stores.channels.remove(session, id);
+        return;
+      case 'muted':
+      case 'unmuted':
+        stores.channels.setMuted(session, id, payload.action === 'muted');
+        return;
+    }
+  }
+}

@@ -1,0 +1,41 @@
+// Pictures for groups and channels: fetched through the URL guard or decoded from base64, checked to be JPEG or PNG, size-limited.
+import { GatewayError, ValidationError } from '../errors.js';
+import type { ImageInput } from '../engine/types.js';
+import { fetchMediaUrl } from '../media/fetch-url.js';
+import { sniffMime } from '../media/mime.js';
+import type { MediaSource } from '../messages/content.js';
+import { checkTargetUrl } from '../webhooks/url-guard.js';
+
+export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
+const PICTURE_FETCH_TIMEOUT_MS = 30_000;
+const PICTURE_TYPES = ['image/jpeg', 'image/png'];
+
+export async function loadPicture(input: { url?: string; base64?: string }, source: MediaSource, urlField = '/url'): Promise<ImageInput> {
+  if ((input.url === undefined) === (input.base64 === undefined)) {
+    throw new ValidationError('send exactly one of url or base64', [{ path: input.url === undefined ? '/url' : '/base64', message: 'exactly one of url or base64 is required' }]);
+  }
+  if (input.url !== undefined) {
+    const url = checkTargetUrl(input.url, source.urlPolicy, 'MEDIA_URL_REJECTED');
+    const fetched = await fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField);
+    return { data: fetched.data, mimeType: pictureType(fetched.data, urlField), sourceUrl: url.href };
+  }
+  const data = decodeBase64(input.base64!);
+  return { data, mimeType: pictureType(data, '/base64') };
+}
+
+function decodeBase64(raw: string): Buffer {
+  const payload = raw.replace(/^data:[\w.+-]+\/[\w.+-]+(;[^,]*)?,/, '');
+  if (!/^[A-Za-z0-9+/_\-\r\n]*={0,2}\s*$/.test(payload)) throw ValidationError.field('/base64', 'is not valid base64');
+  if ((payload.length * 3) / 4 > PICTURE_MAX_BYTES + 4) {
+    throw new GatewayError('PAYLOAD_TOO_LARGE', `base64: a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB`, [{ path: '/base64', message: 'is too large' }]);
+  }
+  const data = Buffer.from(payload, 'base64');
+  if (data.length === 0) throw ValidationError.field('/base64', 'decodes to no bytes');
+  return data;
+}
+
+function pictureType(data: Buffer, field: string): string {
+  const mime = sniffMime(data.subarray(0, 16));
+  if (!mime || !PICTURE_TYPES.includes(mime)) throw ValidationError.field(field, `must be a JPEG or PNG image (got ${mime ?? 'an unrecognised type'})`);
+  return mime;
+}

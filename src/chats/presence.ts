@@ -1,0 +1,79 @@
+// Presence of SPEC §4 "Presence": set own, subscribe to contacts, and their last-known presence from the store.
+import { GatewayError, notFound } from '../errors.js';
+import { jidKind } from '../engine/jid.js';
+import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
+import type { ContactsRepo } from '../store/contacts.js';
+import type { PresenceRepo, PresenceRow } from '../store/presence.js';
+import type { Logger } from '../logger.js';
+import { personJid } from './ids.js';
+
+export interface PresenceRecord {
+  chatId: string;
+  presence: 'available' | 'unavailable' | 'composing' | 'recording';
+  /** ISO 8601; absent when the contact hides it or it is not known */
+  lastSeen?: string;
+}
+
+export class PresenceService {
+  constructor(private readonly deps: { sessions: SessionManager; presence: PresenceRepo; contacts: ContactsRepo; logger: Logger }) {}
+
+  async set(session: string, presence: 'available' | 'unavailable'): Promise<void> {
+    await this.deps.sessions.connected(session).setPresence(presence);
+  }
+
+  /** presence.update events for the contact follow; the subscription is kept and renewed on every reconnect. */
+  async subscribe(session: string, chatId: string): Promise<string> {
+    const engine = this.deps.sessions.connected(session);
+    let jid = this.canonical(session, personJid(chatId, '/chatId'));
+    if (jidKind(jid) === 'lid') jid = (await engine.getContact(jid))?.jid ?? jid;
+    await engine.subscribePresence(jid);
+    this.deps.presence.subscribe(session, jid);
+    return jid;
+  }
+
+  get(session: string, chatId: string): PresenceRecord {
+    this.deps.sessions.get(session);
+    const jid = this.canonical(session, personJid(chatId, '/chatId'));
+    const row = this.deps.presence.get(session, jid);
+    if (!row) throw notFound('CONTACT_NOT_FOUND', `presence of ${jid} (subscribe to it first)`);
+    return recordOf(row);
+  }
+
+  list(session: string, limit: number, offset: number): { items: PresenceRecord[]; total: number } {
+    this.deps.sessions.get(session);
+    return { items: this.deps.presence.listSubscribed(session, limit, offset).map(recordOf), total: this.deps.presence.countSubscribed(session) };
+  }
+
+  /** Subscriptions do not survive a reconnect on the network: renew them whenever the session connects. */
+  resubscriber(): EngineEventProcessor {
+    return (session, type) => {
+      if (type !== 'session.connected') return;
+      setImmediate(() => {
+        let engine;
+        try {
+          engine = this.deps.sessions.connected(session);
+        } catch (err) {
+          if (err instanceof GatewayError) return;
+          throw err;
+        }
+        for (const jid of this.deps.presence.subscribedJids(session)) {
+          engine.subscribePresence(jid).catch((err: unknown) => this.deps.logger.warn({ err, session, jid }, 'presence resubscription failed'));
+        }
+      });
+    };
+  }
+
+  /** A LID the store can map to a phone JID becomes that JID, so records are kept under one name. */
+  private canonical(session: string, jid: string): string {
+    if (jidKind(jid) !== 'lid') return jid;
+    return this.deps.contacts.findByLid(session, jid)?.jid ?? jid;
+  }
+}
+
+function recordOf(row: PresenceRow): PresenceRecord {
+  return {
+    chatId: row.jid,
+    presence: row.presence ?? 'unavailable',
+    ...(row.lastSeen !== null ? { lastSeen: new Date(row.lastSeen * 1000).toISOString() } : {}),
+  };
+}

@@ -1,0 +1,79 @@
+// Channel routes (SPEC §4 "Channels"): create, list, get, delete, follow/unfollow, mute/unmute.
+import { checkBodySession } from '../../chats/ids.js';
+import { emptyBody, paging, sessionParams } from '../schemas/common.js';
+import { channelParams, createChannelBody } from '../schemas/channels.js';
+import { done, paged } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+const CHANNEL = '/api/sessions/:session/channels/:channelId';
+
+export function channelRoutes({ channels }: Services): RouteDef[] {
+  const toggle = (method: 'POST' | 'DELETE', what: 'follow' | 'mute', on: boolean): RouteDef => ({
+    method,
+    path: `${CHANNEL}/${what}`,
+    access: 'chats:manage',
+    sessionFrom: 'params',
+    summary: `${on ? '' : 'un'}${what} a channel`,
+    schema: { params: channelParams, ...(method === 'POST' ? { body: emptyBody } : {}) },
+    async handler({ params }) {
+      if (what === 'follow') await channels.follow(params.session, params.channelId, on);
+      else await channels.mute(params.session, params.channelId, on);
+      return done(`channel ${params.channelId} ${on ? '' : 'un'}${what === 'follow' ? 'followed' : 'muted'}`);
+    },
+  });
+
+  return [
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/channels',
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'create a channel owned by the session',
+      schema: { params: sessionParams, body: createChannelBody },
+      async handler({ params, body, ctx }) {
+        checkBodySession(params.session, body.session);
+        const channel = await channels.create(params.session, body);
+        ctx.status = 201;
+        return channel;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/channels',
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'the channels the session owns or follows',
+      schema: { params: sessionParams, query: paging },
+      async handler({ params, query, ctx }) {
+        const { items, total } = await channels.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, items, total);
+      },
+    },
+    {
+      method: 'GET',
+      path: CHANNEL,
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'a channel (preview: true when the session does not follow it)',
+      schema: { params: channelParams },
+      handler: ({ params }) => channels.get(params.session, params.channelId),
+    },
+    {
+      method: 'DELETE',
+      path: CHANNEL,
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'delete a channel (its owner only)',
+      schema: { params: channelParams },
+      async handler({ params }) {
+        await channels.delete(params.session, params.channelId);
+        return done(`channel ${params.channelId} deleted`);
+      },
+    },
+    toggle('POST', 'follow', true),
+    toggle('DELETE', 'follow', false),
+    toggle('POST', 'mute', true),
+    toggle('DELETE', 'mute', false),
+  ];
+}

@@ -1,0 +1,86 @@
+// Label routes (SPEC §4 "Labels", business accounts only): list, create, update, delete, chats of a label.
+import { paging, sessionParams } from '../schemas/common.js';
+import { createLabelBody, labelChatsBody, labelParams, updateLabelBody } from '../schemas/labels.js';
+import { done, paged } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+const LABEL = '/api/sessions/:session/labels/:labelId';
+
+export function labelRoutes({ labels }: Services): RouteDef[] {
+  const chatsRoute = (method: 'POST' | 'DELETE', assigned: boolean): RouteDef => ({
+    method,
+    path: `${LABEL}/chats`,
+    access: 'chats:manage',
+    sessionFrom: 'params',
+    summary: assigned ? 'put the label on chats ({chatIds:[…]} or a bare array)' : 'take the label off chats ({chatIds:[…]} or a bare array)',
+    schema: { params: labelParams, body: labelChatsBody },
+    handler({ params, body }) {
+      return labels.setChats(params.session, params.labelId, Array.isArray(body) ? body : body.chatIds, assigned);
+    },
+  });
+
+  return [
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/labels',
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'the labels of a business session',
+      schema: { params: sessionParams, query: paging },
+      handler({ params, query, ctx }) {
+        const { items, total } = labels.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, items, total);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/labels',
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'create a label {name, color}',
+      schema: { params: sessionParams, body: createLabelBody },
+      async handler({ params, body, ctx }) {
+        const label = await labels.create(params.session, body);
+        ctx.status = 201;
+        return label;
+      },
+    },
+    {
+      method: 'PUT',
+      path: LABEL,
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'rename or recolour a label {name?, color?}',
+      schema: { params: labelParams, body: updateLabelBody },
+      handler: ({ params, body }) => labels.update(params.session, params.labelId, body),
+    },
+    {
+      method: 'DELETE',
+      path: LABEL,
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'delete a label and its chat assignments',
+      schema: { params: labelParams },
+      async handler({ params }) {
+        await labels.delete(params.session, params.labelId);
+        return done(`label ${params.labelId} deleted`);
+      },
+    },
+    {
+      method: 'GET',
+      path: `${LABEL}/chats`,
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'the chats that have the label',
+      schema: { params: labelParams, query: paging },
+      handler({ params, query, ctx }) {
+        const all = labels.chats(params.session, params.labelId);
+        const offset = query.offset ?? 0;
+        return paged(ctx, all.slice(offset, offset + (query.limit ?? 1000)), all.length);
+      },
+    },
+    chatsRoute('POST', true),
+    chatsRoute('DELETE', false),
+  ];
+}

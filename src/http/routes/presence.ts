@@ -1,0 +1,56 @@
+// Presence routes (SPEC §4 "Presence"): set own, last-known presence of subscribed contacts, subscribe.
+import { emptyBody, paging, sessionParams } from '../schemas/common.js';
+import { presenceParams, setPresenceBody } from '../schemas/presence.js';
+import { done, paged } from '../respond.js';
+import type { Services } from '../services.js';
+import type { RouteDef } from '../types.js';
+
+export function presenceRoutes({ presence }: Services): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/presence',
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'set the session\'s own presence (available or unavailable)',
+      schema: { params: sessionParams, body: setPresenceBody },
+      async handler({ params, body }) {
+        await presence.set(params.session, body.presence);
+        return done(`presence set to ${body.presence}`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/presence',
+      access: 'contacts:read',
+      sessionFrom: 'params',
+      summary: 'last-known presence of every subscribed contact',
+      schema: { params: sessionParams, query: paging },
+      handler({ params, query, ctx }) {
+        const { items, total } = presence.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, items, total);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/presence/:chatId',
+      access: 'contacts:read',
+      sessionFrom: 'params',
+      summary: 'last-known presence of one contact',
+      schema: { params: presenceParams },
+      handler: ({ params }) => presence.get(params.session, params.chatId),
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/presence/:chatId/subscribe',
+      access: 'contacts:read',
+      sessionFrom: 'params',
+      summary: 'subscribe to a contact\'s presence; presence.update events follow',
+      schema: { params: presenceParams, body: emptyBody },
+      async handler({ params }) {
+        const jid = await presence.subscribe(params.session, params.chatId);
+        return done(`subscribed to the presence of ${jid}`);
+      },
+    },
+  ];
+}

@@ -1,0 +1,128 @@
+// Webhook routes: CRUD of /api/webhooks, the delivery log and manual retry (scope webhooks:manage).
+import { GatewayError, notFound } from '../../errors.js';
+import type { WebhookRegistry, WebhookView } from '../../webhooks/registry.js';
+import { paging } from '../schemas/common.js';
+import {
+  createWebhookBody,
+  deliveriesQuery,
+  deliveryParams,
+  updateWebhookBody,
+  webhookParams,
+  type CreateWebhookBody,
+  type UpdateWebhookBody,
+} from '../schemas/webhooks.js';
+import { done, paged } from '../respond.js';
+import type { Services } from '../services.js';
+import type { AppContext, RouteDef } from '../types.js';
+
+/** The sessions a session-limited API key may use, or null for the master key and unlimited keys. */
+function allowedSessions(ctx: AppContext): readonly string[] | null {
+  const principal = ctx.state.principal;
+  return principal?.kind === 'key' ? principal.sessions : null;
+}
+
+/** A session-limited key may only manage webhooks filtered to one of its sessions. */
+function assertSessionAllowed(ctx: AppContext, session: string | null): void {
+  const allowed = allowedSessions(ctx);
+  if (!allowed || (session !== null && allowed.includes(session))) return;
+  throw new GatewayError(
+    'FORBIDDEN_SESSION',
+    session === null
+      ? `this API key is limited to sessions ${allowed.join(', ')}: set "session" to one of them`
+      : `this API key may not use session ${session}`,
+  );
+}
+
+/** Looks a webhook up, hiding those a session-limited key may not see. */
+function visible(registry: WebhookRegistry, ctx: AppContext, id: number): WebhookView {
+  const webhook = registry.get(id);
+  const allowed = allowedSessions(ctx);
+  if (allowed && (webhook.session === null || !allowed.includes(webhook.session))) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
+  return webhook;
+}
+
+export function webhookRoutes({ webhooks }: Services): RouteDef[] {
+  return [
+    {
+      method: 'POST',
+      path: '/api/webhooks',
+      access: 'webhooks:manage',
+      sessionFrom: ({ body }) => (body as CreateWebhookBody).session,
+      summary: 'register a webhook (the hmacKey is returned only here)',
+      schema: { body: createWebhookBody },
+      handler({ body, ctx }) {
+        const input = body as CreateWebhookBody;
+        assertSessionAllowed(ctx, input.session ?? null);
+        ctx.status = 201;
+        return webhooks.create(input);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/webhooks',
+      access: 'webhooks:manage',
+      summary: 'list webhooks (without their keys)',
+      schema: { query: paging },
+      handler({ query, ctx }) {
+        const { rows, total } = webhooks.list(query.limit ?? 1000, query.offset ?? 0, allowedSessions(ctx));
+        return paged(ctx, rows, total);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/webhooks/:id',
+      access: 'webhooks:manage',
+      summary: 'get one webhook (without its key)',
+      schema: { params: webhookParams },
+      handler: ({ params, ctx }) => visible(webhooks, ctx, params.id),
+    },
+    {
+      method: 'PUT',
+      path: '/api/webhooks/:id',
+      access: 'webhooks:manage',
+      summary: 'partial update: only supplied fields change; headers replace the list; a new hmacKey applies to the next attempt',
+      schema: { params: webhookParams, body: updateWebhookBody },
+      handler({ params, body, ctx }) {
+        visible(webhooks, ctx, params.id);
+        const patch = body as UpdateWebhookBody;
+        if (patch.session !== undefined) assertSessionAllowed(ctx, patch.session);
+        return webhooks.update(params.id, patch);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/webhooks/:id',
+      access: 'webhooks:manage',
+      summary: 'delete a webhook; attempts in flight complete, pending deliveries are dropped',
+      schema: { params: webhookParams },
+      handler({ params, ctx }) {
+        visible(webhooks, ctx, params.id);
+        webhooks.delete(params.id);
+        return done(`webhook ${params.id} deleted`);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/webhooks/:id/deliveries',
+      access: 'webhooks:manage',
+      summary: 'the delivery log of a webhook, newest first (query: status, limit, offset)',
+      schema: { params: webhookParams, query: deliveriesQuery },
+      handler({ params, query, ctx }) {
+        visible(webhooks, ctx, params.id);
+        const { rows, total } = webhooks.deliveries(params.id, query.status, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, rows, total);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
+      access: 'webhooks:manage',
+      summary: 're-queue a delivery now with a fresh retry budget',
+      schema: { params: deliveryParams },
+      handler({ params, ctx }) {
+        visible(webhooks, ctx, params.id);
+        return webhooks.retryDelivery(params.id, params.deliveryId);
+      },
+    },
+  ];
+}

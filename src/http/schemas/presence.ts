@@ -1,0 +1,15 @@
+// Schemas of the presence routes (SPEC §4 "Presence").
+import { sessionName } from './common.js';
+
+export const setPresenceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['presence'],
+  properties: { presence: { enum: ['available', 'unavailable'] } },
+} as const;
+
+export const presenceParams = {
+  type: 'object',
+  required: ['session', 'chatId'],
+  properties: { session: sessionName, chatId: { type: 'string', minLength: 1, maxLength: 128 } },
+} as const;

@@ -1,0 +1,72 @@
+// Schemas of the sandbox control routes for presence, calls, contact profiles, groups and chat state (DESIGN §6).
+import { phoneNumber } from './common.js';
+
+const from = { type: 'string', minLength: 5, maxLength: 128 } as const;
+
+export const sandboxPresenceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'presence'],
+  properties: {
+    from,
+    presence: { enum: ['available', 'unavailable', 'composing', 'recording', 'paused'] },
+    /** ISO 8601 or Unix seconds */
+    lastSeen: { type: ['string', 'integer'], minimum: 0, maximum: 99_999_999_999, maxLength: 64 },
+    chatId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+  },
+} as const;
+
+export const sandboxCallBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'outcome'],
+  properties: {
+    from,
+    outcome: { enum: ['received', 'missed', 'accepted', 'rejected'] },
+    callId: { type: 'string', minLength: 1, maxLength: 64 },
+    isVideo: { type: 'boolean' },
+  },
+} as const;
+
+const nullableName = { type: ['string', 'null'], minLength: 1, maxLength: 100 } as const;
+
+export const sandboxContactBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['phoneNumber'],
+  minProperties: 2,
+  properties: {
+    phoneNumber,
+    pushName: nullableName,
+    businessName: nullableName,
+    savedName: nullableName,
+    pictureUrl: { type: ['string', 'null'], pattern: '^https://', maxLength: 2048 },
+    pictureHidden: { type: 'boolean' },
+  },
+} as const;
+
+export const sandboxGroupBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'action'],
+  properties: {
+    from,
+    action: { enum: ['join', 'leave', 'subject', 'description', 'add', 'remove', 'promote', 'demote'] },
+    code: { type: 'string', minLength: 1, maxLength: 64 },
+    groupId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+    value: { type: 'string', maxLength: 2048 },
+    participants: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 128 } },
+  },
+} as const;
+
+export const sandboxChatBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['chatId', 'action'],
+  properties: {
+    chatId: { type: 'string', minLength: 1, maxLength: 128 },
+    action: { enum: ['archive', 'unarchive', 'mute', 'unmute', 'read', 'unread', 'clear', 'delete'] },
+    /** mute: until when (ISO 8601); omitted mutes for good */
+    muteUntil: { type: 'string', format: 'date-time' },
+  },
+} as const;

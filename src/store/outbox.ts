@@ -1,0 +1,181 @@
+// Repository of webhook deliveries (the outbox): rows written per event, due rows for the dispatcher, outcomes, the log.
+import type { Db } from './db.js';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface NewDelivery {
+  id: string;
+  webhookId: number;
+  eventId: string;
+  event: string;
+  session: string;
+  /** the exact envelope JSON that is sent (and signed) on every attempt */
+  body: string;
+}
+
+/** What the dispatcher needs to send a due delivery. */
+export interface DueDelivery {
+  id: string;
+  webhookId: number;
+  event: string;
+  body: string;
+  /** attempts made so far */
+  attempts: number;
+  /** value of `attempts` when the current retry budget started (a manual retry starts a fresh one) */
+  budgetStart: number;
+}
+
+/** A delivery as the log shows it (without the body). */
+export interface DeliveryRow {
+  id: string;
+  webhookId: number;
+  eventId: string;
+  event: string;
+  session: string;
+  status: DeliveryStatus;
+  attempts: number;
+  budgetStart: number;
+  /** ms since the epoch; null unless pending */
+  nextAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The recorded result of one attempt. */
+export interface DeliveryOutcome {
+  id: string;
+  status: DeliveryStatus;
+  attempts: number;
+  budgetStart: number;
+  nextAttemptAt: number | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  at: number;
+}
+
+interface RawDelivery {
+  id: string;
+  webhook_id: number;
+  event_id: string;
+  event: string;
+  session: string;
+  status: DeliveryStatus;
+  attempts: number;
+  budget_start: number;
+  next_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const toRow = (r: RawDelivery): DeliveryRow => ({
+  id: r.id,
+  webhookId: r.webhook_id,
+  eventId: r.event_id,
+  event: r.event,
+  session: r.session,
+  status: r.status,
+  attempts: r.attempts,
+  budgetStart: r.budget_start,
+  nextAttemptAt: r.next_attempt_at,
+  lastStatusCode: r.last_status_code,
+  lastError: r.last_error,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const LOG_COLUMNS =
+  'id, webhook_id, event_id, event, session, status, attempts, budget_start, next_attempt_at, last_status_code, last_error, created_at, updated_at';
+
+export type OutboxRepo = ReturnType<typeof createOutboxRepo>;
+
+export function createOutboxRepo(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO deliveries (id, webhook_id, event_id, event, session, body, status, attempts, next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
+  );
+  const due = db.prepare(
+    `SELECT id, webhook_id AS webhookId, event, body, attempts, budget_start AS budgetStart FROM deliveries
+     WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?`,
+  );
+  const nextDueAll = db.prepare(
+    `SELECT webhook_id AS webhookId, MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' GROUP BY webhook_id`,
+  );
+  const nextDueAfter = db
+    .prepare(`SELECT MIN(next_attempt_at) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at > ?`)
+    .pluck();
+  const outcome = db.prepare(
+    `UPDATE deliveries SET status = @status, attempts = @attempts, budget_start = @budgetStart, next_attempt_at = @nextAttemptAt,
+       last_status_code = @lastStatusCode, last_error = @lastError, updated_at = @at WHERE id = @id`,
+  );
+  const list = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY rowid DESC LIMIT ? OFFSET ?`);
+  const listByStatus = db.prepare(
+    `SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? AND status = ? ORDER BY rowid DESC LIMIT ? OFFSET ?`,
+  );
+  const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
+  const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
+  const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
+  const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
+  const requeue = db.prepare(
+    `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
+  );
+  const prune = db.prepare(
+    `DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = 'succeeded' AND updated_at < ? LIMIT 5000)`,
+  );
+
+  /** Writes one event's deliveries, all or none. */
+  const recordEvent = db.transaction((deliveries: readonly NewDelivery[], now: number) => {
+    for (const d of deliveries) insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
+  });
+  /** Records a batch of attempt outcomes in one transaction. */
+  const recordOutcomes = db.transaction((outcomes: readonly DeliveryOutcome[]) => {
+    for (const o of outcomes) outcome.run(o);
+  });
+
+  return {
+    recordEvent(deliveries: readonly NewDelivery[], now = Date.now()): void {
+      if (deliveries.length === 1 && db.inTransaction) {
+        // one row inside the tick's open transaction is atomic already; a savepoint would only cost time
+        const [d] = deliveries as [NewDelivery];
+        insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
+      } else recordEvent(deliveries, now);
+    },
+    /** Pending rows of one webhook due at `now`, oldest first. */
+    due: (webhookId: number, now: number, limit: number): DueDelivery[] => due.all(webhookId, now, limit) as DueDelivery[],
+    /** Earliest next attempt of every webhook with pending rows. */
+    nextDuePerWebhook: (): Array<{ webhookId: number; at: number }> => nextDueAll.all() as Array<{ webhookId: number; at: number }>,
+    /** Earliest next attempt after `after` (ms) among one webhook's pending rows, or null. */
+    nextDueAfter: (webhookId: number, after: number): number | null => (nextDueAfter.get(webhookId, after) as number | null) ?? null,
+    recordOutcomes(outcomes: readonly DeliveryOutcome[]): void {
+      if (outcomes.length) recordOutcomes(outcomes);
+    },
+    get(webhookId: number, id: string): DeliveryRow | undefined {
+      const raw = byId.get(id, webhookId) as RawDelivery | undefined;
+      return raw && toRow(raw);
+    },
+    /** The delivery log of one webhook, newest first. */
+    list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): { rows: DeliveryRow[]; total: number } {
+      const raws = (status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset)) as RawDelivery[];
+      const total = (status ? countByStatus.get(webhookId, status) : count.get(webhookId)) as number;
+      return { rows: raws.map(toRow), total };
+    },
+    countByStatus: (status: DeliveryStatus): number => countAllByStatus.get(status) as number,
+    /** Makes a delivery pending and due at `now` with a fresh retry budget; returns the row, or undefined when unknown. */
+    requeue(webhookId: number, id: string, now = Date.now()): DeliveryRow | undefined {
+      if (!requeue.run(now, now, id, webhookId).changes) return undefined;
+      return this.get(webhookId, id);
+    },
+    /** Deletes succeeded deliveries last updated before `before` (ms); returns how many went. */
+    pruneSucceeded(before: number): number {
+      let total = 0;
+      for (;;) {
+        const removed = prune.run(before).changes;
+        total += removed;
+        if (removed < 5000) return total;
+      }
+    },
+  };
+}

@@ -1,0 +1,115 @@
+// Repository of webhook registrations: target, filters, custom headers, retry settings and signing key.
+import type { Db } from './db.js';
+import type { RetryPolicyName, RetrySettings } from '../webhooks/retry-policy.js';
+
+export interface WebhookHeader {
+  name: string;
+  value: string;
+}
+
+export interface WebhookRow {
+  id: number;
+  url: string;
+  /** event types; [] means all */
+  events: string[];
+  /** null means all sessions */
+  session: string | null;
+  enabled: boolean;
+  headers: WebhookHeader[];
+  retries: RetrySettings;
+  hmacKey: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type WebhookFields = Omit<WebhookRow, 'id' | 'createdAt' | 'updatedAt'>;
+
+interface RawWebhook {
+  id: number;
+  url: string;
+  events: string;
+  session: string | null;
+  enabled: number;
+  headers: string;
+  retry_attempts: number;
+  retry_delay_seconds: number;
+  retry_policy: RetryPolicyName;
+  hmac_key: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const toRow = (r: RawWebhook): WebhookRow => ({
+  id: r.id,
+  url: r.url,
+  events: JSON.parse(r.events) as string[],
+  session: r.session,
+  enabled: r.enabled === 1,
+  headers: JSON.parse(r.headers) as WebhookHeader[],
+  retries: { attempts: r.retry_attempts, delaySeconds: r.retry_delay_seconds, policy: r.retry_policy },
+  hmacKey: r.hmac_key,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toParams = (w: WebhookFields) => ({
+  url: w.url,
+  events: JSON.stringify(w.events),
+  session: w.session,
+  enabled: w.enabled ? 1 : 0,
+  headers: JSON.stringify(w.headers),
+  attempts: w.retries.attempts,
+  delaySeconds: w.retries.delaySeconds,
+  policy: w.retries.policy,
+  hmacKey: w.hmacKey,
+});
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+
+export function createWebhooksRepo(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, created_at, updated_at)
+     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @now, @now)`,
+  );
+  const byId = db.prepare('SELECT * FROM webhooks WHERE id = ?');
+  const page = db.prepare('SELECT * FROM webhooks ORDER BY id LIMIT ? OFFSET ?');
+  const count = db.prepare('SELECT COUNT(*) FROM webhooks').pluck();
+  const enabled = db.prepare('SELECT * FROM webhooks WHERE enabled = 1 ORDER BY id');
+  const update = db.prepare(
+    `UPDATE webhooks SET url = @url, events = @events, session = @session, enabled = @enabled, headers = @headers,
+       retry_attempts = @attempts, retry_delay_seconds = @delaySeconds, retry_policy = @policy, hmac_key = @hmacKey, updated_at = @now
+     WHERE id = @id`,
+  );
+  const failPending = db.prepare(
+    `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE webhook_id = ? AND status = 'pending'`,
+  );
+  const remove = db.prepare('DELETE FROM webhooks WHERE id = ?');
+
+  /** Writes the new settings; disabling also fails the webhook's pending deliveries, in the same transaction. */
+  const updateWebhook = db.transaction((id: number, fields: WebhookFields, disabledError: string): number => {
+    const changed = update.run({ id, ...toParams(fields), now: new Date().toISOString() }).changes;
+    if (changed && !fields.enabled) failPending.run(disabledError, Date.now(), id);
+    return changed;
+  });
+
+  return {
+    insert(fields: WebhookFields): WebhookRow {
+      const id = Number(insert.run({ ...toParams(fields), now: new Date().toISOString() }).lastInsertRowid);
+      return toRow(byId.get(id) as RawWebhook);
+    },
+    get(id: number): WebhookRow | undefined {
+      const raw = byId.get(id) as RawWebhook | undefined;
+      return raw && toRow(raw);
+    },
+    list: (limit: number, offset: number): WebhookRow[] => (page.all(limit, offset) as RawWebhook[]).map(toRow),
+    count: (): number => count.get() as number,
+    listEnabled: (): WebhookRow[] => (enabled.all() as RawWebhook[]).map(toRow),
+    /** Replaces every field; returns the new row, or undefined when the webhook does not exist. */
+    update(id: number, fields: WebhookFields, disabledError = 'webhook disabled'): WebhookRow | undefined {
+      if (!updateWebhook(id, fields, disabledError)) return undefined;
+      return toRow(byId.get(id) as RawWebhook);
+    },
+    /** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
+    delete: (id: number): boolean => remove.run(id).changes > 0,
+  };
+}

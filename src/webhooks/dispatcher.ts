@@ -1,0 +1,335 @@
+// The outbox dispatcher: sends due deliveries (p-queue; global and per-webhook caps), signs them, records every outcome, schedules retries.
+import PQueue from 'p-queue';
+import type { Dispatcher } from 'undici';
+import type { GatewayConfig } from '../config/types.js';
+import type { Logger } from '../logger.js';
+import type { DeliveryOutcome, DueDelivery, OutboxRepo } from '../store/outbox.js';
+import { postDelivery, type DeliveryOutcome as HttpOutcome } from './http-delivery.js';
+import { DISABLED_ERROR, type WebhookChange, type WebhookRegistry } from './registry.js';
+import { retryDelaySeconds } from './retry-policy.js';
+import { signBody, signatureHeader } from './signer.js';
+
+export type WebhookSettings = GatewayConfig['webhooks'];
+
+export interface DispatcherOptions {
+  outbox: OutboxRepo;
+  registry: WebhookRegistry;
+  /** the guarded undici dispatcher every attempt goes through (URL guard at connect time) */
+  http: Dispatcher;
+  settings: WebhookSettings;
+  logger?: Logger;
+  /** how many due rows one read of the store prefetches per webhook */
+  batchSize?: number;
+  /** outcomes are gathered this long (ms) and written in one transaction; a crash in between only repeats those attempts */
+  flushIntervalMs?: number;
+  /** how often succeeded rows older than settings.retentionDays are pruned */
+  pruneIntervalMs?: number;
+  /** called before outcomes are written: joins the tick's transaction so many writes share one commit */
+  beginWrite?: () => void;
+  /** told of every outcome once it is written (metrics, benchmarks) */
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+}
+
+const DAY_MS = 86_400_000;
+const MAX_UNWRITTEN_OUTCOMES = 1024;
+
+/**
+ * Picks due pending rows per webhook (oldest first, never one row twice at once), runs each attempt in a p-queue with
+ * the global concurrency while keeping each webhook under its in-flight cap, and writes outcomes in one transaction
+ * per tick. Wakes when the outbox writes rows, when a retry falls due (one timer for the earliest), and on changes.
+ */
+export class WebhookDispatcher {
+  private readonly queue: PQueue;
+  private readonly batchSize: number;
+  /** prefetched due rows per webhook, not yet handed to the queue */
+  private readonly buffers = new Map<number, DueDelivery[]>();
+  /** rows queued, being sent, or with an outcome not yet written: never picked again meanwhile */
+  private readonly claimed = new Set<string>();
+  /** per webhook: rows queued or being sent */
+  private readonly inFlight = new Map<number, number>();
+  /** webhooks that may have work */
+  private readonly dirty = new Set<number>();
+  /** per webhook: the earliest known future retry */
+  private readonly dueAt = new Map<number, number>();
+  /** outcomes waiting to be written, by delivery id, and their webhooks */
+  private readonly outcomes = new Map<string, DeliveryOutcome>();
+  private readonly webhookOf = new Map<string, number>();
+  /** in-flight rows re-queued by hand: whatever the attempt's result, they go again with a fresh budget */
+  private readonly rearmed = new Set<string>();
+  private tickScheduled = false;
+  private flushTimer: NodeJS.Timeout | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = Infinity;
+  private pruneTimer: NodeJS.Timeout | undefined;
+  private running = false;
+  private closed = false;
+  private stopping: Promise<void> | undefined;
+  private readonly unsubscribe: () => void;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.queue = new PQueue({ concurrency: options.settings.concurrency });
+    this.batchSize = options.batchSize ?? 256;
+    this.unsubscribe = options.registry.onChange((change) => this.onChange(change));
+  }
+
+  /** Resumes every pending row (also after kill -9) and starts the periodic prune. */
+  start(): void {
+    if (this.running || this.closed) return;
+    this.running = true;
+    const now = Date.now();
+    for (const { webhookId } of this.options.outbox.nextDuePerWebhook()) this.resync(webhookId, now);
+    this.prune();
+    this.pruneTimer = setInterval(() => this.prune(), this.options.pruneIntervalMs ?? 3_600_000);
+    this.pruneTimer.unref();
+    this.scheduleTick();
+  }
+
+  /** The outbox wrote rows for these webhooks. */
+  notify(webhookIds: Iterable<number>): void {
+    for (const id of webhookIds) this.dirty.add(id);
+    this.scheduleTick();
+  }
+
+  /** Stops picking rows, waits for in-flight attempts up to `budgetMs`, writes their outcomes; runs once. */
+  stop(budgetMs = 4000): Promise<void> {
+    return (this.stopping ??= (async () => {
+      this.running = false;
+      this.unsubscribe();
+      clearTimeout(this.timer);
+      clearInterval(this.pruneTimer);
+      this.queue.clear();
+      let budget: NodeJS.Timeout | undefined;
+      await Promise.race([this.queue.onIdle(), new Promise<void>((done) => (budget = setTimeout(done, budgetMs)))]);
+      clearTimeout(budget);
+      this.flush();
+      this.closed = true;
+    })());
+  }
+
+  /** Rows being sent or queued right now (for tests and metrics). */
+  get active(): number {
+    return this.queue.pending + this.queue.size;
+  }
+
+  private onChange(change: WebhookChange): void {
+    if (this.closed) return;
+    const now = Date.now();
+    if (change.type === 'deleted') {
+      this.buffers.delete(change.webhookId);
+      this.dueAt.delete(change.webhookId);
+      return;
+    }
+    if (change.type === 'requeued') {
+      const unwritten = this.outcomes.get(change.deliveryId);
+      if (unwritten) Object.assign(unwritten, { status: 'pending', budgetStart: unwritten.attempts, nextAttemptAt: now });
+      else if (this.claimed.has(change.deliveryId)) this.rearmed.add(change.deliveryId);
+    }
+    this.resync(change.webhookId, now);
+    this.scheduleTick();
+  }
+
+  /** Forgets what is buffered for a webhook and re-reads when its pending rows are due. */
+  private resync(webhookId: number, now: number): void {
+    this.buffers.delete(webhookId);
+    this.dueAt.delete(webhookId);
+    const first = this.options.outbox.nextDueAfter(webhookId, -1);
+    if (first === null) return;
+    if (first > now) return this.noteDue(webhookId, first);
+    this.dirty.add(webhookId);
+    const later = this.options.outbox.nextDueAfter(webhookId, now);
+    if (later !== null) this.noteDue(webhookId, later);
+  }
+
+  private noteDue(webhookId: number, at: number): void {
+    const known = this.dueAt.get(webhookId);
+    if (known === undefined || at < known) this.dueAt.set(webhookId, at);
+    this.armTimer(at);
+  }
+
+  /** One timer, set for the earliest known retry. */
+  private armTimer(at: number): void {
+    if (!this.running || at >= this.timerAt) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - Date.now()));
+    this.timer.unref();
+  }
+
+  private onTimer(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    if (!this.running) return;
+    const now = Date.now();
+    const fired: number[] = [];
+    let next = Infinity;
+    for (const [id, at] of this.dueAt) {
+      if (at <= now) fired.push(id);
+      else next = Math.min(next, at);
+    }
+    if (next < Infinity) this.armTimer(next);
+    // resync re-reads each fired webhook's rows and notes its later retries
+    for (const id of fired) this.resync(id, now);
+    this.tick();
+  }
+
+  private scheduleTick(): void {
+    if (this.tickScheduled) return;
+    this.tickScheduled = true;
+    setImmediate(() => {
+      this.tickScheduled = false;
+      this.tick();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.outcomes.size >= MAX_UNWRITTEN_OUTCOMES) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      setImmediate(() => this.flush());
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => this.flush(), this.options.flushIntervalMs ?? 5);
+    }
+  }
+
+  /** One round: hand due rows to the queue, per dirty webhook, up to its in-flight cap. */
+  private tick(): void {
+    if (!this.running) return;
+    const now = Date.now();
+    const cap = this.options.settings.perWebhookConcurrency;
+    for (const webhookId of this.dirty) {
+      this.dirty.delete(webhookId);
+      if (!this.options.registry.activeWebhook(webhookId)) {
+        this.buffers.delete(webhookId);
+        continue;
+      }
+      let inFlight = this.inFlight.get(webhookId) ?? 0;
+      let buffer = this.buffers.get(webhookId);
+      let refilled = false;
+      while (inFlight < cap) {
+        if (!buffer || buffer.length === 0) {
+          if (refilled) break;
+          refilled = true;
+          buffer = this.options.outbox.due(webhookId, now, this.batchSize + this.claimed.size).filter((row) => !this.claimed.has(row.id));
+          this.buffers.set(webhookId, buffer);
+          if (buffer.length === 0) break;
+        }
+        const row = buffer.shift()!;
+        if (this.claimed.has(row.id)) continue;
+        this.claimed.add(row.id);
+        inFlight += 1;
+        this.queue.add(() => this.attempt(row)).catch((err: unknown) => this.options.logger?.error({ err, deliveryId: row.id }, 'webhook attempt crashed'));
+      }
+      this.inFlight.set(webhookId, inFlight);
+      if (buffer && buffer.length === 0) this.buffers.delete(webhookId);
+    }
+  }
+
+  private flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.outcomes.size === 0 || this.closed) return;
+    const batch = [...this.outcomes.values()];
+    this.outcomes.clear();
+    let written = false;
+    try {
+      this.options.beginWrite?.();
+      this.options.outbox.recordOutcomes(batch);
+      written = true;
+    } catch (err) {
+      this.options.logger?.error({ err, count: batch.length }, 'could not record webhook outcomes; the deliveries stay pending');
+    }
+    const now = Date.now();
+    for (const outcome of batch) {
+      this.claimed.delete(outcome.id);
+      // a retry due at once can only be picked now that its row is written and released
+      if (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now) {
+        const webhookId = this.webhookOf.get(outcome.id);
+        if (webhookId !== undefined) this.dirty.add(webhookId);
+      }
+      this.webhookOf.delete(outcome.id);
+    }
+    if (this.running && this.dirty.size) this.scheduleTick();
+    if (written && this.options.onOutcome) for (const outcome of batch) this.options.onOutcome(outcome);
+  }
+
+  private async attempt(row: DueDelivery): Promise<void> {
+    const webhook = this.running ? this.options.registry.activeWebhook(row.webhookId) : undefined;
+    if (!webhook) {
+      // stopping, or the webhook was disabled (its pending rows are failed) or deleted (its rows are gone) meanwhile
+      this.release(row);
+      return;
+    }
+    const body = Buffer.from(row.body);
+    const headers: Record<string, string> = {
+      ...webhook.headerObject,
+      'Content-Type': 'application/json',
+      'X-Webhook-Signature': signatureHeader(signBody(body, webhook.hmacKey), this.options.settings.signaturePrefix),
+      'X-Webhook-Id': row.id,
+      'X-Webhook-Event': row.event,
+      'X-Webhook-Timestamp': String(Math.floor(Date.now() / 1000)),
+      'X-Webhook-Attempt': String(row.attempts + 1),
+    };
+    let result: HttpOutcome;
+    try {
+      result = await postDelivery(this.options.http, { url: webhook.url, body, headers, timeoutMs: this.options.settings.timeoutMs });
+    } catch (err) {
+      result = { ok: false, error: (err as Error).message ?? String(err), durationMs: 0 };
+    }
+    this.complete(row, result);
+  }
+
+  private release(row: DueDelivery): void {
+    this.claimed.delete(row.id);
+    this.rearmed.delete(row.id);
+    this.inFlight.set(row.webhookId, Math.max(0, (this.inFlight.get(row.webhookId) ?? 1) - 1));
+  }
+
+  private complete(row: DueDelivery, result: HttpOutcome): void {
+    this.inFlight.set(row.webhookId, Math.max(0, (this.inFlight.get(row.webhookId) ?? 1) - 1));
+    if (this.closed) return;
+    const now = Date.now();
+    const attempts = row.attempts + 1;
+    const outcome: DeliveryOutcome = {
+      id: row.id,
+      status: 'succeeded',
+      attempts,
+      budgetStart: row.budgetStart,
+      nextAttemptAt: null,
+      lastStatusCode: result.statusCode ?? null,
+      lastError: result.ok ? null : (result.error ?? 'failed'),
+      at: now,
+    };
+    const webhook = this.options.registry.activeWebhook(row.webhookId);
+    if (this.rearmed.delete(row.id)) {
+      Object.assign(outcome, { status: 'pending', budgetStart: attempts, nextAttemptAt: now });
+    } else if (result.ok) {
+      // succeeded
+    } else if (!webhook) {
+      Object.assign(outcome, { status: 'failed', lastError: `${outcome.lastError}; ${DISABLED_ERROR}` });
+    } else {
+      const tries = attempts - row.budgetStart;
+      if (tries < 1 + webhook.retries.attempts) {
+        const at = now + retryDelaySeconds(webhook.retries, tries) * 1000;
+        Object.assign(outcome, { status: 'pending', nextAttemptAt: at });
+        if (at > now) this.noteDue(row.webhookId, at);
+      } else {
+        outcome.status = 'failed';
+        this.options.logger?.warn({ deliveryId: row.id, webhookId: row.webhookId, attempts, error: outcome.lastError }, 'webhook delivery failed');
+      }
+    }
+    this.outcomes.set(row.id, outcome);
+    this.webhookOf.set(row.id, row.webhookId);
+    this.scheduleFlush();
+    this.dirty.add(row.webhookId);
+    this.scheduleTick();
+  }
+
+  private prune(): void {
+    try {
+      const removed = this.options.outbox.pruneSucceeded(Date.now() - this.options.settings.retentionDays * DAY_MS);
+      if (removed) this.options.logger?.info({ removed }, 'pruned old webhook deliveries');
+    } catch (err) {
+      this.options.logger?.error({ err }, 'could not prune webhook deliveries');
+    }
+  }
+}

@@ -1,0 +1,278 @@
+// Webhook registrations: validated CRUD, the delivery log, manual retry, and an in-memory cache of enabled webhooks for matching.
+import { randomBytes } from 'node:crypto';
+import { EVENT_TYPES, isEventType } from '../events/catalogue.js';
+import { ValidationError, notFound } from '../errors.js';
+import type { DeliveryRow, DeliveryStatus, OutboxRepo } from '../store/outbox.js';
+import type { WebhookFields, WebhookHeader, WebhookRow, WebhooksRepo } from '../store/webhooks.js';
+import { DEFAULT_RETRIES, MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from './retry-policy.js';
+import { checkTargetUrl, type UrlPolicy } from './url-guard.js';
+
+export const MAX_HEADERS = 10;
+export const MIN_HMAC_KEY_LENGTH = 16;
+/** RFC 9110 token characters */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Header names a webhook may not set: ours, and the ones that would break the request. */
+const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection']);
+const RESERVED_PREFIX = 'x-webhook-';
+export const DISABLED_ERROR = 'webhook disabled';
+
+/** The public shape of a webhook (SPEC §2 "Webhook"); hmacKey only in the creation response. */
+export interface WebhookView {
+  id: number;
+  url: string;
+  events: string[];
+  session: string | null;
+  enabled: boolean;
+  headers: WebhookHeader[];
+  retries: RetrySettings;
+  createdAt: string;
+  updatedAt: string;
+  hmacKey?: string;
+}
+
+/** A delivery in the log, as the API shows it. */
+export interface DeliveryView {
+  id: string;
+  eventId: string;
+  event: string;
+  session: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface WebhookInput {
+  url?: string;
+  events?: string[];
+  session?: string | null;
+  enabled?: boolean;
+  headers?: WebhookHeader[];
+  retries?: Partial<RetrySettings>;
+  hmacKey?: string;
+}
+
+/** An enabled webhook as the outbox and dispatcher use it; replaced (never mutated) on every change. */
+export interface ActiveWebhook extends WebhookRow {
+  /** null = every event type */
+  eventSet: ReadonlySet<string> | null;
+  /** the custom headers as a plain object, ready for a request */
+  headerObject: Readonly<Record<string, string>>;
+}
+
+export type WebhookChange =
+  | { type: 'created' | 'updated' | 'deleted'; webhookId: number }
+  | { type: 'requeued'; webhookId: number; deliveryId: string };
+
+export function webhookView(row: WebhookRow, withKey = false): WebhookView {
+  const view: WebhookView = {
+    id: row.id,
+    url: row.url,
+    events: row.events,
+    session: row.session,
+    enabled: row.enabled,
+    headers: row.headers,
+    retries: row.retries,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+  };
+  if (withKey) view.hmacKey = row.hmacKey;
+  return view;
+}
+
+export function deliveryView(row: DeliveryRow): DeliveryView {
+  return {
+    id: row.id,
+    eventId: row.eventId,
+    event: row.event,
+    session: row.session,
+    status: row.status,
+    attempts: row.attempts,
+    lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
+    nextAttemptAt: row.nextAttemptAt === null ? null : new Date(row.nextAttemptAt).toISOString(),
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}
+
+export class WebhookRegistry {
+  private active = new Map<number, ActiveWebhook>();
+  private activeList: ActiveWebhook[] = [];
+  private readonly listeners = new Set<(change: WebhookChange) => void>();
+
+  constructor(
+    private readonly deps: { webhooks: WebhooksRepo; outbox: OutboxRepo; urlPolicy: UrlPolicy },
+  ) {
+    this.refresh();
+  }
+
+  /** Called after every change (the dispatcher listens); listeners run synchronously, after the cache is refreshed. */
+  onChange(listener: (change: WebhookChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  create(input: WebhookInput & { url: string }): WebhookView {
+    const fields: WebhookFields = {
+      url: this.checkUrl(input.url),
+      events: normaliseEvents(input.events),
+      session: input.session ?? null,
+      enabled: input.enabled ?? true,
+      headers: checkHeaders(input.headers ?? []),
+      retries: checkRetries({ ...DEFAULT_RETRIES, ...input.retries }),
+      hmacKey: input.hmacKey ?? randomBytes(32).toString('hex'),
+    };
+    checkHmacKey(fields.hmacKey);
+    const row = this.deps.webhooks.insert(fields);
+    this.changed({ type: 'created', webhookId: row.id });
+    return webhookView(row, true);
+  }
+
+  list(limit = 1000, offset = 0, sessions: readonly string[] | null = null): { rows: WebhookView[]; total: number } {
+    if (sessions) {
+      // a session-limited key sees only the webhooks of its sessions
+      const all = this.deps.webhooks.list(Number.MAX_SAFE_INTEGER, 0).filter((w) => w.session !== null && sessions.includes(w.session));
+      return { rows: all.slice(offset, offset + limit).map((w) => webhookView(w)), total: all.length };
+    }
+    return { rows: this.deps.webhooks.list(limit, offset).map((w) => webhookView(w)), total: this.deps.webhooks.count() };
+  }
+
+  /** The stored webhook (with its key), or WEBHOOK_NOT_FOUND. */
+  getRow(id: number): WebhookRow {
+    const row = this.deps.webhooks.get(id);
+    if (!row) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
+    return row;
+  }
+
+  get(id: number): WebhookView {
+    return webhookView(this.getRow(id));
+  }
+
+  /** Partial update: only supplied fields change; `headers` replaces the list; a new hmacKey signs the next attempt. */
+  update(id: number, patch: WebhookInput): WebhookView {
+    const current = this.getRow(id);
+    const fields: WebhookFields = {
+      url: patch.url === undefined ? current.url : this.checkUrl(patch.url),
+      events: patch.events === undefined ? current.events : normaliseEvents(patch.events),
+      session: patch.session === undefined ? current.session : patch.session,
+      enabled: patch.enabled ?? current.enabled,
+      headers: patch.headers === undefined ? current.headers : checkHeaders(patch.headers),
+      retries: patch.retries === undefined ? current.retries : checkRetries({ ...current.retries, ...patch.retries }),
+      hmacKey: patch.hmacKey ?? current.hmacKey,
+    };
+    if (patch.hmacKey !== undefined) checkHmacKey(patch.hmacKey);
+    const row = this.deps.webhooks.update(id, fields, DISABLED_ERROR);
+    if (!row) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
+    this.changed({ type: 'updated', webhookId: id });
+    return webhookView(row);
+  }
+
+  delete(id: number): void {
+    if (!this.deps.webhooks.delete(id)) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
+    this.changed({ type: 'deleted', webhookId: id });
+  }
+
+  deliveries(id: number, status: DeliveryStatus | undefined, limit = 1000, offset = 0): { rows: DeliveryView[]; total: number } {
+    this.getRow(id);
+    const { rows, total } = this.deps.outbox.list(id, status, limit, offset);
+    return { rows: rows.map(deliveryView), total };
+  }
+
+  /** Re-queues a delivery now with a fresh retry budget (while the webhook is disabled it waits until enabled). */
+  retryDelivery(id: number, deliveryId: string): DeliveryView {
+    this.getRow(id);
+    const row = this.deps.outbox.requeue(id, deliveryId);
+    if (!row) throw notFound('DELIVERY_NOT_FOUND', `delivery ${deliveryId} of webhook ${id}`);
+    this.emit({ type: 'requeued', webhookId: id, deliveryId });
+    return deliveryView(row);
+  }
+
+  /** The current settings of an enabled webhook, or undefined when it is disabled or gone. */
+  activeWebhook(id: number): ActiveWebhook | undefined {
+    return this.active.get(id);
+  }
+
+  /** Enabled webhooks whose filters accept this event. */
+  matching(event: string, session: string): ActiveWebhook[] {
+    const out: ActiveWebhook[] = [];
+    for (const w of this.activeList) {
+      if (w.session !== null && w.session !== session) continue;
+      if (w.eventSet !== null && !w.eventSet.has(event)) continue;
+      out.push(w);
+    }
+    return out;
+  }
+
+  private checkUrl(raw: string): string {
+    return checkTargetUrl(raw, this.deps.urlPolicy, 'WEBHOOK_URL_REJECTED').href;
+  }
+
+  private changed(change: WebhookChange): void {
+    this.refresh();
+    this.emit(change);
+  }
+
+  private emit(change: WebhookChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
+
+  private refresh(): void {
+    const active = new Map<number, ActiveWebhook>();
+    for (const row of this.deps.webhooks.listEnabled()) {
+      active.set(row.id, {
+        ...row,
+        eventSet: row.events.length ? new Set(row.events) : null,
+        headerObject: Object.fromEntries(row.headers.map((h) => [h.name, h.value])),
+      });
+    }
+    this.active = active;
+    this.activeList = [...active.values()];
+  }
+}
+
+/** `[]`, omitted or containing "*" = all events (stored as []); otherwise catalogue names, de-duplicated. */
+export function normaliseEvents(events: string[] | undefined): string[] {
+  if (!events || events.length === 0 || events.includes('*')) return [];
+  events.forEach((e, i) => {
+    if (!isEventType(e)) throw ValidationError.field(`/events/${i}`, `unknown event type "${e}"; one of: ${EVENT_TYPES.join(', ')}, or "*"`);
+  });
+  return [...new Set(events)];
+}
+
+export function checkHeaders(headers: WebhookHeader[]): WebhookHeader[] {
+  if (headers.length > MAX_HEADERS) throw ValidationError.field('/headers', `at most ${MAX_HEADERS} headers are allowed`);
+  const seen = new Set<string>();
+  return headers.map(({ name, value }, i) => {
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name)) {
+      throw ValidationError.field(`/headers/${i}/name`, `"${name}" is not a valid header name (letters, digits and !#$%&'*+-.^_\`|~ only)`);
+    }
+    if (RESERVED_HEADERS.has(lower) || lower.startsWith(RESERVED_PREFIX)) {
+      throw ValidationError.field(`/headers/${i}/name`, `"${name}" is set by the gateway and cannot be overridden`);
+    }
+    if (seen.has(lower)) throw ValidationError.field(`/headers/${i}/name`, `"${name}" is given twice`);
+    seen.add(lower);
+    if (/[\r\n\0]/.test(value)) throw ValidationError.field(`/headers/${i}/value`, 'must not contain CR, LF or NUL characters');
+    return { name, value };
+  });
+}
+
+function checkRetries(retries: RetrySettings): RetrySettings {
+  const { attempts, delaySeconds, policy } = retries;
+  if (!Number.isInteger(attempts) || attempts < 0 || attempts > MAX_ATTEMPTS) {
+    throw ValidationError.field('/retries/attempts', `must be an integer from 0 to ${MAX_ATTEMPTS}`);
+  }
+  if (!Number.isInteger(delaySeconds) || delaySeconds < 0 || delaySeconds > MAX_DELAY_SECONDS) {
+    throw ValidationError.field('/retries/delaySeconds', `must be an integer from 0 to ${MAX_DELAY_SECONDS}`);
+  }
+  if (!RETRY_POLICY_NAMES.includes(policy)) throw ValidationError.field('/retries/policy', `must be one of: ${RETRY_POLICY_NAMES.join(', ')}`);
+  return { attempts, delaySeconds, policy };
+}
+
+function checkHmacKey(key: string): void {
+  if (key.length < MIN_HMAC_KEY_LENGTH) throw ValidationError.field('/hmacKey', `must be at least ${MIN_HMAC_KEY_LENGTH} characters`);
+}

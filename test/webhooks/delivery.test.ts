@@ -1,0 +1,352 @@
+// Webhook delivery end to end: a real daemon (child process) posting to a real receiver on 127.0.0.1.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { collectEvents } from '../helpers/events.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+
+/** QR codes rotate rarely here, so the events each step produces are exactly known. */
+const CONFIG = 'sessions:\n  qrRotationSeconds: 600\n';
+
+let daemon: TestDaemon;
+let receiver: Receiver;
+before(async () => {
+  [daemon, receiver] = await Promise.all([startDaemon({ config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } }), startReceiver()]);
+});
+after(async () => {
+  await daemon.cleanup();
+  await receiver.close();
+});
+
+const hmac = (key: string, raw: Buffer) => createHmac('sha256', key).update(raw).digest('hex');
+
+async function createWebhook(d: TestDaemon, body: Record<string, unknown>): Promise<{ id: number; hmacKey: string }> {
+  const res = await d.request('POST', '/api/webhooks', body);
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+async function deliveries(d: TestDaemon, id: number, query = ''): Promise<any[]> {
+  const res = await d.request('GET', `/api/webhooks/${id}/deliveries${query}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data;
+}
+
+/** Waits until the webhook's delivery log satisfies `check`. */
+const logUntil = (d: TestDaemon, id: number, check: (rows: any[]) => boolean, what: string, timeoutMs = 10_000) =>
+  waitFor(async () => {
+    const rows = await deliveries(d, id);
+    return check(rows) ? rows : undefined;
+  }, timeoutMs, what);
+
+describe('webhook delivery', () => {
+  test('envelope, headers and signature: the HMAC of the raw body, computed independently, matches', async () => {
+    const events = await collectEvents(daemon, 'session=sig1&events=session.status');
+    const hmacKey = 'a-test-key-of-enough-length-0123';
+    const webhook = await createWebhook(daemon, {
+      url: `${receiver.base}/sig`,
+      events: ['session.status'],
+      session: 'sig1',
+      hmacKey,
+      headers: [
+        { name: 'Authorization', value: 'Bearer receiver-token' },
+        { name: 'X-Tenant', value: 'acme' },
+      ],
+    });
+    const sent = Date.now();
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'sig1', start: true })).status, 201);
+    const [delivery] = await receiver.waitForCount(1, '/sig');
+    const event = await events.next((e) => e.event === 'session.status');
+    events.close();
+    const d = delivery!;
+
+    assert.equal(d.headers['x-webhook-signature'], hmac(hmacKey, d.raw));
+    assert.match(String(d.headers['x-webhook-signature']), /^[0-9a-f]{64}$/);
+    assert.equal(d.headers['content-type'], 'application/json');
+    assert.equal(d.headers.authorization, 'Bearer receiver-token');
+    assert.equal(d.headers['x-tenant'], 'acme');
+    assert.equal(d.headers['x-webhook-event'], 'session.status');
+    assert.equal(d.headers['x-webhook-attempt'], '1');
+    const stamp = Number(d.headers['x-webhook-timestamp']);
+    assert.ok(Number.isInteger(stamp) && Math.abs(stamp - sent / 1000) < 30, `X-Webhook-Timestamp ${stamp}`);
+
+    assert.deepEqual(Object.keys(d.json), ['id', 'event', 'session', 'timestamp', 'payload']);
+    assert.equal(d.json.id, d.headers['x-webhook-id']);
+    assert.match(d.json.id, /^[0-9a-f-]{36}$/);
+    assert.notEqual(d.json.id, event.id, 'the envelope id is the delivery id, not the event id');
+    assert.equal(d.json.event, 'session.status');
+    assert.equal(d.json.session, 'sig1');
+    assert.equal(d.json.timestamp, event.timestamp);
+    assert.deepEqual(d.json.payload, event.payload);
+    assert.equal(d.json.payload.status, 'CONNECTING');
+
+    const [row] = await logUntil(daemon, webhook.id, (rows) => rows[0]?.status === 'succeeded', 'the delivery to succeed');
+    assert.equal(row.id, d.json.id);
+    assert.equal(row.eventId, event.id);
+    assert.equal(row.attempts, 1);
+    assert.equal(row.lastStatusCode, 200);
+    assert.equal(row.lastError, null);
+    assert.equal(row.nextAttemptAt, null);
+  });
+
+  test('event and session filters', async () => {
+    const connected = await createWebhook(daemon, { url: `${receiver.base}/f-connected`, events: ['session.connected'] });
+    await createWebhook(daemon, { url: `${receiver.base}/f-session`, session: 'filt-b' });
+    await createWebhook(daemon, { url: `${receiver.base}/f-both`, session: 'filt-c', events: ['session.qr', '*'] });
+    await createWebhook(daemon, { url: `${receiver.base}/f-qr-c`, session: 'filt-c', events: ['session.qr'] });
+    for (const [name, phone] of [
+      ['filt-b', '+15550100001'],
+      ['filt-c', '+15550100002'],
+    ] as const) {
+      await daemon.request('POST', '/api/sessions', { name, start: true });
+      await daemon.request('POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber: phone });
+    }
+    // filt-b: status CONNECTING, qr, connected, status CONNECTED
+    const bySession = await receiver.waitForCount(4, '/f-session');
+    const connectedOnly = await receiver.waitForCount(2, '/f-connected');
+    const qrOnly = await receiver.waitForCount(1, '/f-qr-c');
+    const all = await receiver.waitForCount(4, '/f-both');
+    await sleep(300);
+
+    assert.deepEqual(bySession.map((d) => d.json.session), ['filt-b', 'filt-b', 'filt-b', 'filt-b']);
+    assert.deepEqual(bySession.map((d) => d.json.event).sort(), ['session.connected', 'session.qr', 'session.status', 'session.status']);
+    assert.deepEqual(connectedOnly.map((d) => `${d.json.session}:${d.json.event}`).sort(), ['filt-b:session.connected', 'filt-c:session.connected']);
+    assert.deepEqual(qrOnly.map((d) => `${d.json.session}:${d.json.event}`), ['filt-c:session.qr']);
+    assert.ok(all.every((d) => d.json.session === 'filt-c'));
+    assert.equal(all.length, 4, '["session.qr", "*"] means every event');
+    const log = await deliveries(daemon, connected.id);
+    assert.equal(log.length, 2);
+  });
+
+  test('retry policies: spacing with delaySeconds 1, exactly 1 + attempts tries, then failed', async () => {
+    receiver.answer = (d) => (d.path.startsWith('/retry-') ? 500 : 200);
+    const policies = ['constant', 'linear', 'exponential'] as const;
+    const hooks = await Promise.all(
+      policies.map((policy) =>
+        createWebhook(daemon, {
+          url: `${receiver.base}/retry-${policy}`,
+          session: 'retry',
+          events: ['session.status'],
+          retries: { attempts: 2, delaySeconds: 1, policy },
+        }),
+      ),
+    );
+    await daemon.request('POST', '/api/sessions', { name: 'retry', start: true });
+    const expected = { constant: [1000, 1000], linear: [1000, 2000], exponential: [1000, 2000] };
+    await Promise.all(
+      policies.map(async (policy, i) => {
+        const tries = await receiver.waitForCount(3, `/retry-${policy}`, 15_000);
+        const rows = await logUntil(daemon, hooks[i]!.id, (r) => r[0]?.status === 'failed', `${policy} delivery to fail`);
+        assert.equal(rows.length, 1);
+        const [row] = rows;
+        assert.equal(row.attempts, 3);
+        assert.equal(row.lastStatusCode, 500);
+        assert.equal(row.lastError, 'HTTP 500');
+        assert.equal(row.nextAttemptAt, null);
+        assert.deepEqual(tries.map((t) => t.headers['x-webhook-attempt']), ['1', '2', '3']);
+        assert.ok(tries.every((t) => t.json.id === row.id && t.raw.equals(tries[0]!.raw)), 'every try sends the same delivery, byte for byte');
+        const gaps = [tries[1]!.at - tries[0]!.at, tries[2]!.at - tries[1]!.at];
+        expected[policy].forEach((want, k) => {
+          assert.ok(gaps[k]! >= want - 100 && gaps[k]! <= want + 900, `${policy} gap ${k + 1}: ${gaps[k]} ms, expected about ${want} ms`);
+        });
+      }),
+    );
+    await sleep(300);
+    for (const policy of policies) assert.equal(receiver.on(`/retry-${policy}`).length, 3, `${policy}: no try after the last`);
+  });
+
+  test('a 2xx answer stops the retries', async () => {
+    receiver.answer = (d, index) => (d.path === '/two-xx' ? (index === 0 ? 503 : 201) : 200);
+    const webhook = await createWebhook(daemon, {
+      url: `${receiver.base}/two-xx`,
+      session: 'twoxx',
+      events: ['session.status'],
+      retries: { attempts: 5, delaySeconds: 0, policy: 'constant' },
+    });
+    await daemon.request('POST', '/api/sessions', { name: 'twoxx', start: true });
+    await receiver.waitForCount(2, '/two-xx');
+    const [row] = await logUntil(daemon, webhook.id, (r) => r[0]?.status === 'succeeded', 'success after one retry');
+    await sleep(300);
+    assert.equal(receiver.on('/two-xx').length, 2);
+    assert.equal(row.attempts, 2);
+    assert.equal(row.lastStatusCode, 201);
+    assert.equal(row.lastError, null);
+  });
+
+  test('a disabled webhook gets nothing; disabling fails its pending deliveries; retry re-sends with a fresh budget', async () => {
+    const disabled = await createWebhook(daemon, { url: `${receiver.base}/disabled`, session: 'dis', enabled: false });
+    const control = await createWebhook(daemon, { url: `${receiver.base}/dis-control`, session: 'dis', events: ['session.status'] });
+    receiver.answer = (d) => (d.path === '/dis-later' ? 500 : 200);
+    const later = await createWebhook(daemon, {
+      url: `${receiver.base}/dis-later`,
+      session: 'dis',
+      events: ['session.status'],
+      retries: { attempts: 3, delaySeconds: 60, policy: 'constant' },
+    });
+    await daemon.request('POST', '/api/sessions', { name: 'dis', start: true });
+    await receiver.waitForCount(1, '/dis-control');
+    await receiver.waitForCount(1, '/dis-later');
+    const [pending] = await logUntil(daemon, later.id, (r) => r[0]?.attempts === 1, 'the first try recorded');
+    assert.equal(pending.status, 'pending');
+    assert.ok(Date.parse(pending.nextAttemptAt) > Date.now() + 30_000);
+
+    const off = await daemon.request('PUT', `/api/webhooks/${later.id}`, { enabled: false });
+    assert.equal(off.body.data.enabled, false);
+    const [failed] = await deliveries(daemon, later.id);
+    assert.equal(failed.status, 'failed');
+    assert.equal(failed.lastError, 'webhook disabled');
+    assert.equal(failed.nextAttemptAt, null);
+
+    await daemon.request('POST', '/api/sessions/dis/stop');
+    await receiver.waitForCount(2, '/dis-control');
+    await sleep(200);
+    assert.equal(receiver.on('/disabled').length, 0);
+    assert.equal((await deliveries(daemon, disabled.id)).length, 0, 'no delivery rows for a disabled webhook');
+    assert.equal(receiver.on('/dis-later').length, 1);
+    assert.equal((await deliveries(daemon, later.id)).length, 1, 'nothing recorded while disabled');
+    assert.equal((await deliveries(daemon, control.id)).length, 2);
+
+    // enabling again does not resurrect failed rows; retry does, answered 200 now
+    await daemon.request('PUT', `/api/webhooks/${later.id}`, { enabled: true });
+    receiver.answer = () => 200;
+    const retried = await daemon.request('POST', `/api/webhooks/${later.id}/deliveries/${failed.id}/retry`);
+    assert.equal(retried.status, 200);
+    assert.equal(retried.body.data.status, 'pending');
+    const [again] = await receiver.waitForCount(2, '/dis-later').then((list) => list.slice(1));
+    assert.equal(again!.json.id, failed.id);
+    assert.equal(again!.headers['x-webhook-attempt'], '2');
+    const [done] = await logUntil(daemon, later.id, (r) => r[0]?.status === 'succeeded', 'the retried delivery to succeed');
+    assert.equal(done.attempts, 2);
+    const unknown = await daemon.request('POST', `/api/webhooks/${later.id}/deliveries/nope/retry`);
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.error.code, 'DELIVERY_NOT_FOUND');
+  });
+
+  test('key rotation takes effect for the next delivery and for the next attempt of a pending one', async () => {
+    const first = 'first-key-0123456789abcdef';
+    const second = 'second-key-0123456789abcdef';
+    const third = 'third-key-0123456789abcdef';
+    receiver.answer = (d, index) => (d.path === '/rotate' && index === 1 ? 500 : 200);
+    const webhook = await createWebhook(daemon, {
+      url: `${receiver.base}/rotate`,
+      session: 'rot',
+      events: ['session.status'],
+      hmacKey: first,
+      retries: { attempts: 1, delaySeconds: 1, policy: 'constant' },
+    });
+    await daemon.request('POST', '/api/sessions', { name: 'rot', start: true });
+    const [one] = await receiver.waitForCount(1, '/rotate');
+    assert.equal(one!.headers['x-webhook-signature'], hmac(first, one!.raw));
+
+    await daemon.request('PUT', `/api/webhooks/${webhook.id}`, { hmacKey: second });
+    await daemon.request('POST', '/api/sessions/rot/stop');
+    const two = (await receiver.waitForCount(2, '/rotate'))[1]!;
+    assert.equal(two.headers['x-webhook-signature'], hmac(second, two.raw));
+    assert.notEqual(two.headers['x-webhook-signature'], hmac(first, two.raw));
+
+    // that one was answered 500: rotate again before its retry, which must carry the newest key
+    await daemon.request('PUT', `/api/webhooks/${webhook.id}`, { hmacKey: third });
+    const retry = (await receiver.waitForCount(3, '/rotate'))[2]!;
+    assert.equal(retry.json.id, two.json.id);
+    assert.ok(retry.raw.equals(two.raw));
+    assert.equal(retry.headers['x-webhook-attempt'], '2');
+    assert.equal(retry.headers['x-webhook-signature'], hmac(third, retry.raw));
+  });
+
+  test('deleting a webhook lets the attempt in flight finish and drops the rest', async () => {
+    receiver.answer = (d) => (d.path === '/held' ? 'hold' : 200);
+    const webhook = await createWebhook(daemon, {
+      url: `${receiver.base}/held`,
+      session: 'held',
+      events: ['session.status'],
+      retries: { attempts: 3, delaySeconds: 1, policy: 'constant' },
+    });
+    await daemon.request('POST', '/api/sessions', { name: 'held', start: true });
+    const [held] = await receiver.waitForCount(1, '/held');
+    const removed = await daemon.request('DELETE', `/api/webhooks/${webhook.id}`);
+    assert.equal(removed.status, 200);
+    assert.equal(removed.body.data.success, true);
+    // a new event for the deleted webhook while its attempt is still open
+    await daemon.request('POST', '/api/sessions/held/stop');
+    receiver.release(500);
+    await waitFor(() => held!.answered, 5000, 'the held answer to be written');
+    await sleep(1500);
+    assert.equal(receiver.on('/held').length, 1, 'exactly the one request in flight, no retry, no later delivery');
+    const log = await daemon.request('GET', `/api/webhooks/${webhook.id}/deliveries`);
+    assert.equal(log.status, 404);
+    assert.equal(log.body.error.code, 'WEBHOOK_NOT_FOUND');
+  });
+
+  test('the event stream delivers events, filtered by session and type', async () => {
+    const stream = await collectEvents(daemon, 'session=sse1&events=session.status,session.connected');
+    await daemon.request('POST', '/api/sessions', { name: 'sse1', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/sse1/pair', { phoneNumber: '+15550100009' });
+    const connected = await stream.next((e) => e.event === 'session.connected');
+    await stream.next((e) => e.event === 'session.status' && e.payload.status === 'CONNECTED');
+    stream.close();
+    assert.equal(connected.session, 'sse1');
+    assert.deepEqual(Object.keys(connected), ['id', 'event', 'session', 'timestamp', 'payload']);
+    assert.ok(stream.events.every((e) => e.session === 'sse1' && e.event !== 'session.qr'));
+    const bad = await fetch(`${daemon.url}/api/events/stream?events=nope`, { headers: { Authorization: `Bearer ${daemon.masterKey}` } });
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as any).error.code, 'VALIDATION_FAILED');
+  });
+});
+
+describe('webhook delivery with signaturePrefix', () => {
+  test('X-Webhook-Signature is sha256=<hex>', async () => {
+    const prefixed = await startDaemon({ config: `${CONFIG}webhooks:\n  signaturePrefix: true\n`, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    try {
+      const webhook = await createWebhook(prefixed, { url: `${receiver.base}/prefixed`, events: ['session.status'] });
+      await prefixed.request('POST', '/api/sessions', { name: 'pfx', start: true });
+      const [d] = await receiver.waitForCount(1, '/prefixed');
+      assert.equal(d!.headers['x-webhook-signature'], `sha256=${hmac(webhook.hmacKey, d!.raw)}`);
+    } finally {
+      await prefixed.cleanup();
+    }
+  });
+});
+
+describe('durability', () => {
+  test('kill -9 with pending deliveries: after a restart every delivery arrives (ids compared)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-kill9-'));
+    const target = await startReceiver();
+    target.answer = () => 500;
+    let first: TestDaemon | undefined;
+    let second: TestDaemon | undefined;
+    try {
+      first = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      const webhook = await createWebhook(first, {
+        url: `${target.base}/crash`,
+        retries: { attempts: 20, delaySeconds: 1, policy: 'constant' },
+      });
+      await first.request('POST', '/api/sessions', { name: 'crash', start: true });
+      await first.request('POST', '/api/sandbox/sessions/crash/pair', { phoneNumber: '+15550100077' });
+      await first.request('POST', '/api/sessions/crash/stop');
+      // status CONNECTING, qr, connected, status CONNECTED, status DISCONNECTED: each tried once, answered 500
+      const rows = await logUntil(first, webhook.id, (r) => r.length >= 5 && r.every((row) => row.attempts >= 1), 'five tried deliveries');
+      assert.ok(rows.every((row) => row.status === 'pending'));
+      const ids = new Set(rows.map((row) => row.id));
+      await first.kill();
+
+      target.answer = () => 200;
+      second = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      const ok = () => new Set(target.received.filter((d) => d.status === 200).map((d) => d.json.id as string));
+      await waitFor(() => ok().size >= ids.size, 10_000, 'every pending delivery to arrive after the restart');
+      assert.deepEqual([...ok()].sort(), [...ids].sort());
+      const after = await logUntil(second, webhook.id, (r) => r.every((row) => row.status === 'succeeded'), 'all succeeded');
+      assert.deepEqual(after.map((row) => row.id).sort(), [...ids].sort());
+    } finally {
+      await first?.kill();
+      await second?.cleanup();
+      await target.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
