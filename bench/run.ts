@@ -7,6 +7,7 @@ import { printResults } from './support/report.js';
 
 const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   send: () => import('./send.bench.js'),
+  webhooks: () => import('./webhooks.bench.js'),
   inbound: () => import('./inbound.bench.js'),
   sessions: () => import('./sessions.bench.js'),
   cli: () => import('./cli.bench.js'),

@@ -150,7 +150,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
       for (const w of [...waiters]) if (succeeded >= w.count) waiters.splice(waiters.indexOf(w), 1) && w.done();
     },
   });
-  bus.addPersister(createOutbox({ registry, outbox, onWritten: (ids) => dispatcher.notify(ids) }));
+  bus.addPersister(createOutbox({ registry, outbox, onWritten: (rows) => dispatcher.notify(rows) }));
   registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: KEY, headers: [{ name: 'X-Bench', value: mode }] });
   dispatcher.start();
   return {
@@ -227,13 +227,16 @@ export async function run(): Promise<BenchResult[]> {
     const bare = (await bareLatency(pool, receiver)).sort((a, b) => a - b);
     const through = (await gatewayLatency(receiver.port, receiver)).sort((a, b) => a - b);
 
-    const results = [
+    const latency = (metric: string, value: number, baseline: number): BenchResult => ({
+      ...result('webhooks', metric, value, baseline, 'ms'),
+      value: round(value, 2),
+      baseline: round(baseline, 2),
+    });
+    return [
       result('webhooks', `deliveries/s sustained, outcome recorded (${N}; concurrency ${CONCURRENCY}, per webhook ${SETTINGS.perWebhookConcurrency})`, gatewayRate, bareRate, 'deliveries/s'),
-      result('webhooks', `p50 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 50), percentile(bare, 50), 'ms'),
-      result('webhooks', `p99 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 99), percentile(bare, 99), 'ms'),
+      latency(`p50 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 50), percentile(bare, 50)),
+      latency(`p99 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 99), percentile(bare, 99)),
     ];
-    for (const r of results) if (r.unit === 'ms') Object.assign(r, { value: round(r.value, 2), baseline: round(r.baseline, 2) });
-    return results;
   } finally {
     await pool.close();
     await receiver.stop();

@@ -70,7 +70,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const db = openDatabase(join(dataDir, 'gateway.db'));
   const tick = createTickTransaction(db);
   const bus = new EventBus(tick.join);
-  const engines = createEngines(config);
+  const engines = createEngines(config, logger.child({ module: 'engine' }));
   const sessions = new SessionManager({
     sessions: createSessionsRepo(db),
     authState: createAuthStateRepo(db, tick.flush),
@@ -85,18 +85,23 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
+  sessions.setMessageLookup((session, id, chatId) => {
+    const row = messagesRepo.find(session, id, chatId);
+    return row && { id: row.id, chatId: row.chatId, fromMe: row.fromMe, ...(row.sender ? { participant: row.sender } : {}), type: row.type, ...(row.raw ? { raw: JSON.parse(row.raw) } : {}) };
+  });
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
   sessions.addEventProcessor(mediaService.autoPersist());
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
+  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy });
-  const webhookHttp = createGuardedDispatcher(urlPolicy);
+  const webhookHttp = createGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
-  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join });
-  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (ids) => dispatcher.notify(ids) }));
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
+  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
   sessions.addEventProcessor(createChatIngest(chatStores));
@@ -128,7 +133,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
   };
-  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
 
   let draining = false;

@@ -6,6 +6,7 @@ export interface Metrics {
   contentType: string;
   httpRequests: Counter<'method' | 'status'>;
   events: Counter<'event'>;
+  webhookAttempts: Counter<'outcome'>;
   render(): Promise<string>;
 }
 
@@ -25,5 +26,11 @@ export function createMetrics(sources: { sessionCounts(): { total: number; conne
   });
   const httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'status'], registers: [registry] });
   const events = new Counter({ name: 'gateway_events_total', help: 'events recorded', labelNames: ['event'], registers: [registry] });
-  return { registry, contentType: registry.contentType, httpRequests, events, render: () => registry.metrics() };
+  const webhookAttempts = new Counter({
+    name: 'gateway_webhook_attempts_total',
+    help: 'webhook delivery attempts by outcome: succeeded, failed (retries exhausted), retry (another attempt scheduled)',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  return { registry, contentType: registry.contentType, httpRequests, events, webhookAttempts, render: () => registry.metrics() };
 }

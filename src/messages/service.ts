@@ -158,6 +158,11 @@ export class MessagingService {
     return star;
   }
 
+  /** Forgets a deleted session's send queue. */
+  forget(session: string): void {
+    this.queues.delete(session);
+  }
+
   /** Whether `jid` has written to the session (client-token "conversation" mode). */
   hasWrittenTo(session: string, jid: string): boolean {
     return this.deps.messages.hasCorrespondent(session, jid);
@@ -257,7 +262,6 @@ export class MessagingService {
     let queue = this.queues.get(session);
     if (!queue) {
       queue = new PQueue({ concurrency: 1 });
-      queue.on('idle', () => this.queues.delete(session));
       this.queues.set(session, queue);
     }
     return queue;

@@ -108,8 +108,8 @@ export function createOutboxRepo(db: Db) {
     .prepare(`SELECT MIN(next_attempt_at) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at > ?`)
     .pluck();
   const outcome = db.prepare(
-    `UPDATE deliveries SET status = @status, attempts = @attempts, budget_start = @budgetStart, next_attempt_at = @nextAttemptAt,
-       last_status_code = @lastStatusCode, last_error = @lastError, updated_at = @at WHERE id = @id`,
+    `UPDATE deliveries SET status = ?, attempts = ?, budget_start = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
+     WHERE id = ?`,
   );
   const list = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY rowid DESC LIMIT ? OFFSET ?`);
   const listByStatus = db.prepare(
@@ -132,7 +132,7 @@ export function createOutboxRepo(db: Db) {
   });
   /** Records a batch of attempt outcomes in one transaction. */
   const recordOutcomes = db.transaction((outcomes: readonly DeliveryOutcome[]) => {
-    for (const o of outcomes) outcome.run(o);
+    for (const o of outcomes) outcome.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id);
   });
 
   return {

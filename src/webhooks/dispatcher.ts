@@ -3,7 +3,7 @@ import PQueue from 'p-queue';
 import type { Dispatcher } from 'undici';
 import type { GatewayConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryOutcome, DueDelivery, OutboxRepo } from '../store/outbox.js';
+import type { DeliveryOutcome, DueDelivery, NewDelivery, OutboxRepo } from '../store/outbox.js';
 import { postDelivery, type DeliveryOutcome as HttpOutcome } from './http-delivery.js';
 import { DISABLED_ERROR, type WebhookChange, type WebhookRegistry } from './registry.js';
 import { retryDelaySeconds } from './retry-policy.js';
@@ -43,6 +43,8 @@ export class WebhookDispatcher {
   private readonly batchSize: number;
   /** prefetched due rows per webhook, not yet handed to the queue */
   private readonly buffers = new Map<number, DueDelivery[]>();
+  /** webhooks whose buffer holds every due row (the last read came back short): new rows are appended, not re-read */
+  private readonly live = new Set<number>();
   /** rows queued, being sent, or with an outcome not yet written: never picked again meanwhile */
   private readonly claimed = new Set<string>();
   /** per webhook: rows queued or being sent */
@@ -84,9 +86,20 @@ export class WebhookDispatcher {
     this.scheduleTick();
   }
 
-  /** The outbox wrote rows for these webhooks. */
-  notify(webhookIds: Iterable<number>): void {
-    for (const id of webhookIds) this.dirty.add(id);
+  /** The outbox wrote these rows: a webhook whose buffer is caught up takes them as they are, without re-reading. */
+  notify(deliveries: readonly NewDelivery[]): void {
+    for (const d of deliveries) {
+      this.dirty.add(d.webhookId);
+      if (!this.live.has(d.webhookId)) continue;
+      let buffer = this.buffers.get(d.webhookId);
+      if (!buffer) this.buffers.set(d.webhookId, (buffer = []));
+      if (buffer.length >= this.batchSize) {
+        // too far behind: leave the rest in the store and read it in order later
+        this.live.delete(d.webhookId);
+        continue;
+      }
+      buffer.push({ id: d.id, webhookId: d.webhookId, event: d.event, body: d.body, attempts: 0, budgetStart: 0 });
+    }
     this.scheduleTick();
   }
 
@@ -116,6 +129,7 @@ export class WebhookDispatcher {
     const now = Date.now();
     if (change.type === 'deleted') {
       this.buffers.delete(change.webhookId);
+      this.live.delete(change.webhookId);
       this.dueAt.delete(change.webhookId);
       return;
     }
@@ -131,6 +145,7 @@ export class WebhookDispatcher {
   /** Forgets what is buffered for a webhook and re-reads when its pending rows are due. */
   private resync(webhookId: number, now: number): void {
     this.buffers.delete(webhookId);
+    this.live.delete(webhookId);
     this.dueAt.delete(webhookId);
     const first = this.options.outbox.nextDueAfter(webhookId, -1);
     if (first === null) return;
@@ -187,7 +202,7 @@ export class WebhookDispatcher {
       this.flushTimer = undefined;
       setImmediate(() => this.flush());
     } else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => this.flush(), this.options.flushIntervalMs ?? 5);
+      this.flushTimer = setTimeout(() => this.flush(), this.options.flushIntervalMs ?? 10);
     }
   }
 
@@ -200,6 +215,7 @@ export class WebhookDispatcher {
       this.dirty.delete(webhookId);
       if (!this.options.registry.activeWebhook(webhookId)) {
         this.buffers.delete(webhookId);
+        this.live.delete(webhookId);
         continue;
       }
       let inFlight = this.inFlight.get(webhookId) ?? 0;
@@ -207,9 +223,12 @@ export class WebhookDispatcher {
       let refilled = false;
       while (inFlight < cap) {
         if (!buffer || buffer.length === 0) {
-          if (refilled) break;
+          if (refilled || this.live.has(webhookId)) break;
           refilled = true;
-          buffer = this.options.outbox.due(webhookId, now, this.batchSize + this.claimed.size).filter((row) => !this.claimed.has(row.id));
+          const limit = this.batchSize + this.claimed.size;
+          const rows = this.options.outbox.due(webhookId, now, limit);
+          if (rows.length < limit) this.live.add(webhookId);
+          buffer = rows.filter((row) => !this.claimed.has(row.id));
           this.buffers.set(webhookId, buffer);
           if (buffer.length === 0) break;
         }
@@ -244,7 +263,10 @@ export class WebhookDispatcher {
       // a retry due at once can only be picked now that its row is written and released
       if (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now) {
         const webhookId = this.webhookOf.get(outcome.id);
-        if (webhookId !== undefined) this.dirty.add(webhookId);
+        if (webhookId !== undefined) {
+          this.dirty.add(webhookId);
+          this.live.delete(webhookId);
+        }
       }
       this.webhookOf.delete(outcome.id);
     }

@@ -1,6 +1,5 @@
 // One webhook HTTP attempt: POST the exact body through a (guarded) undici dispatcher and report the outcome; never throws.
 
-import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 
 export interface DeliveryRequest {
@@ -39,26 +38,31 @@ function describeError(err: unknown, timeoutMs: number): string {
 
 /**
  * POSTs `req.body` byte for byte with `req.headers` to `req.url`. Redirects are not followed (a 3xx is a failure
- * carrying its status); only 2xx is ok. Connect, headers, body and overall time are bounded by `req.timeoutMs`.
+ * carrying its status); only 2xx is ok. The wait for the response headers and the read of the response body are each
+ * bounded by `req.timeoutMs` (the connect timeout is the dispatcher's). No AbortSignal per request: undici's own
+ * timers and one plain timer for the body cost a fraction of what a signal does at thousands of deliveries a second.
  */
 export async function postDelivery(dispatcher: Dispatcher, req: DeliveryRequest): Promise<DeliveryOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
-  const signal = AbortSignal.timeout(req.timeoutMs);
   try {
-    const res = await request(req.url, {
-      dispatcher,
+    const url = new URL(req.url);
+    const res = await dispatcher.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
       method: 'POST',
       body: req.body,
       headers: req.headers,
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
-      signal,
     });
+    const bodyDeadline = setTimeout(() => res.body.destroy(), Math.max(1, req.timeoutMs - elapsed()));
     try {
-      await res.body.dump({ limit: MAX_RESPONSE_BYTES, signal });
+      await res.body.dump({ limit: MAX_RESPONSE_BYTES });
     } catch {
       // The status has arrived; a slow or oversized response body does not change the outcome.
+    } finally {
+      clearTimeout(bodyDeadline);
     }
     const statusCode = res.statusCode;
     if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode, durationMs: elapsed() };

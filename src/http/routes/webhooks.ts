@@ -1,7 +1,7 @@
 // Webhook routes: CRUD of /api/webhooks, the delivery log and manual retry (scope webhooks:manage).
 import { GatewayError, notFound } from '../../errors.js';
 import type { WebhookRegistry, WebhookView } from '../../webhooks/registry.js';
-import { paging } from '../schemas/common.js';
+import { emptyBody, paging } from '../schemas/common.js';
 import {
   createWebhookBody,
   deliveriesQuery,
@@ -118,7 +118,7 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
       access: 'webhooks:manage',
       summary: 're-queue a delivery now with a fresh retry budget',
-      schema: { params: deliveryParams },
+      schema: { params: deliveryParams, body: emptyBody },
       handler({ params, ctx }) {
         visible(webhooks, ctx, params.id);
         return webhooks.retryDelivery(params.id, params.deliveryId);
