@@ -92,6 +92,11 @@ export class ClientRules {
     return rulesView(row);
   }
 
+  /** the session itself was deleted */
+  forget(session: string): void {
+    this.repo.forget(session);
+  }
+
   delete(session: string): void {
     if (!this.repo.delete(session)) throw new GatewayError('CLIENT_RULES_NOT_FOUND', `session ${session} has no client rules`);
   }

@@ -25,6 +25,8 @@ export interface ClientTokenClaims {
 
 export class ClientTokens {
   private readonly key: Uint8Array;
+  /** tokens already verified, until they expire: a page's repeated calls skip the signature check */
+  private readonly verified = new Map<string, { claims: ClientTokenClaims; expiresAtMs: number }>();
 
   constructor(
     settings: SettingsRepo,
@@ -54,6 +56,17 @@ export class ClientTokens {
 
   /** Verifies signature (HS256 only), expiry and epoch; the rules themselves are checked per request. */
   async verify(token: string): Promise<ClientTokenClaims> {
+    const known = this.verified.get(token);
+    if (known) {
+      if (known.expiresAtMs > Date.now() && this.epochOf(known.claims.session) === known.claims.epoch) return known.claims;
+      this.verified.delete(token);
+    }
+    const claims = await this.verifySignature(token);
+    if (this.verified.size >= 10_000) this.verified.clear();
+    return claims;
+  }
+
+  private async verifySignature(token: string): Promise<ClientTokenClaims> {
     if (!token.startsWith(CLIENT_TOKEN_PREFIX)) throw new GatewayError('TOKEN_INVALID', 'not a client token');
     let payload: Record<string, unknown>;
     try {
@@ -62,12 +75,14 @@ export class ClientTokens {
       if (err instanceof joseErrors.JWTExpired) throw new GatewayError('TOKEN_EXPIRED', 'the client token has expired; mint a new one');
       throw new GatewayError('TOKEN_INVALID', 'the client token is invalid (bad signature, algorithm or format)');
     }
-    const { sid, eph, gen, jti } = payload;
+    const { sid, eph, gen, jti, exp } = payload;
     if (typeof sid !== 'string' || typeof eph !== 'string' || typeof gen !== 'number' || typeof jti !== 'string') {
       throw new GatewayError('TOKEN_INVALID', 'the client token lacks its session, ephemeral id or epoch');
     }
     if (this.epochOf(sid) !== gen) throw new GatewayError('TOKEN_INVALID', 'the client token was revoked (its session\'s client rules were deleted, or the session is gone)');
-    return { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen };
+    const claims = { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen };
+    this.verified.set(token, { claims, expiresAtMs: (exp as number) * 1000 });
+    return claims;
   }
 
   async principal(token: string): Promise<Principal> {

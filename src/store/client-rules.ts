@@ -60,8 +60,12 @@ export function createClientRulesRepo(db: Db) {
   );
   const pruneDaily = db.prepare('DELETE FROM client_daily_sends WHERE day < ?');
 
+  /** rules are read on every client-token request: cached, dropped on each write */
+  const cache = new Map<string, ClientRulesRow | null>();
+
   return {
     put(rules: ClientRulesRow): void {
+      cache.delete(rules.session);
       upsert.run({
         ...rules,
         enabled: rules.enabled ? 1 : 0,
@@ -70,12 +74,20 @@ export function createClientRulesRepo(db: Db) {
       });
     },
     get(session: string): ClientRulesRow | undefined {
+      const cached = cache.get(session);
+      if (cached !== undefined) return cached ?? undefined;
       const raw = get.get(session) as RawRules | undefined;
-      return raw && toRow(raw);
+      const row = raw ? toRow(raw) : null;
+      if (cache.size >= 10_000) cache.clear();
+      cache.set(session, row);
+      return row ?? undefined;
     },
+    /** drops what is cached of a session (it was deleted, and its rules with it) */
+    forget: (session: string): void => void cache.delete(session),
     all: (): ClientRulesRow[] => (all.all() as RawRules[]).map(toRow),
     /** removes the rules and moves the session's token epoch on, so every token minted before is refused */
     delete: db.transaction((session: string): boolean => {
+      cache.delete(session);
       bumpEpoch.run(session);
       return remove.run(session).changes > 0;
     }),

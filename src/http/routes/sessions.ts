@@ -9,7 +9,7 @@ import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
-export function sessionRoutes({ sessions, messaging }: Services): RouteDef[] {
+export function sessionRoutes({ sessions, messaging, clientRules }: Services): RouteDef[] {
   return [
     {
       method: 'POST',
@@ -117,6 +117,7 @@ export function sessionRoutes({ sessions, messaging }: Services): RouteDef[] {
       async handler({ params }) {
         await sessions.delete(params.session);
         messaging.forget(params.session);
+        clientRules.forget(params.session);
         return done(`session ${params.session} deleted`);
       },
     },
