@@ -1,8 +1,8 @@
 // `gateway groups`: list, show, create and invite (with --revoke) against a real daemon with sandbox sessions.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { BIN, MASTER_KEY, pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { cliFor } from '../helpers/cli.js';
+import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -11,14 +11,7 @@ before(async () => {
 });
 after(() => daemon.cleanup());
 
-function gateway(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { PATH: process.env.PATH ?? '', GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: MASTER_KEY };
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env, timeout: 60_000 }, (err, stdout, stderr) => {
-      done({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
+const gateway = cliFor(() => daemon);
 
 test('gateway groups create, list, show, invite and invite --revoke', async () => {
   const created = await gateway('groups', 'create', 'ops', 'Night shift', '+15551100002', '+9995551100');

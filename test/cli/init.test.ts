@@ -1,18 +1,11 @@
 // `gateway init`: writes a loadable 0600 gateway.yaml with a new master key, refuses to overwrite without --force.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { runCli } from '../helpers/cli.js';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
-import { BIN } from '../helpers/daemon.js';
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let root: string;
 before(() => {
@@ -27,15 +20,7 @@ function workdir(name: string): string {
   return dir;
 }
 
-/** Runs the built CLI in `cwd` with stdin not a terminal and no GATEWAY_* variables. */
-function gateway(cwd: string, ...args: string[]): Promise<RunResult> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const gateway = (cwd: string, ...args: string[]) => runCli(args, { cwd });
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 

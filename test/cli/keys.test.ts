@@ -1,14 +1,8 @@
 // `gateway keys`: create (printed once), list, revoke against a real daemon; a revoked key gets 401.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { startDaemon, BIN, MASTER_KEY, type TestDaemon } from '../helpers/daemon.js';
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cliFor } from '../helpers/cli.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -16,16 +10,7 @@ before(async () => {
 });
 after(() => daemon.cleanup());
 
-/** Runs the built CLI against the test daemon (GATEWAY_URL / GATEWAY_MASTER_KEY), stdin not a terminal. */
-function gateway(...args: string[]): Promise<RunResult> {
-  const env = { PATH: process.env.PATH ?? '', GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: MASTER_KEY };
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const gateway = cliFor(() => daemon);
 
 interface KeyJson {
   id: string;

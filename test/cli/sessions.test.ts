@@ -1,14 +1,9 @@
 // `gateway status` and `gateway sessions …` against a real daemon: lifecycle, tables and --json, pairing by QR and by code, errors.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { startDaemon, waitFor, BIN, MASTER_KEY, type TestDaemon } from '../helpers/daemon.js';
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cliFor, daemonEnv, type RunResult } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { startDaemon, waitFor, BIN, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -16,17 +11,9 @@ before(async () => {
 });
 after(() => daemon.cleanup());
 
-const cliEnv = () => ({ PATH: process.env.PATH ?? '', GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: MASTER_KEY });
+const cliEnv = () => ({ PATH: process.env.PATH ?? '', ...daemonEnv(daemon) });
 
-/** Runs the built CLI to completion (stdin not a terminal). */
-function gateway(...args: string[]): Promise<RunResult> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env: cliEnv(), timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const gateway = cliFor(() => daemon);
 
 /** Starts the CLI and lets the test watch its output while it runs. */
 function launch(...args: string[]) {

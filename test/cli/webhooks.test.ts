@@ -1,14 +1,9 @@
 // `gateway webhooks` and `gateway events tail` (the built binary) against a real daemon.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { startDaemon, BIN, MASTER_KEY, type TestDaemon } from '../helpers/daemon.js';
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { cliFor, daemonEnv } from '../helpers/cli.js';
+import { spawn } from 'node:child_process';
+import { startDaemon, BIN, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -16,16 +11,9 @@ before(async () => {
 });
 after(() => daemon.cleanup());
 
-const env = () => ({ PATH: process.env.PATH ?? '', GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: MASTER_KEY });
+const env = () => ({ PATH: process.env.PATH ?? '', ...daemonEnv(daemon) });
 
-function gateway(...args: string[]): Promise<RunResult> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env: env(), timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
-  });
-}
+const gateway = cliFor(() => daemon);
 
 describe('gateway webhooks', () => {
   test('create prints the key once; list, show, update, deliveries, delete', async () => {

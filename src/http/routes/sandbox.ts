@@ -1,8 +1,7 @@
 // Sandbox control routes (DESIGN §6): the simulated phone and network act on a sandbox session.
-import { GatewayError } from '../../errors.js';
+import { GatewayError, ValidationError } from '../../errors.js';
 import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/index.js';
 import { jidKind, jidUser, phoneDigits } from '../../engine/jid.js';
-import { ValidationError } from '../../errors.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { sessionParams } from '../schemas/common.js';
 import { burstBody, disconnectBody, historyBody, inboundBody, pairBody } from '../schemas/sandbox.js';
@@ -38,7 +37,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
         let digits: string | undefined;
         if (body?.phoneNumber !== undefined) {
           digits = phoneDigits(body.phoneNumber) ?? undefined;
-          if (!digits) throw new GatewayError('VALIDATION_FAILED', 'phoneNumber is not a valid E.164 number', [{ path: '/phoneNumber', message: 'is not a valid E.164 number' }]);
+          if (!digits) throw ValidationError.field('/phoneNumber', 'is not a valid E.164 number');
         }
         sandbox.pair({ ...(body ?? {}), phoneNumber: digits });
         return done(`session ${params.session} paired`);

@@ -1,6 +1,6 @@
 // Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
 import QRCode from 'qrcode';
-import { GatewayError } from '../../errors.js';
+import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
@@ -143,7 +143,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       schema: { params: sessionParams, body: pairingCodeBody },
       async handler({ params, body }) {
         const digits = phoneDigits(body.phoneNumber);
-        if (!digits) invalidPhone();
+        if (!digits) throw ValidationError.field('/phoneNumber', 'is not a valid E.164 number');
         const code = await sessions.requestPairingCode(params.session, digits);
         return { code, phoneNumber: `+${digits}` };
       },
@@ -151,6 +151,3 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
   ];
 }
 
-function invalidPhone(): never {
-  throw new GatewayError('VALIDATION_FAILED', 'phoneNumber is not a valid E.164 number', [{ path: '/phoneNumber', message: 'is not a valid E.164 number' }]);
-}
