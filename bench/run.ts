@@ -10,6 +10,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   webhooks: () => import('./webhooks.bench.js'),
   inbound: () => import('./inbound.bench.js'),
   sessions: () => import('./sessions.bench.js'),
+  'baileys-footprint': () => import('./baileys-footprint.bench.js'),
   cli: () => import('./cli.bench.js'),
 };
 

@@ -68,6 +68,8 @@ export interface SessionOptions {
   config: Record<string, unknown>;
   auth: AuthStateStore;
   hooks: EngineSessionHooks;
+  /** a message of the gateway's store by id (chatId narrows), with its engine copy (`raw`); engines re-send or decrypt with it */
+  lookupMessage?(id: string, chatId?: string): MessageRef | undefined;
 }
 
 /** One connected (or connecting) account: its lifecycle, plus the operations of the network. */

@@ -5,7 +5,7 @@ import type { EventType } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
 import type { SessionRow, SessionsRepo } from '../store/sessions.js';
-import type { ConnectionUpdate, Engine, EngineName, EngineSession, SessionStatus, StatusReason } from '../engine/types.js';
+import type { ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
 
 export interface ManagerSettings {
@@ -33,6 +33,9 @@ export type EngineEventProcessor = (
   payload: Record<string, unknown>,
 ) => boolean | void | Promise<boolean | void>;
 
+/** A stored message of a session, as engines see it. */
+export type MessageLookup = (session: string, id: string, chatId?: string) => MessageRef | undefined;
+
 interface Runtime {
   engine: EngineSession;
   qr?: { qr: string; expiresAt: string };
@@ -46,6 +49,7 @@ const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', '
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
+  private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
 
@@ -63,6 +67,11 @@ export class SessionManager {
 
   addEventProcessor(processor: EngineEventProcessor): void {
     this.processors.push(processor);
+  }
+
+  /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
+  setMessageLookup(lookup: MessageLookup): void {
+    this.messageLookup = lookup;
   }
 
   // ---- queries ----
@@ -224,6 +233,7 @@ export class SessionManager {
           if (this.runtimes.get(row.name) === runtime) this.emit(row.name, type, payload);
         },
       },
+      lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
     });
     this.runtimes.set(row.name, runtime);
     this.setStatus(row.name, 'CONNECTING', auth.isEmpty() ? 'SCAN_QR' : null);

@@ -9,7 +9,7 @@ import type { SandboxSession } from './session.js';
 export type PresenceOpName = 'setPresence' | 'subscribePresence';
 export type PresenceValue = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
 
-/** The presence.update payload (docs/CHATS.md): `state` and `unavailable` as SPEC §6, `presence` the finer value. */
+/** The presence.update payload (docs/EVENTS.md): `state` and `unavailable` as SPEC §6, `presence` the finer value. */
 export function presencePayload(from: JidRef, presence: PresenceValue, lastSeen?: number, sender?: JidRef): Record<string, unknown> {
   return {
     from,

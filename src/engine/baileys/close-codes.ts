@@ -1,0 +1,54 @@
+// How a closed Baileys socket maps onto the session states of SPEC §3 (docs/ENGINES.md has the table).
+import { DisconnectReason } from '@whiskeysockets/baileys';
+import type { ConnectionUpdate } from '../types.js';
+
+type CloseReport = Extract<ConnectionUpdate, { kind: 'close' }>;
+
+/** What the engine does about a close: reconnect by itself at once, report it to the manager, or nothing (its own stop). */
+export type CloseAction = { kind: 'restart' } | { kind: 'report'; report: CloseReport } | { kind: 'ignore' };
+
+export interface CloseContext {
+  /** the engine itself ended the socket (stop, logout, replaced by a newer socket) */
+  stopping: boolean;
+  /** the creds belong to a linked device */
+  paired: boolean;
+  /** the error's message (Baileys' Boom message) */
+  message?: string;
+}
+
+/** The status code of a Baileys close (`lastDisconnect.error.output.statusCode`); undefined for `end(undefined)`. */
+export function closeStatusCode(error: unknown): number | undefined {
+  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}
+
+export function classifyClose(code: number | undefined, ctx: CloseContext): CloseAction {
+  if (ctx.stopping || code === undefined) return { kind: 'ignore' };
+  const detail = ctx.message ? `${ctx.message} (${code})` : `closed with ${code}`;
+  const report = (reason: CloseReport['reason'], extra: Partial<CloseReport> = {}): CloseAction => ({ kind: 'report', report: { kind: 'close', reason, detail, ...extra } });
+  switch (code) {
+    case DisconnectReason.restartRequired:
+      return { kind: 'restart' };
+    case DisconnectReason.loggedOut:
+      return report('LOGGED_OUT', { credentialsCleared: true, detail: ctx.paired ? 'the device was unlinked (401)' : `login refused (401): ${detail}` });
+    case DisconnectReason.timedOut:
+      // 408 is both "the QR codes ran out" and "the network went away"
+      if (!ctx.paired && ctx.message?.includes('QR refs')) return report('QR_TIMEOUT', { detail: 'no scan before the QR codes ran out' });
+      return report('AUTO_RECONNECT');
+    case DisconnectReason.connectionClosed:
+    case DisconnectReason.unavailableService:
+      return report('AUTO_RECONNECT');
+    case DisconnectReason.forbidden:
+    case 402:
+      return report('TEMPORARY_BAN');
+    case DisconnectReason.badSession:
+      return report('STREAM_ERROR');
+    case DisconnectReason.multideviceMismatch:
+      return report('FAILED', { detail: `multi-device mismatch (411): re-pair the session` });
+    case DisconnectReason.connectionReplaced:
+      return report('FAILED', { detail: 'connection replaced (440): the same credentials connected elsewhere; not reconnecting so the two do not fight' });
+    default:
+      // other <failure reason=…> codes (405 client too old, 406 banned, …) are terminal; anything else is a stream error
+      return code >= 400 && code < 500 ? report('FAILED') : report('STREAM_ERROR');
+  }
+}

@@ -1,0 +1,397 @@
+// Baileys events → the gateway's normalised events (BAILEYS.md §11.1; docs/ENGINES.md has the table).
+import {
+  isJidGroup,
+  isJidNewsletter,
+  isJidStatusBroadcast,
+  normalizeMessageContent,
+  proto,
+  toNumber,
+  WAMessageStubType,
+  type BaileysEventMap,
+  type Contact,
+  type GroupMetadata,
+  type GroupParticipant,
+  type WAMessage,
+  type WAMessageKey,
+} from '@whiskeysockets/baileys';
+import type { EventType } from '../../events/catalogue.js';
+import { jidRef, type JidRef } from '../jid.js';
+import type { MessagePayload } from '../payloads.js';
+import type { DeliveryStatus } from '../types.js';
+import { contentOf, isoOf, textOf } from './content.js';
+import type { SessionContext } from './context.js';
+import { applyParticipantChange, groupChanges } from './groups.js';
+import type { PollVotes } from './polls.js';
+
+type Events = Partial<BaileysEventMap>;
+
+const STATUS: Partial<Record<number, DeliveryStatus>> = {
+  [proto.WebMessageInfo.Status.SERVER_ACK]: 'sent',
+  [proto.WebMessageInfo.Status.DELIVERY_ACK]: 'delivered',
+  [proto.WebMessageInfo.Status.READ]: 'read',
+  [proto.WebMessageInfo.Status.PLAYED]: 'read',
+};
+
+const CALL_EVENTS: Partial<Record<string, EventType>> = {
+  offer: 'call.received',
+  accept: 'call.accepted',
+  reject: 'call.rejected',
+  timeout: 'call.missed',
+};
+
+const now = (): string => new Date().toISOString();
+
+export class EventMapper {
+  /** group ids this session asked to join, so their arrival reads "joined" */
+  readonly pendingJoins = new Set<string>();
+
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly polls: PollVotes,
+  ) {}
+
+  private emit(type: EventType, payload: object): void {
+    this.ctx.hooks.event(type, payload as Record<string, unknown>);
+  }
+
+  /** One consolidated batch from `sock.ev.process`. */
+  handle(events: Events): void {
+    if (events['lid-mapping.update']) this.ctx.ids.remember(events['lid-mapping.update'].pn, events['lid-mapping.update'].lid);
+    if (events['messaging-history.set']) this.history(events['messaging-history.set']);
+    if (events['contacts.upsert']) this.contacts(events['contacts.upsert']);
+    if (events['contacts.update']) this.contacts(events['contacts.update']);
+    if (events['lid-mapping.update']) {
+      const { pn, lid } = events['lid-mapping.update'];
+      this.emit('contact.update', this.contactIds(pn, lid));
+    }
+    if (events['groups.upsert']) this.groupsUpsert(events['groups.upsert']);
+    if (events['groups.update']) this.groupsUpdate(events['groups.update']);
+    if (events['group-participants.update']) this.participants(events['group-participants.update']);
+    if (events['messages.upsert']) this.upsert(events['messages.upsert']);
+    if (events['messages.update']) this.updates(events['messages.update']);
+    if (events['message-receipt.update']) this.receipts(events['message-receipt.update']);
+    if (events['messages.reaction']) this.reactions(events['messages.reaction']);
+    if (events['messages.delete'] && 'keys' in events['messages.delete']) {
+      for (const key of events['messages.delete'].keys) this.emit('message.delete', { messageId: key.id, chatId: this.chatOf(key), timestamp: now() });
+    }
+    if (events['presence.update']) this.presence(events['presence.update']);
+    if (events['chats.update']) this.chats(events['chats.update']);
+    if (events['chats.delete']) for (const chatId of events['chats.delete']) this.emit('chat.delete', { chatId: this.canonicalChat(chatId), timestamp: now() });
+    if (events['blocklist.update']) {
+      const { blocklist, type } = events['blocklist.update'];
+      this.emit('blocklist.update', { action: type === 'add' ? 'blocked' : 'unblocked', jids: blocklist.map((j) => this.ctx.ids.canonical(j) ?? j) });
+    }
+    if (events['labels.edit']) {
+      const label = events['labels.edit'];
+      this.emit('labels.update', { action: label.deleted ? 'deleted' : 'saved', label: { id: label.id, name: label.name, color: label.color } });
+    }
+    if (events['labels.association']) {
+      const { type, association } = events['labels.association'];
+      if ('chatId' in association && !('messageId' in association)) {
+        this.emit('labels.update', { action: type === 'add' ? 'assigned' : 'unassigned', labelId: association.labelId, chatId: this.canonicalChat(association.chatId) });
+      }
+    }
+    if (events.call) this.calls(events.call);
+    if (events['newsletter.reaction']) this.emit('newsletter.update', { id: events['newsletter.reaction'].id, action: 'reaction', serverId: events['newsletter.reaction'].server_id, reaction: events['newsletter.reaction'].reaction });
+    if (events['newsletter.view']) this.emit('newsletter.update', { id: events['newsletter.view'].id, action: 'view', serverId: events['newsletter.view'].server_id, count: events['newsletter.view'].count });
+    if (events['newsletter-participants.update']) {
+      const u = events['newsletter-participants.update'];
+      this.emit('newsletter.update', { id: u.id, action: 'participant', user: u.user, role: u.new_role, change: u.action });
+    }
+    if (events['newsletter-settings.update']) this.emit('newsletter.update', { id: events['newsletter-settings.update'].id, action: 'settings', update: events['newsletter-settings.update'].update });
+  }
+
+  // ---- messages ----
+
+  /** 'append' (offline catch-up) is delivered like 'notify'. */
+  private upsert({ messages }: BaileysEventMap['messages.upsert']): void {
+    for (const msg of messages) {
+      const id = msg.key.id;
+      if (!id || !msg.key.remoteJid) continue;
+      this.learnKey(msg.key);
+      if (isJidStatusBroadcast(msg.key.remoteJid)) continue;
+      if (msg.key.fromMe && this.ctx.ownSends.get(id) !== undefined) {
+        // the echo of an API send (emitOwnEvents): message.sent went out already; only a receipt folded into it is news
+        const status = STATUS[msg.status ?? -1];
+        if (status && status !== 'sent') this.ack(msg.key, status);
+        continue;
+      }
+      if (msg.messageStubType) continue; // group changes arrive as group events; CIPHERTEXT placeholders carry nothing yet
+      if (normalizeMessageContent(msg.message)?.pollUpdateMessage) {
+        this.vote(msg);
+        continue;
+      }
+      const payload = this.messagePayload(msg);
+      if (!payload) continue;
+      if (payload.type === 'poll') this.polls.rememberPoll(msg);
+      this.emit('message.received', payload);
+    }
+  }
+
+  /** The normalised payload of a message, or undefined when it is not one the gateway models. */
+  messagePayload(msg: WAMessage): MessagePayload | undefined {
+    const fields = contentOf(msg);
+    if (!fields) return undefined;
+    const key = msg.key;
+    const isGroup = !!isJidGroup(key.remoteJid ?? undefined);
+    const from = key.fromMe ? this.own() : this.authorOf(key);
+    return {
+      messageId: key.id!,
+      chatId: this.chatOf(key),
+      from,
+      fromMe: !!key.fromMe,
+      isGroup,
+      timestamp: isoOf(msg.messageTimestamp),
+      ...fields,
+      ...(key.fromMe ? { status: STATUS[msg.status ?? -1] ?? 'sent' } : {}),
+    } as MessagePayload;
+  }
+
+  private vote(msg: WAMessage): void {
+    const vote = this.polls.decrypt(msg);
+    if (!vote) return;
+    this.emit('message.vote', {
+      pollMessageId: vote.pollMessageId,
+      chatId: this.chatOf(msg.key),
+      voter: msg.key.fromMe ? this.own() : this.authorOf(msg.key),
+      selectedOptions: vote.selectedOptions,
+      timestamp: isoOf(msg.messageTimestamp),
+    });
+  }
+
+  private updates(updates: BaileysEventMap['messages.update']): void {
+    for (const { key, update } of updates) {
+      if (!key.id) continue;
+      if (update.messageStubType === WAMessageStubType.REVOKE && update.message === null) {
+        const revoker = (update.key ?? key) as WAMessageKey;
+        if (revoker.fromMe && revoker.id && this.ctx.ownSends.get(revoker.id) !== undefined) continue;
+        this.emit('message.revoked', { messageId: key.id, chatId: this.chatOf(key), from: revoker.fromMe ? this.own() : this.authorOf(revoker), fromMe: !!revoker.fromMe, timestamp: now() });
+        continue;
+      }
+      const edited = update.message?.editedMessage?.message;
+      if (edited) {
+        if (key.fromMe && this.ctx.ownSends.get(`edit:${key.id}`) !== undefined) continue;
+        this.emit('message.edited', {
+          messageId: key.id,
+          chatId: this.chatOf(key),
+          from: key.fromMe ? this.own() : this.authorOf(key),
+          fromMe: !!key.fromMe,
+          text: textOf(edited) ?? '',
+          timestamp: isoOf(update.messageTimestamp),
+        });
+        continue;
+      }
+      if (typeof update.status === 'number' && key.fromMe) {
+        const status = STATUS[update.status];
+        if (status) this.ack(key, status);
+        else if (update.status === proto.WebMessageInfo.Status.ERROR) {
+          this.ctx.logger.warn({ messageId: key.id, code: update.messageStubParameters?.[0] }, 'the network refused a sent message');
+        }
+      }
+      if (typeof update.starred === 'boolean') this.emit('message.update', { messageId: key.id, chatId: this.chatOf(key), starred: update.starred, timestamp: now() });
+    }
+  }
+
+  private receipts(updates: BaileysEventMap['message-receipt.update']): void {
+    for (const { key, receipt } of updates) {
+      if (!key.id || !key.fromMe) continue;
+      const status: DeliveryStatus | undefined = receipt.readTimestamp || receipt.playedTimestamp ? 'read' : receipt.receiptTimestamp ? 'delivered' : undefined;
+      if (status) this.ack(key, status, receipt.userJid ?? undefined);
+    }
+  }
+
+  private ack(key: WAMessageKey, status: DeliveryStatus, by?: string): void {
+    // acks name the chat the way the message was addressed when the gateway sent it
+    const chatId = this.ctx.ownSends.get<string>(key.id!) ?? this.chatOf(key);
+    const byRef = by ? this.ctx.ids.ref(by) : !isJidGroup(key.remoteJid ?? undefined) ? this.ctx.ids.ref(key.remoteJid, key.remoteJidAlt) : undefined;
+    this.emit('message.ack', { messageId: key.id, chatId, status, ...(byRef ? { by: byRef } : {}), timestamp: now() });
+  }
+
+  private reactions(reactions: BaileysEventMap['messages.reaction']): void {
+    for (const { key, reaction } of reactions) {
+      const reactor = reaction.key;
+      if (!key.id || !reactor) continue;
+      if (reactor.fromMe && reactor.id && this.ctx.ownSends.get(reactor.id) !== undefined) continue;
+      this.emit('message.reaction', {
+        messageId: key.id,
+        chatId: this.chatOf(key),
+        from: reactor.fromMe ? this.own() : this.authorOf(reactor),
+        fromMe: !!reactor.fromMe,
+        reaction: reaction.text ?? '',
+        timestamp: reaction.senderTimestampMs ? new Date(toNumber(reaction.senderTimestampMs)).toISOString() : now(),
+      });
+    }
+  }
+
+  private history(set: BaileysEventMap['messaging-history.set']): void {
+    for (const { lid, pn } of set.lidPnMappings ?? []) this.ctx.ids.remember(pn, lid);
+    if (set.contacts.length) this.contacts(set.contacts);
+    const messages: MessagePayload[] = [];
+    for (const msg of set.messages) {
+      if (!msg.key.id || !msg.key.remoteJid || msg.messageStubType || isJidStatusBroadcast(msg.key.remoteJid)) continue;
+      this.learnKey(msg.key);
+      const payload = this.messagePayload(msg);
+      if (!payload) continue;
+      if (payload.type === 'poll') this.polls.rememberPoll(msg);
+      delete payload.media; // history media stays on the phone; only the text side is stored
+      messages.push(payload);
+    }
+    const syncType = set.syncType == null ? 'UNKNOWN' : (proto.HistorySync.HistorySyncType[set.syncType] ?? String(set.syncType));
+    this.emit('history.sync', {
+      syncType,
+      ...(set.chunkOrder != null ? { chunk: set.chunkOrder } : {}),
+      progress: set.progress ?? (set.isLatest ? 100 : null),
+      messages,
+    });
+  }
+
+  // ---- people, groups, chats ----
+
+  private contacts(contacts: Array<Partial<Contact>>): void {
+    for (const c of contacts) {
+      if (!c.id || isJidGroup(c.id) || isJidNewsletter(c.id)) continue;
+      this.ctx.ids.remember(c.id, c.lid ?? c.phoneNumber);
+      const ids = this.contactIds(c.id, c.lid ?? c.phoneNumber);
+      this.emit('contact.update', {
+        ...ids,
+        ...(c.notify ? { name: c.notify } : {}),
+        ...(c.name ? { savedName: c.name } : {}),
+        ...(c.verifiedName ? { businessName: c.verifiedName } : {}),
+        ...(c.imgUrl === null || c.imgUrl === 'removed' ? { pictureUrl: null } : typeof c.imgUrl === 'string' && c.imgUrl.startsWith('https://') ? { pictureUrl: c.imgUrl } : {}),
+      });
+    }
+  }
+
+  private contactIds(jid: string, alt?: string): { id: string; phoneNumber?: string; lid?: string } {
+    const ref = this.ctx.ids.ref(jid, alt);
+    return { id: ref.jid, ...(ref.phoneNumber ? { phoneNumber: ref.phoneNumber } : {}), ...(ref.lid ? { lid: ref.lid } : {}) };
+  }
+
+  private groupsUpsert(groups: GroupMetadata[]): void {
+    for (const group of groups) {
+      this.ctx.groups.set(group.id, group);
+      this.learnParticipants(group.participants);
+      const joined = this.pendingJoins.delete(group.id);
+      this.emit('group.update', { id: group.id, action: joined ? 'joined' : 'created', newSubject: group.subject, ...(group.author ? { by: this.ctx.ids.ref(group.author, group.authorPn) } : {}) });
+    }
+  }
+
+  private groupsUpdate(updates: Array<Partial<GroupMetadata>>): void {
+    for (const update of updates) {
+      if (!update.id) continue;
+      const before = this.ctx.groups.get(update.id);
+      if (update.participants) {
+        // a full snapshot (groupFetchAllParticipating emits one per group): refresh the cache, report only real changes
+        this.ctx.groups.set(update.id, update as GroupMetadata);
+        if (!before) continue;
+      } else if (before) {
+        this.ctx.groups.set(update.id, { ...before, ...update });
+      }
+      const changes = groupChanges(before, update);
+      if (!changes) continue;
+      this.emit('group.update', { id: update.id, ...changes, ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn) } : {}) });
+    }
+  }
+
+  private participants(update: BaileysEventMap['group-participants.update']): void {
+    this.learnParticipants(update.participants);
+    const jids = update.participants.map((p) => this.ctx.ids.canonical(p.phoneNumber ?? p.id, p.lid ?? p.id) ?? p.id);
+    const author = update.author ? this.ctx.ids.canonical(update.author, update.authorPn) : undefined;
+    const self = author !== undefined && jids.length === 1 && jids[0] === author;
+    const action = update.action === 'add' && self ? 'join' : update.action === 'remove' && self ? 'leave' : update.action;
+    const field = { add: 'joined', remove: 'left', promote: 'promoted', demote: 'demoted' }[update.action as 'add'];
+    applyParticipantChange(this.ctx.groups, update, this.ctx.me());
+    if (!field) return; // 'modify' (a member changed number) has no field of its own
+    this.emit('group.participant', {
+      id: update.id,
+      action,
+      joined: [],
+      left: [],
+      promoted: [],
+      demoted: [],
+      [field]: jids,
+      participants: update.participants.map((p) => this.ctx.ids.ref(p.phoneNumber ?? p.id, p.lid ?? p.id)),
+      ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn) } : {}),
+    });
+  }
+
+  private presence({ id, presences }: BaileysEventMap['presence.update']): void {
+    const group = isJidGroup(id);
+    for (const [participant, data] of Object.entries(presences)) {
+      const who = this.ctx.ids.ref(participant);
+      const presence = data.lastKnownPresence;
+      this.emit('presence.update', {
+        from: group ? jidRef(id) : who,
+        ...(group ? { sender: who } : {}),
+        presence: presence === 'paused' ? 'available' : presence,
+        state: presence === 'composing' || presence === 'recording' ? 'composing' : 'paused',
+        unavailable: presence === 'unavailable',
+        ...(typeof data.lastSeen === 'number' ? { lastSeen: data.lastSeen } : {}),
+        ...(presence === 'recording' ? { media: 'audio' } : {}),
+      });
+    }
+  }
+
+  private chats(updates: BaileysEventMap['chats.update']): void {
+    for (const update of updates) {
+      if (!update.id) continue;
+      const chatId = this.canonicalChat(update.id);
+      const timestamp = update.timestamp ? new Date(update.timestamp * 1000).toISOString() : now();
+      if (typeof update.archived === 'boolean') this.emit('chat.archive', { chatId, archived: update.archived, timestamp });
+      if (update.muteEndTime !== undefined) {
+        const end = update.muteEndTime == null ? 0 : toNumber(update.muteEndTime);
+        this.emit('chat.mute', { chatId, muted: end > 0, muteEndTime: end > 0 ? new Date(end).toISOString() : null, timestamp });
+      }
+      // a positive unreadCount is a delta (a new message), not a state
+      if (update.unreadCount === 0 || (update.unreadCount === -1 && !update.messages)) this.emit('chat.read', { chatId, read: update.unreadCount === 0, timestamp });
+    }
+  }
+
+  private calls(calls: BaileysEventMap['call']): void {
+    for (const call of calls) {
+      this.ctx.ids.remember(call.from, call.callerPn);
+      const type = call.status === 'terminate' ? undefined : CALL_EVENTS[call.status];
+      if (!type) continue;
+      this.emit(type, {
+        callId: call.id,
+        from: this.ctx.ids.ref(call.from, call.callerPn),
+        chatId: call.groupJid ?? this.canonicalChat(call.chatId),
+        isVideo: !!call.isVideo,
+        isGroup: !!call.isGroup,
+        ...(call.offline ? { offline: true } : {}),
+        timestamp: (call.date instanceof Date ? call.date : new Date()).toISOString(),
+      });
+    }
+  }
+
+  // ---- ids ----
+
+  /** The chat as the gateway names it: groups and channels as they are, 1:1 chats by phone JID when known. */
+  chatOf(key: WAMessageKey): string {
+    const remote = key.remoteJid ?? '';
+    if (isJidGroup(remote) || isJidNewsletter(remote) || isJidStatusBroadcast(remote)) return remote;
+    return this.ctx.ids.canonical(remote, key.remoteJidAlt) ?? remote;
+  }
+
+  private canonicalChat(jid: string): string {
+    return isJidGroup(jid) || isJidNewsletter(jid) ? jid : (this.ctx.ids.canonical(jid) ?? jid);
+  }
+
+  private authorOf(key: WAMessageKey): JidRef {
+    return isJidGroup(key.remoteJid ?? undefined) ? this.ctx.ids.ref(key.participant, key.participantAlt) : this.ctx.ids.ref(key.remoteJid, key.remoteJidAlt);
+  }
+
+  private own(): JidRef {
+    const me = this.ctx.me();
+    return this.ctx.ids.ref(me.pn ?? me.lid, me.lid);
+  }
+
+  private learnKey(key: WAMessageKey): void {
+    this.ctx.ids.remember(key.remoteJid, key.remoteJidAlt);
+    this.ctx.ids.remember(key.participant, key.participantAlt);
+  }
+
+  private learnParticipants(participants: GroupParticipant[]): void {
+    for (const p of participants) this.ctx.ids.remember(p.phoneNumber ?? p.id, p.lid ?? p.id);
+  }
+}

@@ -1,0 +1,32 @@
+// The Baileys engine: the real WhatsApp network through @whiskeysockets/baileys, one socket per session.
+import type { GatewayConfig } from '../../config/types.js';
+import type { Logger } from '../../logger.js';
+import type { Engine, EngineSession, SessionOptions } from '../types.js';
+import { baileysLevel, guardConsoleFromLibsignal } from './logger.js';
+import { BaileysSession } from './session.js';
+
+export { BaileysSession } from './session.js';
+
+export const DEFAULT_BROWSER: [string, string, string] = ['Session Gateway', 'Chrome', '1.0'];
+
+export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logLevel'>, logger: Logger): Engine {
+  guardConsoleFromLibsignal(logger);
+  const settings = {
+    ...(config.engine.baileys.websocketUrl ? { websocketUrl: config.engine.baileys.websocketUrl } : {}),
+    browser: config.engine.baileys.browser ?? DEFAULT_BROWSER,
+    logger,
+    baileysLogLevel: baileysLevel(config.logLevel),
+  };
+  return {
+    name: 'baileys',
+    createSession(options: SessionOptions): EngineSession {
+      return new BaileysSession(options, settings);
+    },
+    // sessions are disconnected by the manager before the engines close; nothing is shared between them
+    close: async () => {},
+  };
+}
+
+export function isBaileysSession(session: EngineSession | undefined): session is BaileysSession {
+  return session instanceof BaileysSession;
+}

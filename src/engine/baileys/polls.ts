@@ -1,0 +1,95 @@
+// Poll votes: Baileys rc14 does not decrypt them, so the gateway does, with the poll's secret from its store (BAILEYS.md §11).
+import { createHash } from 'node:crypto';
+import { decryptPollVote, normalizeMessageContent, type proto, type WAMessage } from '@whiskeysockets/baileys';
+import { fromRaw } from './content.js';
+import { TtlCache } from './cache.js';
+import type { SessionContext } from './context.js';
+import { bare } from './identities.js';
+
+/** What decrypting a vote needs of its poll. */
+export interface PollSecret {
+  secret: Buffer;
+  options: string[];
+  /** creator candidates (PN and LID) */
+  creators: string[];
+}
+
+export interface DecryptedVote {
+  pollMessageId: string;
+  selectedOptions: string[];
+}
+
+export class PollVotes {
+  /** polls received from others (the store keeps no raw copy of received messages) */
+  private readonly received = new TtlCache(7 * 24 * 3600_000, 5_000);
+
+  constructor(private readonly ctx: SessionContext) {}
+
+  /** Remembers a poll that arrived, so later votes on it can be decrypted. */
+  rememberPoll(msg: WAMessage): void {
+    const poll = pollOf(msg.message);
+    const secret = msg.message?.messageContextInfo?.messageSecret;
+    if (!poll || !secret?.length || !msg.key.id) return;
+    // participant is '' (not absent) in 1:1 chats
+    const creator = msg.key.participant || msg.key.remoteJid;
+    const creatorAlt = msg.key.participantAlt || msg.key.remoteJidAlt;
+    this.received.set(msg.key.id, {
+      secret: Buffer.from(secret),
+      options: (poll.options ?? []).map((o) => o.optionName ?? ''),
+      creators: [creator, creatorAlt].map((j) => bare(j)).filter((j): j is string => !!j),
+    } satisfies PollSecret);
+  }
+
+  /** The vote inside an upserted pollUpdateMessage, decrypted; undefined when the poll or its secret is unknown. */
+  decrypt(msg: WAMessage): DecryptedVote | undefined {
+    const update = normalizeMessageContent(msg.message)?.pollUpdateMessage;
+    const pollKey = update?.pollCreationMessageKey;
+    if (!update?.vote || !pollKey?.id) return undefined;
+    const poll = this.find(pollKey.id, msg.key.remoteJid ?? undefined);
+    if (!poll) return undefined;
+    const voters = [msg.key.participantAlt || msg.key.remoteJidAlt, msg.key.participant || msg.key.remoteJid, ...(msg.key.fromMe ? [this.ctx.me().pn, this.ctx.me().lid] : [])]
+      .map((j) => bare(j))
+      .filter((j): j is string => !!j);
+    // the creator and voter ids that went into the key are PN or LID; every pair is tried until the GCM tag checks
+    for (const pollCreatorJid of unique(poll.creators)) {
+      for (const voterJid of unique(voters)) {
+        try {
+          const vote = decryptPollVote(update.vote, { pollEncKey: poll.secret, pollMsgId: pollKey.id, pollCreatorJid, voterJid });
+          return { pollMessageId: pollKey.id, selectedOptions: namesOf(vote.selectedOptions ?? [], poll.options) };
+        } catch {
+          // wrong pair: try the next
+        }
+      }
+    }
+    this.ctx.logger.warn({ poll: pollKey.id }, 'could not decrypt a poll vote with any creator/voter pair');
+    return undefined;
+  }
+
+  private find(id: string, chatId: string | undefined): PollSecret | undefined {
+    const known = this.received.get<PollSecret>(id);
+    if (known) return known;
+    const stored = this.ctx.lookupMessage(id, chatId) ?? this.ctx.lookupMessage(id);
+    const raw = stored ? fromRaw(stored.raw) : undefined;
+    const poll = pollOf(raw?.message);
+    const secret = raw?.message?.messageContextInfo?.messageSecret;
+    if (!raw || !poll || !secret?.length) return undefined;
+    const me = this.ctx.me();
+    const creators = raw.key.fromMe ? [me.lid, me.pn] : [raw.key.participant || raw.key.remoteJid];
+    return { secret: Buffer.from(secret), options: (poll.options ?? []).map((o) => o.optionName ?? ''), creators: creators.filter((j): j is string => !!j) };
+  }
+}
+
+function pollOf(message: proto.IMessage | null | undefined): proto.Message.IPollCreationMessage | undefined {
+  const content = normalizeMessageContent(message);
+  return content?.pollCreationMessage ?? content?.pollCreationMessageV2 ?? content?.pollCreationMessageV3 ?? undefined;
+}
+
+/** Votes carry sha256(option name); map them back to the names. */
+function namesOf(hashes: Uint8Array[], options: string[]): string[] {
+  const byHash = new Map(options.map((name) => [createHash('sha256').update(name).digest('hex'), name]));
+  return hashes.map((h) => byHash.get(Buffer.from(h).toString('hex'))).filter((n): n is string => n !== undefined);
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}

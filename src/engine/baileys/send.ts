@@ -1,0 +1,225 @@
+// Messaging on Baileys: content mapping for every message type (bytes only, never a URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
+import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
+import { GatewayError } from '../../errors.js';
+import { jidKind, phoneOfJid } from '../jid.js';
+import type { MessageRef, MessagingOps, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import { fromRaw, isoOf, messageSecretOf, toRaw } from './content.js';
+import { toGatewayError, withTimeout, type SessionContext } from './context.js';
+
+const SEND_TIMEOUT_MS = 60_000;
+
+export type MessengerOps = Omit<MessagingOps, 'downloadMedia'>;
+
+export class BaileysMessenger implements MessengerOps {
+  constructor(private readonly ctx: SessionContext) {}
+
+  async sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
+    if (isJidStatusBroadcast(chatId)) {
+      throw new GatewayError('NOT_SUPPORTED', 'posting a status on the Baileys engine needs the list of contacts who may see it (statusJidList), which the gateway does not keep');
+    }
+    const sock = await this.ctx.ready();
+    const message = buildContent(content, options);
+    // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
+    const messageId = generateMessageIDV2(sock.user?.id);
+    this.ctx.ownSends.set(messageId, chatId);
+    const misc: MiscMessageGenerationOptions = { messageId, ...(options.quoted ? { quoted: quotedMessage(options.quoted) } : {}) };
+    let sent: WAMessage | undefined;
+    try {
+      sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
+    } catch (err) {
+      this.ctx.ownSends.del(messageId);
+      // sending to a group reads its metadata first: the group errors of that query mean what they say
+      throw toGatewayError(err, 'send', isJidGroup(chatId) ? {
+        404: () => new GatewayError('GROUP_NOT_FOUND', `group ${chatId} not found`),
+        403: () => new GatewayError('NOT_GROUP_MEMBER', `this session is not a member of ${chatId}`),
+      } : {});
+    }
+    if (!sent?.key.id) throw new GatewayError('NETWORK_ERROR', 'send: the network did not accept the message');
+    const result: SentMessage = {
+      messageId: sent.key.id,
+      timestamp: isoOf(sent.messageTimestamp),
+      status: 'sent',
+      chatId,
+      raw: toRaw(sent),
+    };
+    const secret = content.type === 'poll' ? messageSecretOf(sent.message) : undefined;
+    if (secret) result.secret = secret;
+    if (jidKind(chatId) === 'user' || jidKind(chatId) === 'lid') {
+      const pn = this.ctx.ids.pnOf(chatId);
+      const lid = this.ctx.ids.lidOf(chatId) ?? (pn ? await this.lidFor(pn) : undefined);
+      if (pn) result.phoneNumber = phoneOfJid(pn)!;
+      if (lid) result.lid = lid;
+    }
+    return result;
+  }
+
+  async editMessage(target: MessageRef, text: string): Promise<void> {
+    const key = keyOf(target);
+    if (!key.fromMe) throw new GatewayError('NOT_MESSAGE_OWNER', 'only messages this session sent can be edited');
+    await this.protocol(key.remoteJid!, { text, edit: key }, 'edit');
+  }
+
+  async deleteMessage(target: MessageRef): Promise<void> {
+    const key = keyOf(target);
+    await this.protocol(key.remoteJid!, { delete: key }, 'delete');
+  }
+
+  async react(target: MessageRef, emoji: string): Promise<void> {
+    const key = keyOf(target);
+    await this.protocol(key.remoteJid!, { react: { text: emoji, key } }, 'react');
+  }
+
+  async sendTyping(chatId: string, state: TypingState): Promise<void> {
+    const sock = await this.ctx.ready();
+    await withTimeout(sock.sendPresenceUpdate(state, chatId), 'typing').catch((err: unknown) => {
+      throw toGatewayError(err, 'typing');
+    });
+  }
+
+  async markSeen(target: MessageRef): Promise<void> {
+    if (target.fromMe) return;
+    const sock = await this.ctx.ready();
+    const key = keyOf(target);
+    await withTimeout(sock.readMessages([key]), 'seen').catch((err: unknown) => {
+      throw toGatewayError(err, 'seen');
+    });
+  }
+
+  /** One app-state patch per message: Baileys' star() only applies the first message it is given. */
+  async star(target: MessageRef, star: boolean): Promise<void> {
+    const sock = await this.ctx.ready();
+    const key = keyOf(target);
+    await withTimeout(sock.star(key.remoteJid!, [{ id: key.id!, fromMe: !!key.fromMe }], star), 'star').catch((err: unknown) => {
+      throw toGatewayError(err, 'star');
+    });
+  }
+
+  // ---- internals ----
+
+  /** Sends an edit, revoke or reaction and remembers its id, so its echo is not reported as news. */
+  private async protocol(chatId: string, content: AnyMessageContent, what: string): Promise<void> {
+    const sock = await this.ctx.ready();
+    const messageId = generateMessageIDV2(sock.user?.id);
+    this.ctx.ownSends.set(messageId, chatId);
+    const edited = (content as { edit?: WAMessageKey }).edit?.id;
+    if (edited) this.ctx.ownSends.set(`edit:${edited}`, chatId);
+    try {
+      await withTimeout(sock.sendMessage(chatId, content, { messageId }), what, SEND_TIMEOUT_MS);
+    } catch (err) {
+      throw toGatewayError(err, what);
+    }
+  }
+
+  /** The LID of a phone JID: the local mapping, else one USync query (bounded; absent on failure). */
+  private async lidFor(pn: string): Promise<string | undefined> {
+    const sock = this.ctx.current();
+    if (!sock || !isPnUser(pn)) return undefined;
+    const lid = await withTimeout(sock.signalRepository.lidMapping.getLIDForPN(pn), 'lid lookup', 3000).catch(() => null);
+    if (!lid || !isLidUser(lid)) return undefined;
+    this.ctx.ids.remember(pn, lid);
+    return this.ctx.ids.lidOf(pn);
+  }
+}
+
+/** The Baileys content of an outgoing message; media always as Buffers (the service fetched and checked them). */
+export function buildContent(content: OutgoingContent, options: SendOptions): AnyMessageContent {
+  const extras: { mentions?: string[]; contextInfo?: proto.IContextInfo } = {
+    ...(options.mentions?.length ? { mentions: options.mentions } : {}),
+    ...(options.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {}),
+  };
+  let message: Record<string, unknown>;
+  switch (content.type) {
+    case 'text':
+      // previews need link-preview-js, which the gateway does not ship: null keeps Baileys from trying
+      message = { text: content.text, ...(content.linkPreview ? {} : { linkPreview: null }) };
+      break;
+    case 'image':
+      message = { image: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
+      break;
+    case 'video':
+      message = { video: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
+      break;
+    case 'voice':
+      message = { audio: content.media.data, mimetype: content.media.mimeType, ptt: content.ptt ?? false };
+      break;
+    case 'file':
+      message = {
+        document: content.media.data,
+        mimetype: content.media.mimeType,
+        fileName: content.media.filename ?? 'file',
+        ...(content.caption ? { caption: content.caption } : {}),
+      };
+      break;
+    case 'sticker':
+      message = { sticker: content.media.data, mimetype: content.media.mimeType };
+      break;
+    case 'poll':
+      // selectableCount 0 = any number of options (pollCreationMessage); 1 = single choice (pollCreationMessageV3)
+      message = { poll: { name: content.title, values: content.options, selectableCount: content.multiSelect ? 0 : 1 } };
+      break;
+    case 'location':
+      message = {
+        location: {
+          degreesLatitude: content.latitude,
+          degreesLongitude: content.longitude,
+          ...(content.name ? { name: content.name } : {}),
+          ...(content.address ? { address: content.address } : {}),
+        },
+      };
+      break;
+    case 'contact':
+      message = { contacts: { displayName: content.displayName, contacts: [{ displayName: content.displayName, vcard: content.vcard }] } };
+      break;
+  }
+  // Baileys applies mentions and contextInfo to whatever content it built, media included
+  return { ...message, ...extras } as AnyMessageContent;
+}
+
+/** The key of a stored message, as the network knows it (the raw WAMessage when the gateway has it). */
+export function keyOf(ref: MessageRef): WAMessageKey {
+  const raw = fromRaw(ref.raw);
+  if (raw?.key?.id === ref.id && raw.key.remoteJid) {
+    return { remoteJid: raw.key.remoteJid, id: raw.key.id, fromMe: !!raw.key.fromMe, ...(raw.key.participant ? { participant: raw.key.participant } : {}) };
+  }
+  return {
+    remoteJid: ref.chatId,
+    id: ref.id,
+    fromMe: ref.fromMe,
+    ...(!ref.fromMe && ref.participant && isJidGroup(ref.chatId) ? { participant: ref.participant } : {}),
+  };
+}
+
+/**
+ * The message a reply quotes. With the stored WAMessage the quote carries its full content; without it (received
+ * messages keep no raw copy) the quote is rebuilt from the stored type and text, which is what the app shows.
+ */
+export function quotedMessage(ref: MessageRef): WAMessage {
+  const raw = fromRaw(ref.raw);
+  if (raw?.message && raw.key?.id === ref.id) return raw;
+  const key = keyOf(ref);
+  const text = ref.text ?? '';
+  let message: proto.IMessage;
+  switch (ref.type) {
+    case 'image':
+      message = { imageMessage: { caption: text } };
+      break;
+    case 'video':
+      message = { videoMessage: { caption: text } };
+      break;
+    case 'voice':
+      message = { audioMessage: {} };
+      break;
+    case 'file':
+      message = { documentMessage: { caption: text } };
+      break;
+    case 'sticker':
+      message = { stickerMessage: {} };
+      break;
+    case 'location':
+      message = { locationMessage: {} };
+      break;
+    default:
+      message = { conversation: text };
+  }
+  return { key, message, ...(key.participant ? { participant: key.participant } : {}) } as WAMessage;
+}

@@ -1,0 +1,385 @@
+// One Baileys session: the socket's lifecycle (QR, pairing code, open, close codes, 515 restarts), and the parts that do the work.
+import makeWASocket, {
+  isWABusinessPlatform,
+  makeCacheableSignalKeyStore,
+  proto,
+  type BaileysEventMap,
+  type ConnectionState,
+  type GroupMetadata,
+  type SignalKeyStore,
+  type WASocket,
+} from '@whiskeysockets/baileys';
+import { GatewayError } from '../../errors.js';
+import type { Logger } from '../../logger.js';
+import type { AccountInfo, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
+import { loadAuthState, type SqliteAuthState } from './auth-state.js';
+import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
+import { BaileysChats } from './chats.js';
+import { classifyClose, closeStatusCode } from './close-codes.js';
+import { fromRaw } from './content.js';
+import { deferred, QUERY_TIMEOUT_MS, timeout, type Deferred, type SessionContext } from './context.js';
+import { EventMapper } from './events.js';
+import { BaileysGroups } from './groups.js';
+import { bare, Identities } from './identities.js';
+import { bridgeLogger } from './logger.js';
+import { BaileysMedia } from './media.js';
+import { PollVotes } from './polls.js';
+import { proxyRoute, type ProxyRoute } from './proxy.js';
+import { BaileysMessenger } from './send.js';
+
+export interface BaileysSettings {
+  websocketUrl?: string;
+  browser: [string, string, string];
+  logger: Logger;
+  /** the level Baileys logs at (see logger.ts) */
+  baileysLogLevel: string;
+}
+
+const FIRST_QR_MS = 60_000;
+const NEXT_QR_MS = 20_000;
+/** how long an operation waits for a reconnect the engine does by itself (515) */
+const RESTART_WAIT_MS = 15_000;
+/** 515s in a row (within RESTART_WINDOW_MS) before the engine stops restarting by itself */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 60_000;
+
+type Phase = 'idle' | 'connecting' | 'open';
+
+/** The ChatOps methods are installed by delegateChatOps (below the class). */
+export interface BaileysSession extends ChatOps {}
+
+export class BaileysSession implements EngineSession {
+  readonly engine = 'baileys' as const;
+  private sock: WASocket | undefined;
+  private phase: Phase = 'idle';
+  private auth: { state: SqliteAuthState; keys: SignalKeyStore } | undefined;
+  /** the socket is being replaced after a 515: operations wait for it instead of failing */
+  private restarting = false;
+  private restarts: number[] = [];
+  private qrCount = 0;
+  private registration: Deferred<WASocket> = deferred();
+  private openWaiters = new Set<Deferred<WASocket>>();
+  private events: Promise<void> = Promise.resolve();
+
+  private readonly log: Logger;
+  private readonly baileysLog;
+  private readonly caches: SessionCaches = sessionCaches();
+  private route: ProxyRoute | undefined;
+  private readonly ctx: SessionContext;
+  readonly messenger: BaileysMessenger;
+  readonly groups: BaileysGroups;
+  readonly chats: BaileysChats;
+  readonly media: BaileysMedia;
+  private readonly mapper: EventMapper;
+
+  constructor(
+    private readonly options: SessionOptions,
+    private readonly settings: BaileysSettings,
+  ) {
+    this.log = settings.logger.child({ session: options.name });
+    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel);
+    const groups = new Map<string, GroupMetadata>();
+    this.ctx = {
+      name: options.name,
+      hooks: options.hooks,
+      logger: this.log,
+      ids: new Identities(),
+      groups,
+      ownSends: new TtlCache(15 * 60_000, 50_000),
+      dispatcher: undefined,
+      ready: () => this.ready(),
+      current: () => (this.phase === 'open' ? this.sock : undefined),
+      lookupMessage: (id, chatId) => options.lookupMessage?.(id, chatId),
+      me: () => ({ pn: bare(this.auth?.state.creds.me?.id), lid: bare(this.auth?.state.creds.me?.lid) }),
+      isBusiness: () => isWABusinessPlatform(this.auth?.state.creds.platform ?? ''),
+    };
+    Object.defineProperty(this.ctx, 'dispatcher', { get: () => this.route?.dispatcher });
+    const polls = new PollVotes(this.ctx);
+    this.mapper = new EventMapper(this.ctx, polls);
+    this.messenger = new BaileysMessenger(this.ctx);
+    this.groups = new BaileysGroups(this.ctx, (id) => this.mapper.pendingJoins.add(id));
+    this.chats = new BaileysChats(this.ctx);
+    this.media = new BaileysMedia(this.ctx);
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  // ---- lifecycle ----
+
+  async connect(): Promise<void> {
+    await this.endSocket();
+    if (!this.auth || !this.auth.state.isPaired()) this.auth = this.freshAuth();
+    this.restarts = [];
+    this.openSocket();
+  }
+
+  async disconnect(): Promise<void> {
+    await this.endSocket();
+    this.failWaiters('the session was stopped');
+    await this.closeRoute();
+  }
+
+  /** Unlinks the device (remove-companion-device) when the socket is open; the credentials go either way. */
+  async logout(): Promise<void> {
+    const open = this.phase === 'open';
+    const sock = this.detach();
+    if (sock && !open) await sock.end(undefined).catch(() => undefined);
+    if (sock && open) {
+      try {
+        await sock.logout();
+      } catch (err) {
+        this.log.warn({ err }, 'logout request failed; forgetting the credentials locally');
+        await sock.end(undefined).catch(() => undefined);
+      }
+    }
+    this.auth = undefined;
+    this.options.auth.clear();
+    this.failWaiters('the session logged out');
+    await this.closeRoute();
+  }
+
+  /**
+   * The code appears on the phone under "Link with phone number". Baileys can ask for it only once the socket is
+   * registered (its first QR); it writes creds.me early, which is why an unpaired restart starts from fresh creds.
+   */
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    if (this.auth?.state.isPaired()) throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${this.name} is already paired`);
+    if (this.phase === 'idle') throw new GatewayError('QR_NOT_AVAILABLE', `session ${this.name} has no connection right now (reconnecting or stopped); try again when it shows a QR code`);
+    const sock = await timeout(this.registration.promise, QUERY_TIMEOUT_MS, () => new GatewayError('QR_NOT_AVAILABLE', `session ${this.name} did not reach the pairing step in time`));
+    if (sock !== this.sock) throw new GatewayError('QR_NOT_AVAILABLE', 'the connection was replaced while waiting for the pairing step; try again');
+    try {
+      return await sock.requestPairingCode(phoneNumber);
+    } catch (err) {
+      throw new GatewayError('NETWORK_ERROR', `pairing code request failed: ${(err as Error).message}`, undefined, { cause: err });
+    }
+  }
+
+  // ---- messaging ----
+
+  sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
+    return this.messenger.sendMessage(chatId, content, options);
+  }
+
+  editMessage(target: MessageRef, text: string): Promise<void> {
+    return this.messenger.editMessage(target, text);
+  }
+
+  deleteMessage(target: MessageRef): Promise<void> {
+    return this.messenger.deleteMessage(target);
+  }
+
+  react(target: MessageRef, emoji: string): Promise<void> {
+    return this.messenger.react(target, emoji);
+  }
+
+  sendTyping(chatId: string, state: TypingState): Promise<void> {
+    return this.messenger.sendTyping(chatId, state);
+  }
+
+  markSeen(target: MessageRef): Promise<void> {
+    return this.messenger.markSeen(target);
+  }
+
+  star(target: MessageRef, star: boolean): Promise<void> {
+    return this.messenger.star(target, star);
+  }
+
+  downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
+    return this.media.download(ref);
+  }
+
+  /** Releases what outlives sockets (the proxy's connection pools); created again by the next connect. */
+  private async closeRoute(): Promise<void> {
+    const route = this.route;
+    this.route = undefined;
+    await route?.close().catch(() => undefined);
+  }
+
+  // ---- internals ----
+
+  /** The stored creds when paired; otherwise a clean slate (a half-finished pairing-code attempt must not be reused: 401). */
+  private freshAuth(): { state: SqliteAuthState; keys: SignalKeyStore } {
+    let state = loadAuthState(this.options.auth);
+    if (!state.isPaired() && !this.options.auth.isEmpty()) {
+      this.options.auth.clear();
+      state = loadAuthState(this.options.auth);
+    }
+    return { state, keys: makeCacheableSignalKeyStore(state.keys, this.baileysLog) };
+  }
+
+  private openSocket(): void {
+    const auth = this.auth!;
+    if (this.options.proxy) this.route ??= proxyRoute(this.options.proxy);
+    this.qrCount = 0;
+    this.registration = deferred();
+    this.phase = 'connecting';
+    const sock = makeWASocket({
+      auth: { creds: auth.state.creds, keys: auth.keys },
+      logger: this.baileysLog,
+      browser: this.settings.browser,
+      ...(this.settings.websocketUrl ? { waWebSocketUrl: this.settings.websocketUrl } : {}),
+      markOnlineOnConnect: this.options.config.markOnlineOnConnect === true,
+      syncFullHistory: false,
+      defaultQueryTimeoutMs: QUERY_TIMEOUT_MS,
+      getMessage: async (key) => this.storedMessage(key.id ?? undefined, key.remoteJid ?? undefined),
+      cachedGroupMetadata: async (jid) => this.ctx.groups.get(jid),
+      // status broadcasts are not modelled by the gateway: not even decrypted
+      shouldIgnoreJid: (jid) => jid === 'status@broadcast',
+      ...this.caches,
+      ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
+    });
+    this.sock = sock;
+    // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
+    sock.ev.on('creds.update', () => {
+      if (this.sock === sock) auth.state.saveCreds();
+    });
+    sock.ev.on('connection.update', (update) => {
+      if (this.sock === sock) this.onConnection(sock, update);
+    });
+    sock.ev.process((events) => {
+      if (this.sock !== sock) return;
+      this.events = this.events.then(() => this.mapper.handle(events as Partial<BaileysEventMap>)).catch((err: unknown) => this.log.error({ err }, 'event mapping failed'));
+    });
+  }
+
+  private onConnection(sock: WASocket, update: Partial<ConnectionState>): void {
+    if (update.qr) {
+      this.qrCount += 1;
+      const ttl = this.qrCount === 1 ? FIRST_QR_MS : NEXT_QR_MS;
+      this.registration.resolve(sock);
+      this.report({ kind: 'qr', qr: update.qr, expiresAt: new Date(Date.now() + ttl).toISOString() });
+    }
+    if (update.connection === 'open') {
+      this.phase = 'open';
+      this.restarting = false;
+      const me = this.auth!.state.creds.me;
+      this.ctx.ids.remember(me?.id, me?.lid);
+      this.report({ kind: 'open', account: this.account() });
+      for (const waiter of this.openWaiters) waiter.resolve(sock);
+      this.openWaiters.clear();
+      void this.afterOpen(sock);
+    }
+    if (update.connection === 'close') {
+      const error = update.lastDisconnect?.error;
+      const action = classifyClose(closeStatusCode(error), { stopping: false, paired: this.auth?.state.isPaired() ?? false, message: error?.message });
+      this.sock = undefined;
+      this.phase = 'idle';
+      this.registration.reject(new GatewayError('QR_NOT_AVAILABLE', 'the connection closed before the pairing step'));
+      if (action.kind === 'restart' && this.mayRestart()) {
+        this.log.info('restart required by the server (515): reconnecting at once');
+        this.restarting = true;
+        this.openSocket();
+        return;
+      }
+      this.restarting = false;
+      const report = action.kind === 'report' ? action.report : action.kind === 'restart' ? { kind: 'close' as const, reason: 'STREAM_ERROR' as const, detail: `the server asked for ${MAX_RESTARTS} restarts in a row` } : undefined;
+      if (!report) return;
+      if (report.credentialsCleared) this.auth = undefined;
+      this.failWaiters(report.detail ?? report.reason);
+      this.report(report);
+    }
+  }
+
+  private mayRestart(): boolean {
+    const now = Date.now();
+    this.restarts = [...this.restarts.filter((t) => now - t < RESTART_WINDOW_MS), now];
+    return this.restarts.length <= MAX_RESTARTS;
+  }
+
+  /** After open: the blocklist snapshot (blocklist.set is never emitted by rc14) and a warm group cache. */
+  private async afterOpen(sock: WASocket): Promise<void> {
+    try {
+      const blocked = await sock.fetchBlocklist();
+      if (this.sock === sock && blocked.length) {
+        this.options.hooks.event('blocklist.update', { action: 'blocked', jids: blocked.filter((j): j is string => !!j).map((j) => this.ctx.ids.canonical(j) ?? j), snapshot: true });
+      }
+      const groups = await sock.groupFetchAllParticipating();
+      for (const meta of Object.values(groups)) this.ctx.groups.set(meta.id, meta);
+    } catch (err) {
+      if (this.sock === sock) this.log.debug({ err }, 'post-open queries failed');
+    }
+  }
+
+  private account(): AccountInfo {
+    const creds = this.auth!.state.creds;
+    const me = creds.me!;
+    const digits = me.id.split('@')[0]!.split(':')[0]!;
+    const business = isWABusinessPlatform(creds.platform ?? '');
+    const pushName = me.name && me.name !== '~' ? me.name : undefined;
+    const businessName = business ? (me.verifiedName ?? pushName) : undefined;
+    const lid = bare(me.lid);
+    return {
+      phoneNumber: `+${digits}`,
+      ...(pushName ? { pushName } : {}),
+      ...(businessName ? { businessName } : {}),
+      platform: business ? 'smba' : 'consumer',
+      ...(lid ? { lid } : {}),
+    };
+  }
+
+  /** The open socket; during a 515 reconnect the caller waits for the new one. */
+  private ready(): Promise<WASocket> {
+    if (this.phase === 'open' && this.sock) return Promise.resolve(this.sock);
+    if (this.restarting) {
+      const waiter = deferred<WASocket>();
+      this.openWaiters.add(waiter);
+      return timeout(waiter.promise, RESTART_WAIT_MS, () => {
+        this.openWaiters.delete(waiter);
+        return new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is reconnecting`);
+      });
+    }
+    return Promise.reject(new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`));
+  }
+
+  private failWaiters(why: string): void {
+    for (const waiter of this.openWaiters) waiter.reject(new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected: ${why}`));
+    this.openWaiters.clear();
+  }
+
+  /** getMessage for Baileys (retry receipts, event responses): the stored WAMessage's content. */
+  private storedMessage(id: string | undefined, chatId: string | undefined): proto.IMessage | undefined {
+    if (!id) return undefined;
+    const ref = this.ctx.lookupMessage(id, chatId) ?? this.ctx.lookupMessage(id);
+    return fromRaw(ref?.raw)?.message ?? undefined;
+  }
+
+  /** Forgets the current socket so its late events are ignored. */
+  private detach(): WASocket | undefined {
+    const sock = this.sock;
+    this.sock = undefined;
+    this.phase = 'idle';
+    this.restarting = false;
+    this.registration.reject(new GatewayError('QR_NOT_AVAILABLE', 'the connection was closed'));
+    return sock;
+  }
+
+  private async endSocket(): Promise<void> {
+    const sock = this.detach();
+    if (sock) await sock.end(undefined).catch((err: unknown) => this.log.debug({ err }, 'ending the socket failed'));
+  }
+
+  private report(update: ConnectionUpdate): void {
+    this.options.hooks.connection(update);
+  }
+}
+
+/** Gives BaileysSession the ChatOps methods: groups from BaileysGroups, the rest from BaileysChats. */
+function delegateChatOps(prototype: object): void {
+  const groupOps = ['createGroup', 'listGroups', 'getGroup', 'leaveGroup', 'deleteGroup', 'setGroupSubject', 'setGroupDescription', 'setGroupPicture', 'updateParticipants', 'getInviteCode', 'revokeInviteCode', 'getInviteInfo', 'acceptInvite'];
+  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
+  for (const [part, ops] of [['groups', groupOps], ['chats', chatOps]] as const) {
+    for (const op of ops) {
+      Object.defineProperty(prototype, op, {
+        configurable: true,
+        writable: true,
+        value: function chatOp(this: Record<string, Record<string, (...a: unknown[]) => unknown>>, ...args: unknown[]) {
+          return this[part]![op]!.call(this[part], ...args);
+        },
+      });
+    }
+  }
+}
+
+delegateChatOps(BaileysSession.prototype);

@@ -1,0 +1,309 @@
+// The engine conformance suite: one set of scenarios, run through the real daemon's HTTP API against each engine
+// (like Hono's router suite: runEngineSuite({ name, start, skip }); every skip names its reason).
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
+import { mp4, ogg, pdf, png, VCARD, webp } from './samples.js';
+
+/** What an engine's test setup provides: a running daemon, and the phone side of pairing. */
+export interface EngineTarget {
+  daemon: TestDaemon;
+  /** the engine name sessions are created with */
+  engine: 'baileys' | 'sandbox';
+  /** the phone `phone` scans the QR the session shows */
+  scanQr(session: string, qr: string, phone: string): Promise<void>;
+  /** the user types the pairing code on the phone `phone` */
+  enterCode(session: string, code: string, phone: string): Promise<void>;
+  /** stops the daemon (SIGTERM) and starts it again on the same data dir and port */
+  restartDaemon(): Promise<TestDaemon>;
+  /** stops everything it started and removes its files */
+  close(): Promise<void>;
+}
+
+export type Scenario =
+  | 'pair by QR'
+  | 'pair by code'
+  | 'text both ways, quoted, with a webhook'
+  | 'each message type'
+  | 'acks'
+  | 'edit, delete, react'
+  | 'group with two members'
+  | 'presence'
+  | 'restart and restore'
+  | 'logout';
+
+export interface EngineSuiteOptions {
+  name: string;
+  start(): Promise<EngineTarget>;
+  /** scenarios this engine cannot run, each with the reason (a real limitation, not a flake) */
+  skip?: Partial<Record<Scenario, string>>;
+}
+
+const ALICE = '15550101001';
+const BOB = '15550102002';
+const jid = (digits: string) => `${digits}@s.whatsapp.net`;
+
+export function runEngineSuite(options: EngineSuiteOptions): void {
+  describe(`engine conformance: ${options.name}`, () => {
+    let target: EngineTarget;
+    let daemon: TestDaemon;
+    let events: EventCollector;
+    let hook: WebhookReceiver;
+
+    const scenario = (name: Scenario, fn: () => Promise<void>) => {
+      const reason = options.skip?.[name];
+      it(name, reason ? { skip: reason } : {}, fn);
+    };
+    const api = async (method: string, path: string, body?: unknown, expected = 200) => {
+      const res = await daemon.request(method, path, body);
+      assert.equal(res.status, expected, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body?.data;
+    };
+    const send = (session: string, chatId: string, fields: Record<string, unknown>) => api('POST', '/api/messages/send', { session, chatId, ...fields });
+    const received = (session: string, match: (p: any) => boolean, what: string, timeoutMs = 10_000) =>
+      events.next((e) => e.session === session && e.event === 'message.received' && match(e.payload), timeoutMs, what).then((e) => e.payload);
+    const event = (session: string, type: string, match: (p: any) => boolean, what: string, timeoutMs = 10_000): Promise<StreamedEvent> =>
+      events.next((e) => e.session === session && e.event === type && match(e.payload), timeoutMs, what);
+    const status = async (session: string) => (await daemon.request('GET', `/api/sessions/${session}`)).body.data;
+    const connected = (session: string) => waitFor(async () => (await status(session)).status === 'CONNECTED', 15_000, `${session} CONNECTED`);
+    const download = async (session: string, mediaId: string): Promise<Buffer> => {
+      const res = await fetch(`${daemon.url}/api/sessions/${session}/media/${mediaId}/download`, { method: 'POST', headers: { Authorization: `Bearer ${daemon.masterKey}` } });
+      assert.equal(res.status, 200, `download ${mediaId}: ${res.status} ${await res.clone().text()}`);
+      return Buffer.from(await res.arrayBuffer());
+    };
+
+    before(async () => {
+      target = await options.start();
+      daemon = target.daemon;
+      events = await collectEvents(daemon);
+      hook = await webhookReceiver();
+    });
+
+    after(async () => {
+      events?.close();
+      await hook?.close();
+      await target?.close();
+    });
+
+    scenario('pair by QR', async () => {
+      await api('POST', '/api/sessions', { name: 'alice', start: true, engine: target.engine }, 201);
+      const qr = await waitFor(async () => {
+        const res = await daemon.request('GET', '/api/sessions/alice/pairing/qr');
+        return res.status === 200 ? (res.body.data as { qr: string; expiresAt: string }) : undefined;
+      }, 10_000, 'a QR code');
+      assert.ok(qr.qr.length > 10);
+      assert.ok(Date.parse(qr.expiresAt) > Date.now());
+      assert.equal((await status('alice')).statusReason, 'SCAN_QR');
+      await target.scanQr('alice', qr.qr, ALICE);
+      await connected('alice');
+      const view = await status('alice');
+      assert.equal(view.phoneNumber, `+${ALICE}`);
+      assert.equal(view.statusReason, null);
+      assert.match(view.lid ?? '', /@lid$/);
+      const connectedEvent = await event('alice', 'session.connected', () => true, 'session.connected');
+      assert.equal(connectedEvent.payload.phoneNumber, `+${ALICE}`);
+      assert.ok(['consumer', 'smba'].includes(connectedEvent.payload.platform));
+    });
+
+    scenario('pair by code', async () => {
+      await api('POST', '/api/sessions', { name: 'bob', start: true, engine: target.engine }, 201);
+      const { code } = await api('POST', '/api/sessions/bob/pairing/code', { phoneNumber: `+${BOB}` });
+      assert.match(code, /^[0-9A-Z]{8}$/);
+      await target.enterCode('bob', code, BOB);
+      await connected('bob');
+      assert.equal((await status('bob')).phoneNumber, `+${BOB}`);
+    });
+
+    scenario('text both ways, quoted, with a webhook', async () => {
+      await api('POST', '/api/webhooks', { url: hook.url, events: ['message.received'], session: 'bob' }, 201);
+      const sent = await send('alice', jid(BOB), { type: 'text', text: 'hello bob' });
+      assert.ok(sent.messageId);
+      assert.equal(sent.status, 'sent');
+      assert.equal(sent.phoneNumber, `+${BOB}`);
+      const got = await received('bob', (p) => p.text === 'hello bob', 'text at bob');
+      assert.equal(got.messageId, sent.messageId);
+      assert.equal(got.chatId, jid(ALICE));
+      assert.equal(got.fromMe, false);
+      assert.equal(got.isGroup, false);
+      assert.equal(got.type, 'text');
+      assert.equal(got.from.phoneNumber, `+${ALICE}`);
+      // the webhook gets the decrypted text too
+      const delivery = await hook.next((b) => b.event === 'message.received' && b.payload.text === 'hello bob');
+      assert.equal(delivery.session, 'bob');
+
+      const reply = await send('bob', got.chatId, { type: 'text', text: 'hi alice', quotedMessage: { messageId: got.messageId } });
+      const answer = await received('alice', (p) => p.text === 'hi alice', 'reply at alice');
+      assert.equal(answer.messageId, reply.messageId);
+      assert.equal(answer.quotedMessageId, sent.messageId);
+      assert.equal(answer.from.phoneNumber, `+${BOB}`);
+    });
+
+    scenario('each message type', async () => {
+      const media: Array<[string, Buffer, Record<string, unknown>]> = [
+        ['image', png(24), { caption: 'an image' }],
+        ['video', mp4(), { caption: 'a video' }],
+        ['voice', ogg(), { ptt: true }],
+        ['file', pdf(), { filename: 'report.pdf', caption: 'a file' }],
+        ['sticker', webp(), {}],
+      ];
+      for (const [type, bytes, extra] of media) {
+        const sent = await send('alice', jid(BOB), { type, base64: bytes.toString('base64'), ...extra });
+        assert.ok(sent.mediaId, `${type}: the sender has a media record`);
+        const got = await received('bob', (p) => p.messageId === sent.messageId, `${type} at bob`);
+        assert.equal(got.type, type);
+        assert.ok(got.mediaId, `${type}: mediaId`);
+        assert.equal(got.media, undefined, 'the raw attachment is replaced by mediaId');
+        if (extra.caption) assert.equal(got.caption, extra.caption);
+        if (type === 'voice') assert.equal(got.ptt, true);
+        if (type === 'file') assert.equal(got.filename, 'report.pdf');
+        assert.equal(got.size, bytes.length, `${type}: size`);
+        assert.ok((await download('bob', got.mediaId)).equals(bytes), `${type}: downloaded bytes equal the sent ones`);
+      }
+
+      const poll = await send('alice', jid(BOB), { type: 'poll', pollTitle: 'Lunch?', pollOptions: ['pizza', 'salad', 'soup'], pollMultiSelect: true });
+      const gotPoll = await received('bob', (p) => p.messageId === poll.messageId, 'poll at bob');
+      assert.deepEqual(gotPoll.poll, { title: 'Lunch?', options: ['pizza', 'salad', 'soup'], multiSelect: true });
+
+      const location = await send('alice', jid(BOB), { type: 'location', latitude: 52.52, longitude: 13.405, address: 'Berlin' });
+      const gotLocation = await received('bob', (p) => p.messageId === location.messageId, 'location at bob');
+      assert.equal(gotLocation.type, 'location');
+      assert.equal(gotLocation.location.latitude, 52.52);
+      assert.equal(gotLocation.location.longitude, 13.405);
+      assert.equal(gotLocation.location.address, 'Berlin');
+
+      const contact = await send('alice', jid(BOB), { type: 'contact', vcard: VCARD });
+      const gotContact = await received('bob', (p) => p.messageId === contact.messageId, 'contact at bob');
+      assert.equal(gotContact.type, 'contact');
+      assert.equal(gotContact.displayName, 'Jane Roe');
+      assert.match(gotContact.vcard, /waid=15550123456/);
+    });
+
+    scenario('acks', async () => {
+      const sent = await send('alice', jid(BOB), { type: 'text', text: 'please read' });
+      const got = await received('bob', (p) => p.messageId === sent.messageId, 'text at bob');
+      await event('alice', 'message.ack', (p) => p.messageId === sent.messageId && p.status === 'delivered', 'delivered ack');
+      await api('POST', '/api/sessions/bob/messages/seen', { chatId: got.chatId, messageId: got.messageId });
+      const read = await event('alice', 'message.ack', (p) => p.messageId === sent.messageId && p.status === 'read', 'read ack');
+      assert.equal(read.payload.chatId, jid(BOB));
+      assert.equal(read.payload.by?.phoneNumber, `+${BOB}`);
+    });
+
+    scenario('edit, delete, react', async () => {
+      const sent = await send('alice', jid(BOB), { type: 'text', text: 'typo hree' });
+      const got = await received('bob', (p) => p.messageId === sent.messageId, 'text at bob');
+      await api('POST', `/api/sessions/alice/messages/${sent.messageId}/edit`, { text: 'typo here' });
+      const edited = await event('bob', 'message.edited', (p) => p.messageId === sent.messageId, 'edit at bob');
+      assert.equal(edited.payload.text, 'typo here');
+      assert.equal(edited.payload.fromMe, false);
+      assert.equal(edited.payload.from.phoneNumber, `+${ALICE}`);
+
+      await api('POST', '/api/sessions/bob/messages/react', { chatId: got.chatId, messageId: got.messageId, reaction: '👍' });
+      const reaction = await event('alice', 'message.reaction', (p) => p.messageId === sent.messageId && !p.fromMe, 'reaction at alice');
+      assert.equal(reaction.payload.reaction, '👍');
+      assert.equal(reaction.payload.from.phoneNumber, `+${BOB}`);
+
+      await api('DELETE', `/api/sessions/alice/messages/${sent.messageId}`);
+      const revoked = await event('bob', 'message.revoked', (p) => p.messageId === sent.messageId, 'revoke at bob');
+      assert.equal(revoked.payload.chatId, jid(ALICE));
+      // only once at the sender: the API's own event, not an echo of it
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(events.all((e) => e.session === 'alice' && e.event === 'message.revoked' && e.payload.messageId === sent.messageId).length, 1);
+    });
+
+    scenario('group with two members', async () => {
+      const group = await api('POST', '/api/sessions/alice/groups', { session: 'alice', name: 'Conformance', participants: [`+${BOB}`] }, 201);
+      assert.match(group.id, /@g\.us$/);
+      assert.equal(group.name, 'Conformance');
+      const members = group.participants as Array<{ phoneNumber?: string; isAdmin: boolean; isSuperAdmin: boolean }>;
+      assert.equal(members.length, 2);
+      assert.ok(members.find((m) => m.phoneNumber === `+${ALICE}`)?.isSuperAdmin);
+      assert.equal(members.find((m) => m.phoneNumber === `+${BOB}`)?.isAdmin, false);
+      await event('bob', 'group.update', (p) => p.id === group.id, 'group.update at bob');
+
+      const atBob = await api('GET', `/api/sessions/bob/groups/${encodeURIComponent(group.id)}`);
+      assert.equal(atBob.name, 'Conformance');
+
+      const sent = await send('alice', group.id, { type: 'text', text: 'hello group' });
+      const got = await received('bob', (p) => p.messageId === sent.messageId, 'group text at bob');
+      assert.equal(got.chatId, group.id);
+      assert.equal(got.isGroup, true);
+      assert.equal(got.from.phoneNumber, `+${ALICE}`);
+      const reply = await send('bob', group.id, { type: 'text', text: 'hello from bob' });
+      const answer = await received('alice', (p) => p.messageId === reply.messageId, 'group reply at alice');
+      assert.equal(answer.from.phoneNumber, `+${BOB}`);
+
+      await api('PUT', `/api/sessions/alice/groups/${encodeURIComponent(group.id)}/subject`, { session: 'alice', value: 'Renamed' });
+      const renamed = await event('bob', 'group.update', (p) => p.id === group.id && p.newSubject === 'Renamed', 'subject change at bob');
+      assert.equal(renamed.payload.newSubject, 'Renamed');
+    });
+
+    scenario('presence', async () => {
+      await api('POST', `/api/sessions/alice/presence/${encodeURIComponent(jid(BOB))}/subscribe`);
+      await api('POST', '/api/sessions/bob/presence', { presence: 'available' });
+      const online = await event('alice', 'presence.update', (p) => p.from?.phoneNumber === `+${BOB}` && p.presence === 'available', 'bob available at alice');
+      assert.equal(online.payload.unavailable, false);
+      await api('POST', '/api/sessions/bob/messages/typing', { chatId: jid(ALICE), state: 'composing' });
+      const typing = await event('alice', 'presence.update', (p) => p.from?.phoneNumber === `+${BOB}` && p.state === 'composing', 'bob typing at alice');
+      assert.equal(typing.payload.presence, 'composing');
+    });
+
+    scenario('restart and restore', async () => {
+      const previous = events;
+      daemon = await target.restartDaemon();
+      previous.close();
+      events = await collectEvents(daemon);
+      await connected('alice');
+      await connected('bob');
+      const sent = await send('alice', jid(BOB), { type: 'text', text: 'after restart' });
+      await received('bob', (p) => p.messageId === sent.messageId, 'text at bob after restart');
+      const back = await send('bob', jid(ALICE), { type: 'text', text: 'still here' });
+      await received('alice', (p) => p.messageId === back.messageId, 'text at alice after restart');
+    });
+
+    scenario('logout', async () => {
+      await api('POST', '/api/sessions/alice/logout');
+      const view = await status('alice');
+      assert.equal(view.status, 'DISCONNECTED');
+      assert.equal(view.statusReason, 'LOGGED_OUT');
+      assert.equal(view.phoneNumber, undefined);
+      await event('alice', 'session.logged_out', () => true, 'session.logged_out');
+      const refused = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'nope' });
+      assert.equal(refused.status, 409);
+      assert.equal((await status('bob')).status, 'CONNECTED');
+    });
+  });
+}
+
+interface WebhookReceiver {
+  url: string;
+  next(match: (body: any) => boolean, timeoutMs?: number): Promise<any>;
+  close(): Promise<void>;
+}
+
+/** A local HTTP endpoint webhooks deliver to; answers 200. */
+async function webhookReceiver(): Promise<WebhookReceiver> {
+  const bodies: any[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      } catch {
+        // not JSON: ignore
+      }
+      res.statusCode = 200;
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    next: (match, timeoutMs = 10_000) => waitFor(() => bodies.find(match), timeoutMs, 'a webhook delivery'),
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}

@@ -1,0 +1,127 @@
+// Engine targets for the conformance suite and the lifecycle tests: a daemon on the sandbox engine, or on the Baileys
+// engine wired to a WhatsApp Web emulator through env only (preload, trust files, GATEWAY_BAILEYS_WS_URL).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { startEmulator, type WaEmulator } from '../support/wa-emulator/index.js';
+import type { EngineTarget } from './conformance.js';
+
+export interface BaileysTarget extends EngineTarget {
+  emu: WaEmulator;
+  dataDir: string;
+  /** SIGKILL and start again on the same data dir and port */
+  killAndRestart(): Promise<TestDaemon>;
+  /** creates a session and pairs it by QR as `phone`; resolves once CONNECTED */
+  pairedSession(session: string, phone: string, pushName?: string): Promise<void>;
+}
+
+/** libsignal (inside the emulator's virtual phones, in this process) prints session records on re-keying: noise. */
+export function quietLibsignal(): void {
+  for (const method of ['info', 'warn'] as const) {
+    const original = console[method].bind(console);
+    console[method] = (...args: unknown[]) => {
+      if (typeof args[0] === 'string' && /^(Closing session|Opening session|Closing open session|Removing old closed session)/.test(args[0])) return;
+      original(...args);
+    };
+  }
+}
+
+export async function startBaileysTarget(options: { config?: string } = {}): Promise<BaileysTarget> {
+  quietLibsignal();
+  const emu = await startEmulator();
+  const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
+  const port = await freePort();
+  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_DEFAULT_ENGINE: 'baileys' };
+  const boot = () => startDaemon({ dataDir, port, env, ...(options.config !== undefined ? { config: options.config } : {}) });
+  let daemon: TestDaemon;
+  try {
+    daemon = await boot();
+  } catch (err) {
+    await emu.close();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const ensureAccount = (phone: string) => {
+    if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: `Phone ${phone.slice(-4)}` });
+  };
+  const keepLog = (suffix: string) => {
+    // ENGINE_TEST_LOG=<file> keeps each daemon's output for debugging
+    if (process.env.ENGINE_TEST_LOG) writeFileSync(`${process.env.ENGINE_TEST_LOG}.${suffix}`, daemon.output());
+  };
+  let restarts = 0;
+  const target: BaileysTarget = {
+    emu,
+    dataDir,
+    get daemon() {
+      return daemon;
+    },
+    engine: 'baileys',
+    async scanQr(_session, qr, phone) {
+      ensureAccount(phone);
+      await emu.control.scanQr(qr, phone);
+    },
+    async enterCode(_session, code, phone) {
+      ensureAccount(phone);
+      await emu.control.enterPairingCode(phone, code);
+    },
+    async restartDaemon() {
+      await daemon.stop();
+      keepLog(String(restarts++));
+      daemon = await boot();
+      return daemon;
+    },
+    async killAndRestart() {
+      await daemon.kill();
+      keepLog(String(restarts++));
+      daemon = await boot();
+      return daemon;
+    },
+    async pairedSession(session, phone, pushName) {
+      if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
+      const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
+      if (created.status !== 201) throw new Error(`create ${session}: ${created.status} ${JSON.stringify(created.body)}`);
+      const qr = await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/sessions/${session}/pairing/qr`);
+        return res.status === 200 ? (res.body.data.qr as string) : undefined;
+      }, 10_000, `${session} QR`);
+      await emu.control.scanQr(qr, phone);
+      await waitFor(async () => (await daemon.request('GET', `/api/sessions/${session}`)).body.data.status === 'CONNECTED', 10_000, `${session} CONNECTED`);
+    },
+    async close() {
+      keepLog('last');
+      await daemon.cleanup();
+      await emu.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return target;
+}
+
+export async function startSandboxTarget(): Promise<EngineTarget> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
+  const port = await freePort();
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' } });
+  let daemon: TestDaemon = await boot();
+  const pair = async (session: string, body: Record<string, unknown>) => {
+    const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
+    if (res.status !== 200) throw new Error(`sandbox pair ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
+  return {
+    get daemon() {
+      return daemon;
+    },
+    engine: 'sandbox',
+    scanQr: (session, _qr, phone) => pair(session, { phoneNumber: phone }),
+    enterCode: (session, code) => pair(session, { code }),
+    async restartDaemon() {
+      await daemon.stop();
+      daemon = await boot();
+      return daemon;
+    },
+    async close() {
+      await daemon.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
