@@ -29,6 +29,8 @@ export interface MessagePayload {
   vcard?: string;
   displayName?: string;
   status?: DeliveryStatus;
+  /** the engine's own copy of the message (kept in the store for quotes and poll votes); removed before publishing */
+  raw?: unknown;
   /** raw attachment from the engine; replaced by mediaId before the event is published */
   media?: MediaAttachment;
 }

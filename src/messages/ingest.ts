@@ -54,6 +54,7 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       if (row.filename) payload.filename = row.filename;
     }
     messages.insert(rowOf(session, payload));
+    delete payload.raw;
     if (!payload.fromMe) {
       // who may be answered in client-token "conversation" mode: the chat, and the author under each of its names
       for (const jid of new Set([payload.chatId, payload.from.jid, payload.from.lid].filter(Boolean) as string[])) {
@@ -78,7 +79,7 @@ function rowOf(session: string, payload: MessagePayload): NewMessage {
     status: payload.fromMe ? (payload.status ?? 'sent') : 'received',
     secret: null,
     extra: extraOf(payload),
-    raw: null,
+    raw: payload.raw === undefined ? null : JSON.stringify(payload.raw),
     timestamp: Date.parse(payload.timestamp) || Date.now(),
   };
 }

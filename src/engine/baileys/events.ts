@@ -18,7 +18,7 @@ import type { EventType } from '../../events/catalogue.js';
 import { jidRef, type JidRef } from '../jid.js';
 import type { MessagePayload } from '../payloads.js';
 import type { DeliveryStatus } from '../types.js';
-import { contentOf, isoOf, textOf } from './content.js';
+import { contentOf, isoOf, textOf, toRaw } from './content.js';
 import type { SessionContext } from './context.js';
 import { applyParticipantChange, groupChanges } from './groups.js';
 import type { PollVotes } from './polls.js';
@@ -144,6 +144,7 @@ export class EventMapper {
       timestamp: isoOf(msg.messageTimestamp),
       ...fields,
       ...(key.fromMe ? { status: STATUS[msg.status ?? -1] ?? 'sent' } : {}),
+      raw: toRaw(msg),
     } as MessagePayload;
   }
 

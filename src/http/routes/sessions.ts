@@ -20,6 +20,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       schema: { body: createSessionBody },
       async handler({ body, ctx }) {
         const input = body as CreateSessionBody;
+        if (input.proxy !== undefined) checkProxy(input.proxy);
         const { engine: configEngine, ...config } = input.config ?? {};
         const row = await sessions.create({
           name: input.name,
@@ -151,3 +152,13 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
   ];
 }
 
+/** A proxy URL the engines can use: http(s) or socks5 with a host (the schema only checks the scheme). */
+function checkProxy(proxy: string): void {
+  let url: URL | undefined;
+  try {
+    url = new URL(proxy);
+  } catch {
+    url = undefined;
+  }
+  if (!url?.hostname) throw ValidationError.field('/proxy', 'is not a proxy URL like http://user:pass@host:8080 or socks5://host:1080');
+}

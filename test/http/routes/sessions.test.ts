@@ -220,6 +220,9 @@ describe('validation and errors', () => {
     assert.equal(unknownField.body.error.details[0].path, '/colour');
     const badProxy = await daemon.request('POST', '/api/sessions', { name: 'x3', proxy: 'ftp://proxy' });
     assert.equal(badProxy.body.error.details[0].path, '/proxy');
+    const hostless = await daemon.request('POST', '/api/sessions', { name: 'x4', proxy: 'socks5://' });
+    assert.equal(hostless.status, 400);
+    assert.equal(hostless.body.error.details[0].path, '/proxy');
     const invalid = await daemon.request('POST', '/api/sessions', '{"name":');
     assert.equal(invalid.status, 400);
     assert.equal(invalid.body.error.code, 'INVALID_JSON');
