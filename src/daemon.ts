@@ -82,7 +82,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
-  const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media')));
+  const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   sessions.setMessageLookup((session, id, chatId) => {

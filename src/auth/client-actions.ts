@@ -21,6 +21,9 @@ const TABLE: Array<{ method: string; path: string; action: ClientAction }> = [
   { method: 'POST', path: '/api/sessions/:session/contacts/check', action: 'read_contact' },
 ];
 
+/** every route a client token may reach, with its action (tests loop over it) */
+export const CLIENT_ROUTES: ReadonlyArray<Readonly<{ method: string; path: string; action: ClientAction }>> = TABLE;
+
 const BY_ROUTE = new Map(TABLE.map((row) => [`${row.method} ${row.path}`, row.action]));
 const MATCHERS = TABLE.map((row) => ({
   ...row,

@@ -48,6 +48,11 @@ export interface ClientRequest {
   origin: string | undefined;
 }
 
+/** A send taken from the daily cap before the handler runs; released when the handler fails. */
+export interface ClientGrant {
+  release(): void;
+}
+
 const RECIPIENT_MODES = ['none', 'conversation', 'any'];
 
 export class ClientRules {
@@ -108,10 +113,11 @@ export class ClientRules {
   }
 
   /**
-   * The checks of SPEC §5 and §7 in order; returns what to do once the request succeeded
-   * (count it against the daily cap), or throws the refusal.
+   * The checks of SPEC §5 and §7 in order; throws the refusal. For a capped send it reserves the send in the
+   * daily count before the handler runs (so parallel requests cannot all pass a cap they see as not yet
+   * reached) and returns the grant to release when the send fails, so that only successful sends count.
    */
-  enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): (() => void) | undefined {
+  enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
     const rules = this.repo.get(principal.session);
     if (!rules) throw new GatewayError('NO_CLIENT_RULES', `session ${principal.session} has no client rules; client tokens are refused`);
     if (!rules.enabled) throw new GatewayError('CLIENT_ACCESS_DISABLED', `client access to session ${principal.session} is disabled`);
@@ -126,6 +132,8 @@ export class ClientRules {
     if (!rules.allowedActions.includes(action)) throw new GatewayError('ACTION_NOT_ALLOWED', `action ${action} is not in this session's allowedActions`);
     if (SENDING_ACTIONS.has(action)) this.checkRecipient(rules, action, request.chatId);
 
+    // Everything below checks and takes a slot in one synchronous step: no await between them, so no other
+    // request of the same ephemeralId can slip in between the check and the count.
     const key = `${principal.session}\u0000${principal.ephemeralId}`;
     if (rules.rateLimitPerMinute > 0) {
       const verdict = this.limiter.hit(key, rules.rateLimitPerMinute);
@@ -134,10 +142,17 @@ export class ClientRules {
     if (!CAPPED_ACTIONS.has(action) || rules.dailySendCap === 0) return undefined;
     const now = Date.now();
     const day = utcDay(now);
-    if (this.repo.dailySends(principal.session, principal.ephemeralId, day) >= rules.dailySendCap) {
+    if (!this.repo.reserveDailySend(principal.session, principal.ephemeralId, day, rules.dailySendCap)) {
       throw new RateLimitedError('DAILY_CAP_REACHED', `the daily cap of ${rules.dailySendCap} sends for this ephemeralId is reached`, secondsUntilUtcMidnight(now));
     }
-    return () => this.repo.countDailySend(principal.session, principal.ephemeralId, day);
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        this.repo.releaseDailySend(principal.session, principal.ephemeralId, day);
+      },
+    };
   }
 
   private checkRecipient(rules: ClientRulesRow, action: ClientAction, chatId: string | undefined): void {

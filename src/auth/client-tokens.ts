@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { GatewayError } from '../errors.js';
+import type { TokenEpoch } from '../store/client-rules.js';
 import type { SettingsRepo } from '../store/settings.js';
 import type { Principal } from './scopes.js';
 
@@ -21,6 +22,8 @@ export interface ClientTokenClaims {
   ephemeralId: string;
   tokenId: string;
   epoch: number;
+  /** the creation time (ms) of the session the token was minted for */
+  incarnation: number;
 }
 
 export class ClientTokens {
@@ -30,7 +33,8 @@ export class ClientTokens {
 
   constructor(
     settings: SettingsRepo,
-    private readonly epochOf: (session: string) => number | undefined,
+    /** the session's current epoch and incarnation; undefined when there is no such session */
+    private readonly epochOf: (session: string) => TokenEpoch | undefined,
   ) {
     let secret = settings.get<string>(SECRET_SETTING);
     if (!secret) {
@@ -41,10 +45,10 @@ export class ClientTokens {
   }
 
   async mint(session: string, ephemeralId: string, ttlSeconds: number): Promise<MintedToken> {
-    const epoch = this.epochOf(session);
-    if (epoch === undefined) throw new GatewayError('SESSION_NOT_FOUND', `session ${session} not found`);
+    const current = this.epochOf(session);
+    if (current === undefined) throw new GatewayError('SESSION_NOT_FOUND', `session ${session} not found`);
     const issuedAt = Math.floor(Date.now() / 1000);
-    const jwt = await new SignJWT({ sid: session, eph: ephemeralId, gen: epoch })
+    const jwt = await new SignJWT({ sid: session, eph: ephemeralId, gen: current.epoch, inc: current.incarnation })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
       .setJti(randomUUID())
@@ -54,11 +58,11 @@ export class ClientTokens {
     return { token: CLIENT_TOKEN_PREFIX + jwt, expiresAt: new Date((issuedAt + ttlSeconds) * 1000).toISOString(), session, ephemeralId };
   }
 
-  /** Verifies signature (HS256 only), expiry and epoch; the rules themselves are checked per request. */
+  /** Verifies signature (HS256 only), expiry, epoch and session incarnation; the rules themselves are checked per request. */
   async verify(token: string): Promise<ClientTokenClaims> {
     const known = this.verified.get(token);
     if (known) {
-      if (known.expiresAtMs > Date.now() && this.epochOf(known.claims.session) === known.claims.epoch) return known.claims;
+      if (known.expiresAtMs > Date.now() && this.isCurrent(known.claims)) return known.claims;
       this.verified.delete(token);
     }
     const claims = await this.verifySignature(token);
@@ -75,14 +79,22 @@ export class ClientTokens {
       if (err instanceof joseErrors.JWTExpired) throw new GatewayError('TOKEN_EXPIRED', 'the client token has expired; mint a new one');
       throw new GatewayError('TOKEN_INVALID', 'the client token is invalid (bad signature, algorithm or format)');
     }
-    const { sid, eph, gen, jti, exp } = payload;
-    if (typeof sid !== 'string' || typeof eph !== 'string' || typeof gen !== 'number' || typeof jti !== 'string') {
-      throw new GatewayError('TOKEN_INVALID', 'the client token lacks its session, ephemeral id or epoch');
+    const { sid, eph, gen, inc, jti, exp } = payload;
+    if (typeof sid !== 'string' || typeof eph !== 'string' || typeof gen !== 'number' || typeof inc !== 'number' || typeof jti !== 'string') {
+      throw new GatewayError('TOKEN_INVALID', 'the client token lacks its session, ephemeral id, epoch or session incarnation');
     }
-    if (this.epochOf(sid) !== gen) throw new GatewayError('TOKEN_INVALID', 'the client token was revoked (its session\'s client rules were deleted, or the session is gone)');
-    const claims = { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen };
+    const claims = { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen, incarnation: inc };
+    if (!this.isCurrent(claims)) {
+      throw new GatewayError('TOKEN_INVALID', 'the client token was revoked (its session\'s client rules were deleted, or the session was deleted or re-created)');
+    }
     this.verified.set(token, { claims, expiresAtMs: (exp as number) * 1000 });
     return claims;
+  }
+
+  /** the token was minted for the session as it is now: same incarnation (not deleted and re-created), same epoch */
+  private isCurrent(claims: ClientTokenClaims): boolean {
+    const current = this.epochOf(claims.session);
+    return current !== undefined && current.epoch === claims.epoch && current.incarnation === claims.incarnation;
   }
 
   async principal(token: string): Promise<Principal> {

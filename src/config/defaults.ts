@@ -16,6 +16,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     reconnectMaxAttempts: 10,
   },
   messages: { retentionDays: 30 },
+  media: { localCacheMaxBytes: 1024 * 1024 * 1024 },
   webhooks: {
     allowPrivateTargets: false,
     signaturePrefix: false,

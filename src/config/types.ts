@@ -19,6 +19,8 @@ export interface GatewayConfig {
     reconnectMaxAttempts: number;
   };
   messages: { retentionDays: number };
+  /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
+  media: { localCacheMaxBytes: number };
   webhooks: {
     allowPrivateTargets: boolean;
     signaturePrefix: boolean;

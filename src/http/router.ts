@@ -6,10 +6,10 @@ import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, RouteDef, RouteInput } from './types.js';
 
 /**
- * Checks a client-token principal on a route (client rules plug in here); may return what to do once the
- * handler succeeded (e.g. count a send against a daily cap).
+ * Checks a client-token principal on a route (client rules plug in here). It takes what it counts (e.g. a send
+ * from a daily cap) before the handler runs, and may return a grant that is released when the handler fails.
  */
-export type ClientGuard = (principal: Extract<Principal, { kind: 'client' }>, route: RouteDef, input: RouteInput) => (() => void) | undefined;
+export type ClientGuard = (principal: Extract<Principal, { kind: 'client' }>, route: RouteDef, input: RouteInput) => { release(): void } | undefined;
 
 export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuard?: ClientGuard): Router {
   const router = new Router();
@@ -29,12 +29,17 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuar
         body: validate.body ? validate.body(ctx.state.body) : ctx.state.body,
         ctx,
       };
-      let afterSuccess: (() => void) | undefined;
-      if (principal?.kind === 'client' && clientGuard) afterSuccess = clientGuard(principal, route, input);
+      let grant: { release(): void } | undefined;
+      if (principal?.kind === 'client' && clientGuard) grant = clientGuard(principal, route, input);
       else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
-      const data = await route.handler(input);
+      let data: unknown;
+      try {
+        data = await route.handler(input);
+      } catch (err) {
+        grant?.release();
+        throw err;
+      }
       if (data !== undefined) ctx.body = { data };
-      afterSuccess?.();
     });
   }
   return router;

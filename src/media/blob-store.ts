@@ -1,37 +1,79 @@
-// Local media blobs in the data directory: written once, streamed on download, evicted oldest-first past a size cap.
-import { createReadStream, mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+// Local media blobs in the data directory: written once, streamed on download, and held under a size cap by
+// evicting the least recently used blobs (written or read) after each write.
+import { closeSync, createReadStream, fstatSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
+export interface BlobStoreOptions {
+  /** total bytes the store may hold; past it, the least recently used blobs are removed (never the one just written) */
+  maxBytes?: number;
+}
+
+export interface OpenBlob {
+  stream: Readable;
+  size: number;
+}
+
 export class BlobStore {
-  constructor(private readonly dir: string) {
+  readonly maxBytes: number;
+  /** name → size, least recently used first (a Map keeps insertion order; a use re-inserts) */
+  private readonly blobs = new Map<string, number>();
+  private total = 0;
+  private readonly evictListeners: Array<(name: string) => void> = [];
+
+  constructor(
+    private readonly dir: string,
+    options: BlobStoreOptions = {},
+  ) {
+    this.maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const found = readdirSync(dir).flatMap((name) => {
+      try {
+        const stat = statSync(join(dir, name));
+        return stat.isFile() ? [{ name, size: stat.size, mtime: stat.mtimeMs }] : [];
+      } catch {
+        return [];
+      }
+    });
+    for (const file of found.sort((a, b) => a.mtime - b.mtime)) this.track(file.name, file.size);
   }
 
-  async write(name: string, data: Buffer): Promise<void> {
-    await writeFile(join(this.dir, name), data, { mode: 0o600 });
+  /** Called with the name of each blob the cap evicts, after its file is gone. */
+  onEvict(listener: (name: string) => void): void {
+    this.evictListeners.push(listener);
   }
 
-  /** Synchronous write: used while an event is being recorded, so the blob exists before its record. */
+  /** Synchronous write: used while an event is being recorded, so the blob exists before its record. Enforces the cap. */
   writeSync(name: string, data: Buffer): void {
     writeFileSync(join(this.dir, name), data, { mode: 0o600 });
+    this.track(name, data.length);
+    this.enforceCap(name);
   }
 
   exists(name: string): boolean {
+    return this.blobs.has(name);
+  }
+
+  /** Opens a blob for reading and marks it used; undefined when it is gone (evicted or never written). */
+  open(name: string): OpenBlob | undefined {
+    if (!this.blobs.has(name)) return undefined;
+    let fd: number;
     try {
-      return statSync(join(this.dir, name)).isFile();
+      fd = openSync(join(this.dir, name), 'r');
     } catch {
-      return false;
+      this.untrack(name);
+      return undefined;
     }
-  }
-
-  size(name: string): number {
-    return statSync(join(this.dir, name)).size;
-  }
-
-  read(name: string): Readable {
-    return createReadStream(join(this.dir, name));
+    let size: number;
+    try {
+      size = fstatSync(fd).size;
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+    this.touch(name);
+    // the open descriptor keeps the bytes readable even if the blob is evicted while it streams
+    return { stream: createReadStream('', { fd, autoClose: true }), size };
   }
 
   remove(name: string): void {
@@ -40,22 +82,56 @@ export class BlobStore {
     } catch {
       // already gone
     }
+    this.untrack(name);
   }
 
-  /** Removes the oldest blobs until the total is under capBytes; returns the names removed. */
-  evict(capBytes: number): string[] {
-    const files = readdirSync(this.dir).map((name) => {
-      const stat = statSync(join(this.dir, name));
-      return { name, size: stat.size, mtime: stat.mtimeMs };
-    });
-    let total = files.reduce((sum, f) => sum + f.size, 0);
+  /** Bytes held now. */
+  totalBytes(): number {
+    return this.total;
+  }
+
+  /** Names of the blobs held, least recently used first. */
+  names(): string[] {
+    return [...this.blobs.keys()];
+  }
+
+  /** Removes the least recently used blobs (except `keep`) until the total is within the cap; returns the names removed. */
+  enforceCap(keep?: string): string[] {
     const removed: string[] = [];
-    for (const file of files.sort((a, b) => a.mtime - b.mtime)) {
-      if (total <= capBytes) break;
-      this.remove(file.name);
-      total -= file.size;
-      removed.push(file.name);
+    if (this.total <= this.maxBytes) return removed;
+    for (const name of [...this.blobs.keys()]) {
+      if (this.total <= this.maxBytes) break;
+      if (name === keep) continue;
+      this.remove(name);
+      removed.push(name);
+      for (const listener of this.evictListeners) listener(name);
     }
     return removed;
+  }
+
+  private track(name: string, size: number): void {
+    this.untrack(name);
+    this.blobs.set(name, size);
+    this.total += size;
+  }
+
+  private untrack(name: string): void {
+    const size = this.blobs.get(name);
+    if (size === undefined) return;
+    this.blobs.delete(name);
+    this.total -= size;
+  }
+
+  /** Moves a blob to the most recently used end; its mtime follows so the order survives a restart. */
+  private touch(name: string): void {
+    const size = this.blobs.get(name)!;
+    this.blobs.delete(name);
+    this.blobs.set(name, size);
+    try {
+      const now = new Date();
+      utimesSync(join(this.dir, name), now, now);
+    } catch {
+      // the order in memory is what counts while running
+    }
   }
 }

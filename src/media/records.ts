@@ -1,4 +1,5 @@
-// Media records: every media message sent or received gets one; bytes held locally go to the blob store.
+// Media records: every media message sent or received gets one; bytes held locally go to the blob store, whose size
+// cap may evict them later: the record then loses its blob (and download answers MEDIA_EXPIRED unless S3 holds a copy).
 import { randomUUID } from 'node:crypto';
 import type { MediaAttachment } from '../engine/types.js';
 import type { MediaRepo, MediaRow } from '../store/media.js';
@@ -33,14 +34,25 @@ export class MediaRecords {
   constructor(
     readonly repo: MediaRepo,
     readonly blobs: BlobStore,
-  ) {}
+  ) {
+    blobs.onEvict((name) => repo.clearBlob(mediaIdOfBlob(name), name));
+    this.reconcile();
+  }
+
+  /** At start: blobs no record points to are removed, records whose blob is gone forget it, then the cap is applied. */
+  private reconcile(): void {
+    const referenced = this.repo.referencedBlobs();
+    for (const name of this.blobs.names()) if (!referenced.has(name)) this.blobs.remove(name);
+    for (const name of referenced) if (!this.blobs.exists(name)) this.repo.clearBlob(mediaIdOfBlob(name), name);
+    this.blobs.enforceCap();
+  }
 
   /** Records an attachment of a message; bytes in hand are written to the blob store before the record exists. */
   record(session: string, messageId: string, chatId: string, attachment: MediaAttachment): MediaRow {
     const id = randomUUID();
     let blob: string | null = null;
     if (attachment.data) {
-      blob = `${id}.${extensionFor(attachment.mimeType)}`;
+      blob = blobName(id, attachment.mimeType);
       this.blobs.writeSync(blob, attachment.data);
     }
     const row = {
@@ -59,3 +71,7 @@ export class MediaRecords {
     return { ...row, persisted: false, s3Key: null, s3Url: null };
   }
 }
+
+/** A blob is named `<mediaId>.<ext>`, so an evicted blob leads back to its record by primary key. */
+const blobName = (mediaId: string, mimeType: string): string => `${mediaId}.${extensionFor(mimeType)}`;
+const mediaIdOfBlob = (name: string): string => name.split('.')[0]!;

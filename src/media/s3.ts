@@ -1,5 +1,5 @@
 // Uploads media to an S3-compatible bucket (multipart through @aws-sdk/lib-storage) and builds public or presigned URLs.
-import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
@@ -48,6 +48,28 @@ export class S3Storage {
     return { key, bucket: this.settings.bucket, objectUrl: await this.objectUrl(key) };
   }
 
+  /** The object's bytes as a stream; undefined when the bucket has no such key. */
+  async read(key: string): Promise<{ stream: Readable; size: number | null } | undefined> {
+    try {
+      const object = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      return { stream: object.Body as Readable, size: object.ContentLength ?? null };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw new NetworkError(`S3 read failed: ${s3Message(err)}`, err, 'S3_ERROR');
+    }
+  }
+
+  /** The object's size (null when S3 does not say); undefined when the bucket has no such key. */
+  async head(key: string): Promise<number | null | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      return head.ContentLength ?? null;
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw new NetworkError(`S3 read failed: ${s3Message(err)}`, err, 'S3_ERROR');
+    }
+  }
+
   /** A URL to read the object: public when publicBaseUrl is set, presigned otherwise. */
   async readUrl(key: string): Promise<string> {
     if (this.settings.publicBaseUrl) return `${this.settings.publicBaseUrl.replace(/\/+$/, '')}/${encodeKey(key)}`;
@@ -73,6 +95,11 @@ export class S3Storage {
 
 function encodeKey(key: string): string {
   return key.split('/').map(encodeURIComponent).join('/');
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 }
 
 function s3Message(err: unknown): string {

@@ -1,6 +1,6 @@
 // Media operations: records, download streams, persist to S3, and auto-persist of incoming media before its event goes out.
 import type { Readable } from 'node:stream';
-import { GatewayError, notFound } from '../errors.js';
+import { GatewayError, NetworkError, notFound } from '../errors.js';
 import type { RuntimeSettingsStore, S3Settings } from '../config/runtime-settings.js';
 import type { Logger } from '../logger.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
@@ -49,25 +49,51 @@ export class MediaService {
     return row;
   }
 
-  /** The decrypted bytes as a stream: from the local blob, or from the network through the engine. */
+  /**
+   * The decrypted bytes as a stream: from the local blob; else from the network through the engine; else, when the
+   * local copy was evicted from the media cache but the file was persisted, from the configured S3 bucket.
+   * Nothing left → MEDIA_EXPIRED.
+   */
   async open(session: string, id: string): Promise<MediaContent> {
     const row = this.get(session, id);
     const filename = row.filename ?? `${row.id}.${extensionFor(row.mimeType)}`;
-    if (row.blob && this.deps.records.blobs.exists(row.blob)) {
-      return { stream: this.deps.records.blobs.read(row.blob), mimeType: row.mimeType, size: this.deps.records.blobs.size(row.blob), filename };
-    }
+    const local = row.blob ? this.deps.records.blobs.open(row.blob) : undefined;
+    if (local) return { stream: local.stream, mimeType: row.mimeType, size: local.size, filename };
     if (row.ref) {
       const engine = this.deps.sessions.connected(session);
       if (!engine.downloadMedia) throw new GatewayError('NOT_SUPPORTED', 'this engine cannot download media');
-      const stream = (await engine.downloadMedia(JSON.parse(row.ref))) as Readable;
+      let stream: Readable;
+      try {
+        stream = (await engine.downloadMedia(JSON.parse(row.ref))) as Readable;
+      } catch (err) {
+        // the engine's CDN fetch failing is an upstream failure (502), not a bad request
+        if (err instanceof GatewayError && err.code === 'MEDIA_DOWNLOAD_FAILED') throw new NetworkError(err.message, err, 'NETWORK_ERROR');
+        throw err;
+      }
       return { stream, mimeType: row.mimeType, size: row.size, filename };
     }
-    throw new GatewayError('MEDIA_EXPIRED', `the bytes of media ${id} are no longer available${row.s3Url ? `; it was persisted to ${row.s3Url}` : ''}`);
+    if (row.persisted && row.s3Key) {
+      const storage = this.currentStorage();
+      const object = storage && (await storage.read(row.s3Key));
+      if (object) return { stream: object.stream, mimeType: row.mimeType, size: object.size ?? row.size, filename };
+    }
+    throw new GatewayError(
+      'MEDIA_EXPIRED',
+      `the bytes of media ${id} are no longer available: the local copy was evicted from the media cache (media.localCacheMaxBytes) and the network holds no copy` +
+        (row.s3Url ? `; it was persisted to ${row.s3Url}, which the configured S3 storage could not serve` : ''),
+    );
   }
 
   async persist(session: string, id: string): Promise<PersistResult> {
     const row = this.get(session, id);
     const storage = this.requireStorage();
+    if (row.persisted && row.s3Key && !row.ref && !(row.blob && this.deps.records.blobs.exists(row.blob))) {
+      // the local copy is gone but the object is already in the bucket: answer with it rather than fail
+      const size = await storage.head(row.s3Key);
+      if (size !== undefined) {
+        return { url: await storage.readUrl(row.s3Key), key: row.s3Key, bucket: storage.settings.bucket, size: size ?? row.size, mimeType: row.mimeType };
+      }
+    }
     const key = objectKey(storage.settings, row);
     const content = await this.open(session, id);
     const uploaded = await storage.upload(key, content.stream, row.mimeType, content.size);
@@ -102,8 +128,14 @@ export class MediaService {
   }
 
   private requireStorage(): S3Storage {
+    const storage = this.currentStorage();
+    if (!storage) throw new GatewayError('S3_NOT_CONFIGURED', 'no S3 storage is configured; set it with PUT /api/admin/settings or `gateway settings s3`');
+    return storage;
+  }
+
+  private currentStorage(): S3Storage | undefined {
     const s3 = this.deps.settings.get().s3;
-    if (!s3) throw new GatewayError('S3_NOT_CONFIGURED', 'no S3 storage is configured; set it with PUT /api/admin/settings or `gateway settings s3`');
+    if (!s3) return undefined;
     this.storage ??= new S3Storage(s3);
     return this.storage;
   }

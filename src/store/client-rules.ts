@@ -3,6 +3,12 @@ import type { Db } from './db.js';
 
 export type RecipientMode = 'none' | 'conversation' | 'any' | 'verified';
 
+export interface TokenEpoch {
+  epoch: number;
+  /** the session's creation time (ms): differs between a session and one re-created under its name */
+  incarnation: number;
+}
+
 export interface ClientRulesRow {
   session: string;
   recipientMode: RecipientMode;
@@ -51,13 +57,15 @@ export function createClientRulesRepo(db: Db) {
   const get = db.prepare('SELECT * FROM client_rules WHERE session = ?');
   const all = db.prepare('SELECT * FROM client_rules');
   const remove = db.prepare('DELETE FROM client_rules WHERE session = ?');
-  const epoch = db.prepare('SELECT client_token_epoch FROM sessions WHERE name = ?').pluck();
+  const epoch = db.prepare('SELECT client_token_epoch AS epoch, created_at AS createdAt FROM sessions WHERE name = ?');
   const bumpEpoch = db.prepare('UPDATE sessions SET client_token_epoch = client_token_epoch + 1 WHERE name = ?');
   const dailyCount = db.prepare('SELECT count FROM client_daily_sends WHERE session = ? AND ephemeral_id = ? AND day = ?').pluck();
-  const addDaily = db.prepare(
-    `INSERT INTO client_daily_sends (session, ephemeral_id, day, count) VALUES (?, ?, ?, 1)
-     ON CONFLICT (session, ephemeral_id, day) DO UPDATE SET count = count + 1`,
+  /** one statement, so the check against the cap and the increment cannot be split by another request */
+  const reserveDaily = db.prepare(
+    `INSERT INTO client_daily_sends (session, ephemeral_id, day, count) VALUES (@session, @ephemeralId, @day, 1)
+     ON CONFLICT (session, ephemeral_id, day) DO UPDATE SET count = count + 1 WHERE count < @cap`,
   );
+  const releaseDaily = db.prepare('UPDATE client_daily_sends SET count = count - 1 WHERE session = ? AND ephemeral_id = ? AND day = ? AND count > 0');
   const pruneDaily = db.prepare('DELETE FROM client_daily_sends WHERE day < ?');
 
   /** rules are read on every client-token request: cached, dropped on each write */
@@ -91,9 +99,20 @@ export function createClientRulesRepo(db: Db) {
       bumpEpoch.run(session);
       return remove.run(session).changes > 0;
     }),
-    tokenEpoch: (session: string): number | undefined => epoch.get(session) as number | undefined,
+    /**
+     * What ties a token to the session as it is now: the epoch (moved on when the rules are deleted) and the session's
+     * creation time (a session deleted and created again under the same name starts over at epoch 0, but not at the same time).
+     */
+    tokenEpoch: (session: string): TokenEpoch | undefined => {
+      const row = epoch.get(session) as { epoch: number; createdAt: string } | undefined;
+      return row ? { epoch: row.epoch, incarnation: Date.parse(row.createdAt) } : undefined;
+    },
     dailySends: (session: string, ephemeralId: string, day: string): number => (dailyCount.get(session, ephemeralId, day) as number | undefined) ?? 0,
-    countDailySend: (session: string, ephemeralId: string, day: string): void => void addDaily.run(session, ephemeralId, day),
+    /** takes one send of the day's cap; false (nothing counted) when the cap is already reached */
+    reserveDailySend: (session: string, ephemeralId: string, day: string, cap: number): boolean =>
+      cap >= 1 && reserveDaily.run({ session, ephemeralId, day, cap }).changes > 0,
+    /** gives back a send reserved with reserveDailySend (the send failed) */
+    releaseDailySend: (session: string, ephemeralId: string, day: string): void => void releaseDaily.run(session, ephemeralId, day),
     pruneDailyBefore: (day: string): number => pruneDaily.run(day).changes,
   };
 }

@@ -62,6 +62,7 @@ export function createMediaRepo(db: Db) {
   const setPersisted = db.prepare('UPDATE media SET persisted = 1, s3_key = ?, s3_url = ? WHERE id = ?');
   const setBlob = db.prepare('UPDATE media SET blob = ? WHERE id = ?');
   const blobs = db.prepare('SELECT blob FROM media WHERE blob IS NOT NULL').pluck();
+  const forgetBlob = db.prepare('UPDATE media SET blob = NULL WHERE id = ? AND blob = ?');
 
   return {
     insert(row: Omit<MediaRow, 'persisted' | 's3Key' | 's3Url'>): void {
@@ -74,5 +75,7 @@ export function createMediaRepo(db: Db) {
     markPersisted: (id: string, key: string, url: string) => void setPersisted.run(key, url, id),
     setBlob: (id: string, blob: string | null) => void setBlob.run(blob, id),
     referencedBlobs: (): Set<string> => new Set(blobs.all() as string[]),
+    /** the blob was evicted or lost: the record keeps its metadata but no longer points at local bytes */
+    clearBlob: (id: string, blob: string) => void forgetBlob.run(id, blob),
   };
 }

@@ -1,5 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CLIENT_ROUTES } from '../../src/auth/client-actions.js';
 import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
 const A = '+15550200001';
@@ -189,6 +192,39 @@ describe('enforcement', () => {
     assert.equal(omitted.body.error.code, 'ACTION_NOT_ALLOWED', 'allowedActions omitted denies all');
   });
 
+  test('every route of the action table: allowed with its action, 403 ACTION_NOT_ALLOWED without it', async () => {
+    const seedId = (await daemon.request('POST', '/api/messages/send', { session: 'b', chatId: A, type: 'text', text: 'seed for the route loop' })).body.data.messageId;
+    const chat = encodeURIComponent(B);
+    const samples: Record<string, (t: string) => Promise<{ status: number; body: any }>> = {
+      'POST /api/messages/send': (t) => sendText(t),
+      'POST /api/sessions/:session/messages/react': (t) => asClient(t, 'POST', '/api/sessions/a/messages/react', { chatId: B, messageId: seedId, reaction: '👍' }),
+      'POST /api/sessions/:session/messages/typing': (t) => asClient(t, 'POST', '/api/sessions/a/messages/typing', { chatId: B, state: 'composing' }),
+      'POST /api/sessions/:session/messages/seen': (t) => asClient(t, 'POST', '/api/sessions/a/messages/seen', { chatId: B, messageId: seedId }),
+      'GET /api/sessions/:session/presence': (t) => asClient(t, 'GET', '/api/sessions/a/presence'),
+      'GET /api/sessions/:session/presence/:chatId': (t) => asClient(t, 'GET', `/api/sessions/a/presence/${chat}`),
+      'POST /api/sessions/:session/presence/:chatId/subscribe': (t) => asClient(t, 'POST', `/api/sessions/a/presence/${chat}/subscribe`),
+      'GET /api/sessions/:session/contacts': (t) => asClient(t, 'GET', '/api/sessions/a/contacts'),
+      'GET /api/sessions/:session/contacts/:contactId': (t) => asClient(t, 'GET', `/api/sessions/a/contacts/${chat}`),
+      'GET /api/sessions/:session/contacts/:contactId/picture': (t) => asClient(t, 'GET', `/api/sessions/a/contacts/${chat}/picture`),
+      'POST /api/sessions/:session/contacts/check': (t) => asClient(t, 'POST', '/api/sessions/a/contacts/check', { phoneNumbers: [B] }),
+    };
+    const tableKeys = CLIENT_ROUTES.map((r) => `${r.method} ${r.path}`);
+    assert.deepEqual([...tableKeys].sort(), Object.keys(samples).sort(), 'one sample request per route of the table');
+    const token = await mint('a', 'route-loop');
+    for (const route of CLIENT_ROUTES) {
+      const label = `${route.method} ${route.path} (${route.action})`;
+      const call = samples[`${route.method} ${route.path}`]!;
+      await rules('a', { recipientMode: 'any', allowedActions: route.action });
+      const allowed = await call(token);
+      // allowed: whatever the route answers (a contact without a picture is a 404), but no validation, auth or rule refusal
+      assert.ok(![400, 401, 403, 429].includes(allowed.status), `${label} allowed: ${allowed.status} ${JSON.stringify(allowed.body)}`);
+      await rules('a', { recipientMode: 'any', allowedActions: ALL_ACTIONS.split(',').filter((a) => a !== route.action).join(',') });
+      const denied = await call(token);
+      assert.equal(denied.status, 403, `${label} denied: ${JSON.stringify(denied.body)}`);
+      assert.equal(denied.body.error.code, 'ACTION_NOT_ALLOWED', label);
+    }
+  });
+
   test('403: session mismatch in the path and in the body', async () => {
     await rules('a', { recipientMode: 'any', allowedActions: ALL_ACTIONS });
     await rules('b', { recipientMode: 'any', allowedActions: ALL_ACTIONS });
@@ -219,6 +255,37 @@ describe('enforcement', () => {
 
     await rules('a', { recipientMode: 'any', allowedActions: ALL_ACTIONS });
     assert.equal((await sendText(token, '+15550200999')).status, 200);
+  });
+
+  test('recipientMode none and conversation apply to react, typing and seen too', async () => {
+    const token = await mint('a', 'rm-all');
+    const stranger = '+15550200778';
+    const seedId = (await daemon.request('POST', '/api/messages/send', { session: 'a', chatId: stranger, type: 'text', text: 'outbound only' })).body.data.messageId;
+    assert.ok(seedId);
+    const calls = {
+      react: (chatId: string, messageId: string) => asClient(token, 'POST', '/api/sessions/a/messages/react', { chatId, messageId, reaction: '👍' }),
+      typing: (chatId: string) => asClient(token, 'POST', '/api/sessions/a/messages/typing', { chatId, state: 'composing' }),
+      seen: (chatId: string, messageId: string) => asClient(token, 'POST', '/api/sessions/a/messages/seen', { chatId, messageId }),
+    };
+    await rules('a', { recipientMode: 'none', allowedActions: ALL_ACTIONS });
+    for (const [name, call] of Object.entries(calls)) {
+      const res = await call(B, seedId);
+      assert.equal(res.status, 403, `none: ${name}`);
+      assert.equal(res.body.error.code, 'RECIPIENT_NOT_ALLOWED', `none: ${name}`);
+    }
+    await rules('a', { recipientMode: 'conversation', allowedActions: ALL_ACTIONS });
+    // the session wrote to this JID, but the JID never wrote to the session
+    for (const [name, call] of Object.entries(calls)) {
+      const res = await call(stranger, seedId);
+      assert.equal(res.status, 403, `conversation, stranger: ${name}`);
+      assert.equal(res.body.error.code, 'RECIPIENT_NOT_ALLOWED', `conversation, stranger: ${name}`);
+    }
+    const inbound = await daemon.request('POST', '/api/sandbox/sessions/a/inbound', { from: stranger, type: 'text', text: 'now I wrote' });
+    assert.equal(inbound.status, 200, JSON.stringify(inbound.body));
+    const theirs = inbound.body.data.messageId as string;
+    await waitFor(async () => (await calls.typing(stranger)).status === 200, 3000, 'typing allowed after the contact wrote');
+    assert.equal((await calls.react(stranger, theirs)).status, 200, 'react allowed after the contact wrote');
+    assert.equal((await calls.seen(stranger, theirs)).status, 200, 'seen allowed after the contact wrote');
   });
 
   test('origins: listed origin passes, another origin and a missing Origin are refused; empty list checks nothing', async () => {
@@ -282,6 +349,7 @@ describe('enforcement', () => {
     const limited = await mint('a', 'chatty');
     const quiet = await mint('a', 'quiet');
     const typing = (t: string) => asClient(t, 'POST', '/api/sessions/a/messages/typing', { chatId: B, state: 'paused' });
+    // the daemon records the first hit after this instant, so it stays in the 2 s window until at least started + 2000
     const started = Date.now();
     for (let i = 0; i < 3; i += 1) assert.equal((await typing(limited)).status, 200, `request ${i + 1}`);
     const fourth = await typing(limited);
@@ -290,8 +358,89 @@ describe('enforcement', () => {
     const retryAfter = Number(fourth.headers.get('retry-after'));
     assert.ok(retryAfter >= 1 && retryAfter <= 2, `Retry-After ${retryAfter}`);
     assert.equal((await typing(quiet)).status, 200, 'another ephemeralId is not limited');
+    // past the 1-second mark a fixed 1 s bucket would have reset; 500 ms before the oldest hit can leave, still limited
+    await new Promise((r) => setTimeout(r, Math.max(0, started + 1500 - Date.now())));
+    const late = await typing(limited);
+    assert.equal(late.status, 429, 'still limited shortly before the oldest request leaves the window');
+    assert.equal(late.body.error.code, 'RATE_LIMITED');
+    assert.ok(Number(late.headers.get('retry-after')) >= 1, `Retry-After ${late.headers.get('retry-after')}`);
     await new Promise((r) => setTimeout(r, Math.max(0, started + 2000 - Date.now()) + 100));
     assert.equal((await typing(limited)).status, 200, 'passes once the window has slid');
+  });
+
+  test('daily cap under parallel sends: cap 2, five at once → exactly 2 pass and 3 get 429 DAILY_CAP_REACHED', async () => {
+    // the image is served after a pause, so all five requests are inside the gateway before the first send finishes:
+    // a cap checked before the handler but counted only after it would let all five through
+    const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+    let fetched = 0;
+    const slow = createServer((_req, res) => {
+      fetched += 1;
+      setTimeout(() => {
+        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': PNG.length });
+        res.end(PNG);
+      }, 400);
+    });
+    await new Promise<void>((done) => slow.listen(0, '127.0.0.1', done));
+    try {
+      const imageUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/pixel.png`;
+      await pairedSession(daemon, 'par', '+15550200021');
+      await rules('par', { recipientMode: 'any', allowedActions: ALL_ACTIONS, dailySendCap: 2 });
+      const token = await mint('par', 'burst');
+      const results = await Promise.all(
+        Array.from({ length: 5 }, (_, i) => asClient(token, 'POST', '/api/messages/send', { session: 'par', chatId: B, type: 'image', url: imageUrl, caption: `parallel ${i}` })),
+      );
+      const statuses = results.map((r) => r.status).sort();
+      assert.deepEqual(statuses, [200, 200, 429, 429, 429], JSON.stringify(results.map((r) => r.body)));
+      assert.equal(fetched, 2, 'refused sends never reach the handler');
+      for (const refused of results.filter((r) => r.status === 429)) {
+        assert.equal(refused.body.error.code, 'DAILY_CAP_REACHED');
+        assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
+      }
+      // reactions draw from the same count
+      const messageId = results.find((r) => r.status === 200)!.body.data.messageId;
+      const reaction = await asClient(token, 'POST', '/api/sessions/par/messages/react', { chatId: B, messageId, reaction: '👍' });
+      assert.equal(reaction.status, 429);
+      assert.equal(reaction.body.error.code, 'DAILY_CAP_REACHED');
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((done) => slow.close(done));
+    }
+  });
+
+  test('daily cap: a send that fails gives its slot back (only successful sends count)', async () => {
+    await pairedSession(daemon, 'flaky', '+15550200022');
+    await rules('flaky', { recipientMode: 'any', allowedActions: ALL_ACTIONS, dailySendCap: 1 });
+    const token = await mint('flaky', 'retrying');
+    const send = () => asClient(token, 'POST', '/api/messages/send', { session: 'flaky', chatId: B, type: 'text', text: 'maybe' });
+    assert.equal((await daemon.request('POST', '/api/sessions/flaky/stop')).status, 200);
+    for (let i = 0; i < 3; i += 1) {
+      const failed = await send();
+      assert.equal(failed.status, 409, `failed send ${i + 1}: ${JSON.stringify(failed.body)}`);
+      assert.equal(failed.body.error.code, 'SESSION_NOT_CONNECTED');
+    }
+    assert.equal((await daemon.request('POST', '/api/sessions/flaky/start')).status, 200);
+    await waitFor(async () => (await daemon.request('GET', '/api/sessions/flaky')).body.data.status === 'CONNECTED', 5000, 'flaky CONNECTED');
+    assert.equal((await send()).status, 200, 'the failed sends did not use up the cap of 1');
+    const capped = await send();
+    assert.equal(capped.status, 429);
+    assert.equal(capped.body.error.code, 'DAILY_CAP_REACHED');
+  });
+
+  test('a session deleted and created again under the same name does not revive its old tokens', async () => {
+    await pairedSession(daemon, 'reborn', '+15550200023');
+    const ruleBody = { recipientMode: 'any', allowedActions: ALL_ACTIONS };
+    await rules('reborn', ruleBody);
+    const old = await mint('reborn', 'visitor');
+    const typing = (t: string) => asClient(t, 'POST', '/api/sessions/reborn/messages/typing', { chatId: B, state: 'paused' });
+    assert.equal((await typing(old)).status, 200, 'the token works before the delete');
+    assert.equal((await daemon.request('DELETE', '/api/sessions/reborn')).status, 200);
+    assert.equal((await typing(old)).status, 401, 'refused while the session is gone');
+    await pairedSession(daemon, 'reborn', '+15550200023');
+    await rules('reborn', ruleBody);
+    const revived = await typing(old);
+    assert.equal(revived.status, 401, JSON.stringify(revived.body));
+    assert.equal(revived.body.error.code, 'TOKEN_INVALID');
+    assert.equal((await typing(await mint('reborn', 'visitor'))).status, 200, 'a token minted for the new session works');
   });
 
   test('daily cap counts messages and reactions, and survives a daemon restart', async () => {
@@ -322,6 +471,60 @@ describe('enforcement', () => {
       }
     } finally {
       await own.cleanup();
+    }
+  });
+});
+
+describe('CLIENT_TOKEN_MAX_TTL', () => {
+  async function ttlDaemon(env: Record<string, string>) {
+    const d = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', ...env } });
+    const created = await d.request('POST', '/api/sessions', { name: 'ttl' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return d;
+  }
+  const mintOn = (d: TestDaemon, ttlSeconds?: number) => d.request('POST', '/api/client-tokens', { session: 'ttl', ephemeralId: 'e', ...(ttlSeconds === undefined ? {} : { ttlSeconds }) });
+  const lifetime = (res: { body: any }) => Math.round((Date.parse(res.body.data.expiresAt) - Date.now()) / 1000);
+
+  test('default maximum 900: 900 passes, 901 is 400 INVALID_TTL; the default lifetime is 900', async () => {
+    const d = await ttlDaemon({});
+    try {
+      assert.equal((await mintOn(d, 900)).status, 201);
+      const over = await mintOn(d, 901);
+      assert.equal(over.status, 400);
+      assert.equal(over.body.error.code, 'INVALID_TTL');
+      const dflt = await mintOn(d);
+      assert.equal(dflt.status, 201);
+      assert.ok(Math.abs(lifetime(dflt) - 900) <= 2, `default lifetime ${lifetime(dflt)}`);
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  test('CLIENT_TOKEN_MAX_TTL=1200: 1200 passes, 1201 is 400 INVALID_TTL; the default stays 900', async () => {
+    const d = await ttlDaemon({ CLIENT_TOKEN_MAX_TTL: '1200' });
+    try {
+      const max = await mintOn(d, 1200);
+      assert.equal(max.status, 201, JSON.stringify(max.body));
+      assert.ok(Math.abs(lifetime(max) - 1200) <= 2, `lifetime ${lifetime(max)}`);
+      const over = await mintOn(d, 1201);
+      assert.equal(over.status, 400);
+      assert.equal(over.body.error.code, 'INVALID_TTL');
+      assert.equal(over.body.error.details[0].path, '/ttlSeconds');
+      assert.ok(Math.abs(lifetime(await mintOn(d)) - 900) <= 2, 'default lifetime 900');
+    } finally {
+      await d.cleanup();
+    }
+  });
+
+  test('CLIENT_TOKEN_MAX_TTL=600: the default lifetime is min(900, max) = 600', async () => {
+    const d = await ttlDaemon({ CLIENT_TOKEN_MAX_TTL: '600' });
+    try {
+      const dflt = await mintOn(d);
+      assert.equal(dflt.status, 201, JSON.stringify(dflt.body));
+      assert.ok(Math.abs(lifetime(dflt) - 600) <= 2, `default lifetime ${lifetime(dflt)}`);
+      assert.equal((await mintOn(d, 601)).body.error.code, 'INVALID_TTL');
+    } finally {
+      await d.cleanup();
     }
   });
 });

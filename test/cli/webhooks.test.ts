@@ -1,9 +1,11 @@
 // `gateway webhooks` and `gateway events tail` (the built binary) against a real daemon.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliFor, daemonEnv } from '../helpers/cli.js';
 import { spawn } from 'node:child_process';
-import { startDaemon, BIN, type TestDaemon } from '../helpers/daemon.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cliFor, daemonEnv, runCli } from '../helpers/cli.js';
+import { startDaemon, waitFor, BIN, type TestDaemon } from '../helpers/daemon.js';
+import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -117,3 +119,141 @@ describe('gateway events tail', () => {
     }
   });
 });
+
+describe('gateway webhooks and events tail with a webhooks:manage API key', () => {
+  let receiver: Receiver;
+  before(async () => {
+    receiver = await startReceiver();
+  });
+  after(() => receiver.close());
+
+  /** Creates an API key through the admin route and returns its secret. */
+  async function apiKey(name: string, scopes: string[], sessions?: string[]): Promise<string> {
+    const res = await daemon.request('POST', '/api/admin/keys', { name, scopes, ...(sessions ? { sessions } : {}) });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.data.key as string;
+  }
+
+  /** `gateway …` sending `key` instead of the master key. */
+  const withKey = (key: string, ...args: string[]) => runCli(args, { cwd: daemon.dataDir, env: { GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: key } });
+
+  test('deliveries and retry: a failed delivery is re-sent with a fresh budget and succeeds', async () => {
+    const key = await apiKey('cli-hooks', ['webhooks:manage']);
+    const reader = await apiKey('cli-reader', ['sessions:read']);
+    receiver.answer = () => 500;
+    const created = await withKey(key, '--json', 'webhooks', 'create', `${receiver.base}/cli-retry`, '--session', 'cliretry', '--events', 'session.status', '--attempts', '0');
+    assert.equal(created.code, 0, created.stderr);
+    const webhook = JSON.parse(created.stdout) as { id: number };
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'cliretry', start: true })).status, 201);
+    const [first] = await receiver.waitForCount(1);
+    const deliveryId = first!.json.id as string;
+
+    const failed = await waitFor(async () => {
+      const log = await withKey(key, '--json', 'webhooks', 'deliveries', String(webhook.id), '--status', 'failed');
+      assert.equal(log.code, 0, log.stderr);
+      const rows = JSON.parse(log.stdout) as Array<Record<string, any>>;
+      return rows.length === 1 ? rows : undefined;
+    }, 10_000, 'the delivery to fail');
+    assert.equal(failed[0]!.id, deliveryId);
+    assert.equal(failed[0]!.attempts, 1);
+    assert.equal(failed[0]!.lastError, 'HTTP 500');
+    const table = await withKey(key, 'webhooks', 'deliveries', String(webhook.id));
+    assert.equal(table.code, 0, table.stderr);
+    assert.ok(table.stdout.includes(deliveryId));
+    assert.match(table.stdout, /failed/);
+
+    // a key without webhooks:manage is refused: the CLI really sends the key it is given
+    const denied = await withKey(reader, 'webhooks', 'retry', String(webhook.id), deliveryId);
+    assert.equal(denied.code, 1);
+    assert.match(denied.stderr, /FORBIDDEN_SCOPE/);
+    assert.equal(receiver.received.length, 1);
+
+    receiver.answer = () => 200;
+    const retried = await withKey(key, 'webhooks', 'retry', String(webhook.id), deliveryId);
+    assert.equal(retried.code, 0, retried.stderr);
+    assert.equal(retried.stdout, `delivery ${deliveryId} re-queued (session.status, 1 attempts so far)\n`);
+    const [, again] = await receiver.waitForCount(2);
+    assert.equal(again!.json.id, deliveryId);
+    assert.ok(again!.raw.equals(first!.raw), 'the same body is sent again');
+    assert.equal(again!.headers['x-webhook-attempt'], '2');
+    const succeeded = await waitFor(async () => {
+      const rows = JSON.parse((await withKey(key, '--json', 'webhooks', 'deliveries', String(webhook.id), '--status', 'succeeded')).stdout) as Array<Record<string, any>>;
+      return rows.length === 1 ? rows[0] : undefined;
+    }, 10_000, 'the retried delivery to succeed');
+    assert.equal(succeeded.id, deliveryId);
+    assert.equal(succeeded.attempts, 2);
+    assert.equal(succeeded.lastStatusCode, 200);
+
+    // --json prints the re-queued delivery; an unknown delivery is an error
+    const json = await withKey(key, '--json', 'webhooks', 'retry', String(webhook.id), deliveryId);
+    assert.equal(json.code, 0, json.stderr);
+    const requeued = JSON.parse(json.stdout);
+    assert.equal(requeued.id, deliveryId);
+    assert.equal(requeued.status, 'pending');
+    await receiver.waitForCount(3);
+    const unknown = await withKey(key, 'webhooks', 'retry', String(webhook.id), '00000000-0000-0000-0000-000000000000');
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /DELIVERY_NOT_FOUND/);
+  });
+
+  test('events tail streams events with the key; a session-limited key hears only its sessions; no scope, no stream', async () => {
+    const key = await apiKey('cli-tail', ['webhooks:manage']);
+    const limited = await apiKey('cli-tail-limited', ['webhooks:manage'], ['tail-mine']);
+    const reader = await apiKey('cli-tail-reader', ['sessions:read']);
+
+    const refused = await withKey(reader, 'events', 'tail');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /FORBIDDEN_SCOPE/);
+
+    const everything = tail(key, '--events', 'session.status');
+    const mine = tail(limited, '--events', 'session.status');
+    try {
+      await Promise.all([everything.ready, mine.ready]);
+      for (const name of ['tail-other', 'tail-mine']) assert.equal((await daemon.request('POST', '/api/sessions', { name, start: true })).status, 201);
+      const seen = await everything.lines(2);
+      assert.deepEqual(seen.map((e) => `${e.session}:${e.event}:${e.payload.status}`).sort(), ['tail-mine:session.status:CONNECTING', 'tail-other:session.status:CONNECTING']);
+      const own = await mine.lines(1);
+      assert.equal(own[0]!.session, 'tail-mine');
+      await sleep(300);
+      assert.equal(mine.parsed().length, 1, `the limited key heard only tail-mine: ${JSON.stringify(mine.parsed())}`);
+      assert.equal(await everything.stop(), 0);
+      assert.equal(await mine.stop(), 0);
+    } finally {
+      everything.kill();
+      mine.kill();
+    }
+  });
+});
+
+/** Runs `gateway --json events tail …` with `key` in the background. */
+function tail(key: string, ...args: string[]) {
+  const child = spawn(process.execPath, [BIN, '--json', 'events', 'tail', ...args], {
+    cwd: daemon.dataDir,
+    env: { PATH: process.env.PATH ?? '', GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: key },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const parsed = () =>
+    stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: string; event: string; session: string; payload: any });
+  return {
+    ready: waitFor(() => /streaming events/.test(stderr) || child.exitCode !== null, 10_000, 'the tail to connect').then(() => {
+      if (child.exitCode !== null) throw new Error(`tail exited with ${child.exitCode}: ${stderr}`);
+    }),
+    parsed,
+    lines: (count: number) => waitFor(() => (parsed().length >= count ? parsed() : undefined), 10_000, `${count} lines from the tail (stderr: ${stderr})`),
+    async stop() {
+      child.kill('SIGINT');
+      return exited;
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}

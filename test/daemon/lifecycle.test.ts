@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -94,11 +95,30 @@ test('invalid configuration refuses to boot, naming the bad key; the port never 
     assert.match(failure.stderr, /webhooks\.timeoutMs: must be integer/);
     assert.match(failure.stderr, /surprise: unknown setting/);
 
-    const badEnv = await run(process.execPath, [BIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_PORT: 'eighty', GATEWAY_CONFIG: join(dir, 'missing.yaml') } }).then(
+    // a bad environment variable, with no config file in the way: the message names the variable and its value
+    const empty = join(dir, 'empty');
+    mkdirSync(empty);
+    const badEnv = await run(process.execPath, [BIN, 'serve'], {
+      cwd: empty,
+      env: { PATH: process.env.PATH, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_PORT: 'eighty', GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'maybe' },
+    }).then(
       () => assert.fail('serve should fail'),
       (err: { code: number; stderr: string }) => err,
     );
-    assert.match(badEnv.stderr, /GATEWAY_PORT: must be an integer|config file not found/);
+    assert.equal(badEnv.code, 4, 'configuration errors exit 4');
+    assert.match(badEnv.stderr, /^error: invalid environment/);
+    assert.match(badEnv.stderr, /GATEWAY_PORT: must be an integer, got "eighty"/);
+    assert.match(badEnv.stderr, /GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: must be true or false, got "maybe"/);
+    assert.doesNotMatch(badEnv.stderr, /config file not found/);
+
+    // GATEWAY_CONFIG naming a file that does not exist (the environment is otherwise fine)
+    const missing = join(dir, 'missing.yaml');
+    const noFile = await run(process.execPath, [BIN, 'serve'], { cwd: dir, env: { PATH: process.env.PATH, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_PORT: '0', GATEWAY_CONFIG: missing } }).then(
+      () => assert.fail('serve should fail'),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(noFile.code, 4);
+    assert.equal(noFile.stderr, `error: config file not found: ${missing}\n`);
 
     const noKey = await run(process.execPath, [BIN, 'serve'], { cwd: tmpdir(), env: { PATH: process.env.PATH, GATEWAY_PORT: '0' } }).then(
       () => assert.fail('serve should fail without a master key'),
@@ -107,5 +127,38 @@ test('invalid configuration refuses to boot, naming the bad key; the port never 
     assert.match(noKey.stderr, /no master key/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('while draining, a request that arrives on an open connection gets 503 SHUTTING_DOWN (with its X-Request-Id)', async () => {
+  const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'info' } });
+  try {
+    const { port } = new URL(daemon.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let raw = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (raw += chunk));
+    const closed = new Promise<void>((done) => socket.once('close', () => done()));
+    await new Promise<void>((done, fail) => socket.once('connect', done).once('error', fail));
+    // the request has begun (so the connection is busy, not idle) but its headers are not finished
+    socket.write(`GET /api/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${MASTER_KEY}\r\nX-Request-Id: drain-1\r\n`);
+    await new Promise((r) => setTimeout(r, 100));
+    const exit = daemon.stop();
+    await waitFor(() => /"msg":"shutting down"/.test(daemon.output()), 5000, 'the daemon to start draining');
+    socket.write('\r\n');
+    await waitFor(() => raw.includes('SHUTTING_DOWN') || socket.destroyed, 5000, 'the answer to the late request');
+    socket.end();
+    await closed;
+
+    const [head, body] = raw.split('\r\n\r\n', 2) as [string, string];
+    assert.match(head, /^HTTP\/1\.1 503 /, raw);
+    assert.match(head, /^x-request-id: drain-1$/im);
+    assert.match(head, /^connection: close$/im);
+    assert.equal(JSON.parse(body).error.code, 'SHUTTING_DOWN');
+    assert.equal(await exit, 0);
+
+    // and nothing new is accepted once the daemon is gone
+    await assert.rejects(fetch(`${daemon.url}/api/health`));
+  } finally {
+    await daemon.cleanup();
   }
 });

@@ -1,5 +1,6 @@
 // Baileys session lifecycle through the real daemon: an unreachable network (backoff, then FAILED, daemon healthy),
-// kill -9 mid-traffic (back without re-pairing, still decrypting), and every injectable close code → its status.
+// kill -9 mid-traffic (back without re-pairing, every burst decrypting, no retry receipts), every injectable close
+// code → its status, and delete erasing the session's auth state.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,7 @@ import { classifyClose } from '../../src/engine/baileys/close-codes.js';
 import { freePort, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import type { CloseCode, CloseKind } from '../support/wa-emulator/index.js';
+import { countAuthState, readDaemonDb } from './conformance.js';
 import { startBaileysTarget, type BaileysTarget } from './targets.js';
 
 const FAST_RECONNECT = ['sessions:', '  reconnectBaseMs: 40', '  reconnectMaxMs: 400', '  reconnectMaxAttempts: 3', ''].join('\n');
@@ -118,13 +120,20 @@ describe('baileys: against the emulator', () => {
   it('survives kill -9 mid-traffic: back CONNECTED without re-pairing, and messages decrypt both ways', async () => {
     await roundTrip('before');
     const lidBefore = (await status()).lid;
-    // traffic both ways while the daemon dies
+    // traffic both ways while the daemon dies; the contact's burst ids, by number
     let stop = false;
     let n = 0;
+    const burstIds = new Map<string, number>();
+    const sendErrors: string[] = [];
     const inbound = (async () => {
       while (!stop) {
         n += 1;
-        await target.emu.control.send(CONTACT, jid(GATEWAY), `burst ${n}`).catch(() => undefined);
+        const k = n;
+        // a send the emulator's phone could not make is not counted (and not expected at the gateway)
+        await target.emu.control.send(CONTACT, jid(GATEWAY), `burst ${k}`).then(
+          (sent) => burstIds.set(sent.id, k),
+          (err: unknown) => sendErrors.push(`burst ${k}: ${String(err)}`),
+        );
         await new Promise((r) => setTimeout(r, 5));
       }
     })();
@@ -133,8 +142,12 @@ describe('baileys: against the emulator', () => {
         await target.daemon.request('POST', '/api/messages/send', { session: 'gw', chatId: jid(CONTACT), type: 'text', text: `out ${i}` }).catch(() => undefined);
       }
     })();
-    await events.next((e) => e.session === 'gw' && e.event === 'message.received' && /^burst \d+$/.test(e.payload.text) && Number(e.payload.text.slice(6)) >= 10, 10_000, 'ten bursts');
-    events.close();
+    const burstNumber = (text: unknown) => (typeof text === 'string' && /^burst \d+$/.test(text) ? Number(text.slice(6)) : undefined);
+    await events.next((e) => e.session === 'gw' && e.event === 'message.received' && (burstNumber(e.payload.text) ?? 0) >= 10, 10_000, 'ten bursts');
+    const oldEvents = events;
+    oldEvents.close();
+    // the connections the gateway had before the kill (stanzas written to them may die with the process)
+    const oldConnections = new Set(target.emu.control.stanzas({ device }).map((s) => s.connectionId));
     await target.killAndRestart();
     stop = true;
     await Promise.all([inbound, outbound]);
@@ -145,7 +158,43 @@ describe('baileys: against the emulator', () => {
     assert.deepEqual(target.emu.control.devices(GATEWAY).map((d) => d.jid), [device], 'still the same linked device: no new pairing');
     await target.emu.control.waitForOnline(device);
     // what the contact sent while the daemon was down arrives from the offline queue, decrypted
-    await events.next((e) => e.session === 'gw' && e.event === 'message.received' && e.payload.text === `burst ${n}`, 15_000, `burst ${n} after restart`);
+    const last = Math.max(...burstIds.values());
+    await events.next((e) => e.session === 'gw' && e.event === 'message.received' && e.payload.text === `burst ${last}`, 15_000, `burst ${last} after restart`);
+
+    // which bursts the gateway has: streamed before the kill, or stored (decrypted text) by either daemon
+    const arrived = () => {
+      const numbers = new Set(oldEvents.all((e) => e.session === 'gw' && e.event === 'message.received').map((e) => burstNumber(e.payload.text)));
+      const stored = readDaemonDb(target.dataDir, (db) =>
+        db.prepare("SELECT id, text FROM messages WHERE session = 'gw' AND from_me = 0 AND text LIKE 'burst %'").all() as Array<{ id: string; text: string }>,
+      );
+      for (const row of stored) {
+        assert.equal(burstIds.get(row.id), burstNumber(row.text), `stored text of ${row.id}`);
+        numbers.add(burstNumber(row.text));
+      }
+      return numbers;
+    };
+    // 1. no gap before the kill: every burst up to the last one streamed before it
+    const lastBeforeKill = Math.max(...oldEvents.all((e) => e.session === 'gw' && e.event === 'message.received').map((e) => burstNumber(e.payload.text) ?? 0));
+    // 2. every burst the emulator delivered after the kill (offline queue or live on the new connection) decrypts;
+    //    only stanzas written to the dying connection may be lost, since the emulator does not redeliver unacked ones
+    const afterKill = target.emu.control
+      .stanzas({ direction: 'out', device, tag: 'message' })
+      .filter((s) => !oldConnections.has(s.connectionId) && burstIds.has(s.node.attrs.id ?? ''))
+      .map((s) => burstIds.get(s.node.attrs.id!)!);
+    assert.ok(afterKill.length > 0, 'some bursts were queued while the daemon was down');
+    const queued = target.emu.control.stanzas({ direction: 'out', device, tag: 'message' }).filter((s) => s.node.attrs.offline === '1' && burstIds.has(s.node.attrs.id ?? ''));
+    assert.ok(queued.length > 0, 'the offline queue was used');
+    const sentNumbers = new Set(burstIds.values());
+    const expected = [...new Set([...Array.from({ length: lastBeforeKill }, (_, i) => i + 1).filter((k) => sentNumbers.has(k)), ...afterKill])].sort((a, b) => a - b);
+    const missing = await waitFor(() => {
+      const have = arrived();
+      const gaps = expected.filter((k) => !have.has(k));
+      return gaps.length === 0 ? [] : undefined;
+    }, 10_000, 'every burst before the kill and after it to be stored').catch(() => expected.filter((k) => !arrived().has(k)));
+    assert.deepEqual(missing, [], `bursts missing at the gateway (sent 1..${n}, streamed up to ${lastBeforeKill} before the kill; send errors: ${sendErrors.join('; ') || 'none'})`);
+    // 3. the gateway never asked the contact to re-send (a retry receipt means it could not decrypt: lost keys)
+    const retries = target.emu.control.stanzas({ direction: 'in', device, tag: 'receipt' }).filter((s) => s.node.attrs.type === 'retry');
+    assert.deepEqual(retries.map((s) => s.node.attrs.id), [], 'retry receipts from the gateway');
     await roundTrip('after');
     assert.deepEqual(target.emu.control.phoneFailures(), []);
   });
@@ -195,6 +244,32 @@ describe('baileys: against the emulator', () => {
       await roundTrip(`after ${code}`);
     });
   }
+
+  it('delete erases the session\'s credentials and keys (auth_state), leaving other sessions\' alone', async () => {
+    const OTHER = '15550203003';
+    await target.pairedSession('doomed', OTHER, 'Doomed');
+    const doomedDevice = target.emu.control.devices(OTHER)[0]!.jid;
+    await target.emu.control.waitForOnline(doomedDevice);
+    // a message each way, so Signal sessions are stored too, not only creds and prekeys
+    await target.emu.control.send(CONTACT, jid(OTHER), 'to doomed');
+    await events.next((e) => e.session === 'doomed' && e.event === 'message.received' && e.payload.text === 'to doomed', 10_000, 'text at doomed');
+    const out = await target.daemon.request('POST', '/api/messages/send', { session: 'doomed', chatId: jid(CONTACT), type: 'text', text: 'from doomed' });
+    assert.equal(out.status, 200, JSON.stringify(out.body));
+    await target.emu.control.waitForInbox(CONTACT, (m) => m.text === 'from doomed', 10_000);
+    const keys = readDaemonDb(target.dataDir, (db) => db.prepare("SELECT key FROM auth_state WHERE session = 'doomed'").pluck().all() as string[]);
+    assert.ok(keys.includes('baileys:creds') && keys.some((k) => k.startsWith('baileys:session:')), `stored before delete: ${keys.join(', ')}`);
+    const gwRows = countAuthState(target.dataDir, 'gw');
+    assert.ok(gwRows > 0);
+
+    assert.equal((await target.daemon.request('DELETE', '/api/sessions/doomed')).status, 200);
+    assert.equal((await target.daemon.request('GET', '/api/sessions/doomed')).status, 404);
+    assert.equal(countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows left for the deleted session');
+    await waitFor(() => !target.emu.control.isOnline(doomedDevice), 5_000, 'the deleted session\'s socket to close');
+    // nothing writes them back once the socket is gone, and the other session keeps its own
+    await roundTrip('after delete');
+    assert.equal(countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows written back after delete');
+    assert.ok(countAuthState(target.dataDir, 'gw') > 0);
+  });
 
   it('unlinked on the phone (401) → DISCONNECTED/LOGGED_OUT, credentials cleared, session.logged_out', async () => {
     const since = events.events.length;

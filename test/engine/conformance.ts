@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
@@ -68,6 +70,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
     const event = (session: string, type: string, match: (p: any) => boolean, what: string, timeoutMs = 10_000): Promise<StreamedEvent> =>
       events.next((e) => e.session === session && e.event === type && match(e.payload), timeoutMs, what);
     const status = async (session: string) => (await daemon.request('GET', `/api/sessions/${session}`)).body.data;
+    const authStateRows = (session: string) => countAuthState(daemon.dataDir, session);
     const connected = (session: string) => waitFor(async () => (await status(session)).status === 'CONNECTED', 15_000, `${session} CONNECTED`);
     const download = async (session: string, mediaId: string): Promise<Buffer> => {
       const res = await fetch(`${daemon.url}/api/sessions/${session}/media/${mediaId}/download`, { method: 'POST', headers: { Authorization: `Bearer ${daemon.masterKey}` } });
@@ -264,6 +267,8 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
     });
 
     scenario('logout', async () => {
+      assert.ok(authStateRows('alice') > 0, 'a paired session has credentials stored');
+      const bobRows = authStateRows('bob');
       await api('POST', '/api/sessions/alice/logout');
       const view = await status('alice');
       assert.equal(view.status, 'DISCONNECTED');
@@ -273,9 +278,38 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       const refused = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'nope' });
       assert.equal(refused.status, 409);
       assert.equal((await status('bob')).status, 'CONNECTED');
+      // the credentials are gone from the database, the other session's are untouched
+      assert.equal(authStateRows('alice'), 0, 'auth_state rows left for alice after logout');
+      assert.ok(authStateRows('bob') >= bobRows && bobRows > 0, 'bob keeps its credentials');
+
+      // a start pairs afresh: a new QR, not a reconnect with the old credentials
+      await api('POST', '/api/sessions/alice/start');
+      const qr = await waitFor(async () => {
+        const res = await daemon.request('GET', '/api/sessions/alice/pairing/qr');
+        return res.status === 200 ? (res.body.data as { qr: string }) : undefined;
+      }, 10_000, 'a new QR after logout');
+      assert.ok(qr.qr.length > 10);
+      const fresh = await status('alice');
+      assert.equal(fresh.status, 'CONNECTING');
+      assert.equal(fresh.statusReason, 'SCAN_QR');
+      assert.equal(fresh.phoneNumber, undefined);
     });
   });
 }
+
+/** Runs `read` on the daemon's SQLite file opened read-only (WAL lets the daemon keep running meanwhile). */
+export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** How many auth_state rows (credentials and signal keys) the daemon holds for `session`. */
+export const countAuthState = (dataDir: string, session: string): number =>
+  readDaemonDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session) as number);
 
 interface WebhookReceiver {
   url: string;

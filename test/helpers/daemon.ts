@@ -68,14 +68,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
-      return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
-    },
-    15_000,
-    `the daemon to listen on ${url}\n${output}`,
-  );
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
+        return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
+      },
+      15_000,
+      `the daemon to listen on ${url}`,
+    );
+  } catch (err) {
+    // a daemon left running would keep this test process (and the whole run) alive
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}\n${output}`);
+  }
 
   const daemon: TestDaemon = {
     url,

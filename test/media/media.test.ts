@@ -1,8 +1,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { GatewayError, NetworkError } from '../../src/errors.js';
+import { errorStatus } from '../../src/http/error-status.js';
+import { MediaService } from '../../src/media/service.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
@@ -16,6 +23,8 @@ let events: EventCollector;
 let s3: TestS3;
 let files: Server;
 let filesUrl: string;
+/** B's record of the 50 MB file, set by the streaming test and persisted by the multipart test */
+let bigMediaId: string | undefined;
 
 before(async () => {
   const tls = selfSignedCertificate();
@@ -89,6 +98,7 @@ describe('records and download', () => {
     const sent = await daemon.request('POST', '/api/messages/send', { session: 'a', chatId: '+15550400002', type: 'file', filename: 'big.bin', url: `${filesUrl}/big.bin` });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     const got = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === sent.body.data.messageId, 15000);
+    bigMediaId = got.payload.mediaId;
     const rss = async () => Number(/gateway_process_resident_memory_bytes (\d+)/.exec((await daemon.request('GET', '/metrics')).body)![1]);
     await new Promise((r) => setTimeout(r, 500));
     const before = await rss();
@@ -116,30 +126,52 @@ describe('S3 persistence', () => {
     assert.equal((await daemon.request('GET', `/api/sessions/b/media/${mediaId}`)).body.data.persisted, false);
   });
 
-  test('wrong credentials: 502 with S3\'s message, record stays unpersisted', async () => {
+  test('wrong credentials: 502 with S3\'s own error, no object in the bucket, record stays unpersisted', async () => {
     await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, accessKeyId: 'WRONG', secretAccessKey: 'WRONG' } });
     const { mediaId } = await receivedImage();
     const res = await daemon.request('POST', `/api/sessions/b/media/${mediaId}/persist`);
     assert.equal(res.status, 502);
     assert.equal(res.body.error.code, 'S3_ERROR');
-    assert.match(res.body.error.message, /S3 upload failed: .*Signature|S3 upload failed: .*Access|S3 upload failed/);
+    // s3rver's own error name and text for an unknown access key, passed through
+    assert.match(res.body.error.message, /^S3 upload failed: InvalidAccessKeyId: The AWS Access Key Id you provided does not exist in our records\./);
+    const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: 'media', Prefix: 'gw/b/' }));
+    assert.equal((listed.Contents ?? []).filter((o) => o.Key?.includes(mediaId)).length, 0, JSON.stringify(listed.Contents));
     const record = (await daemon.request('GET', `/api/sessions/b/media/${mediaId}`)).body.data;
     assert.equal(record.persisted, false);
     assert.equal(record.s3Url, undefined);
   });
 
   test('settings: the secret is never returned; validation', async () => {
-    const put = await daemon.request('PUT', '/api/admin/settings', { s3: s3.settings });
-    assert.equal(put.status, 200);
-    const got = await daemon.request('GET', '/api/admin/settings');
-    assert.equal(got.body.data.s3.bucket, 'media');
-    assert.equal(got.body.data.s3.secretAccessKeySet, true);
-    assert.equal(got.body.data.s3.secretAccessKey, undefined);
-    assert.ok(!JSON.stringify(put.body).includes('secretAccessKey"'));
+    const secret = 'sekrit-9f3b7c1e-NEVER-ECHO-4d2a';
+    const raw = async (method: string, body?: unknown) => {
+      const res = await fetch(`${daemon.url}/api/admin/settings`, {
+        method,
+        headers: { Authorization: `Bearer ${daemon.masterKey}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
+      return { status: res.status, text: await res.text() };
+    };
+    const put = await raw('PUT', { s3: { ...s3.settings, secretAccessKey: secret } });
+    assert.equal(put.status, 200, put.text);
+    assert.ok(!put.text.includes(secret), put.text);
+    assert.ok(!put.text.includes('secretAccessKey"'), put.text);
+    const got = await raw('GET');
+    assert.equal(got.status, 200);
+    assert.ok(!got.text.includes(secret), got.text);
+    const view = JSON.parse(got.text).data.s3;
+    assert.equal(view.bucket, 'media');
+    assert.equal(view.secretAccessKeySet, true);
+    assert.equal(view.secretAccessKey, undefined);
+    // a partial change keeps the secret and still does not echo it
+    const partial = await raw('PUT', { s3: { keyPrefix: 'gw' } });
+    assert.equal(partial.status, 200);
+    assert.ok(!partial.text.includes(secret), partial.text);
+    assert.equal(JSON.parse(partial.text).data.s3.secretAccessKeySet, true);
     const badBucket = await daemon.request('PUT', '/api/admin/settings', { s3: { bucket: 'UPPER_case' } });
     assert.equal(badBucket.status, 400);
     const key = (await daemon.request('POST', '/api/admin/keys', { name: 'x', scopes: ['*'] })).body.data.key;
     assert.equal((await daemon.request('GET', '/api/admin/settings', undefined, key)).status, 403);
+    await daemon.request('PUT', '/api/admin/settings', { s3: s3.settings });
   });
 
   test('persist: result fields, object bytes and Content-Type read back with the SDK, presigned URL fetchable', async () => {
@@ -165,6 +197,53 @@ describe('S3 persistence', () => {
     assert.equal(record.s3Url, `${s3.endpoint}/media/${result.key}`);
   });
 
+  test('a 50 MB file is persisted with a multipart upload; HeadObject shows its full length and content hash', async () => {
+    assert.ok(bigMediaId, 'the 50 MB streaming test records the file first');
+    // a recording pass-through in front of s3rver, to see which S3 calls the upload makes (headers kept: signatures stay valid)
+    const calls: string[] = [];
+    const proxy = createHttpServer((req, res) => {
+      calls.push(`${req.method} ${req.url}`);
+      const target = new URL(s3.endpoint);
+      const upstream = httpRequest({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    try {
+      const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      assert.equal((await daemon.request('PUT', '/api/admin/settings', { s3: { ...s3.settings, endpoint } })).status, 200);
+      const res = await daemon.request('POST', `/api/sessions/b/media/${bigMediaId}/persist`);
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.data.size, BIG);
+      const key = res.body.data.key as string;
+      assert.ok(key.endsWith(`/${bigMediaId}.bin`), key);
+      const path = `/media/${key.split('/').map(encodeURIComponent).join('/')}`;
+      assert.ok(calls.some((c) => c.startsWith(`POST ${path}?uploads`)), `no CreateMultipartUpload in ${calls.join(', ')}`);
+      const parts = calls.filter((c) => c.startsWith(`PUT ${path}?`) && /[?&]partNumber=\d+/.test(c) && /[?&]uploadId=/.test(c));
+      assert.equal(parts.length, Math.ceil(BIG / (8 * 1024 * 1024)), `UploadPart calls: ${parts.join(', ')}`);
+      assert.ok(calls.some((c) => c.startsWith(`POST ${path}?uploadId=`)), `no CompleteMultipartUpload in ${calls.join(', ')}`);
+      assert.ok(!calls.some((c) => c.startsWith(`PUT ${path} `) || c === `PUT ${path}` || c.startsWith(`PUT ${path}?x-id=PutObject`)), 'a single PutObject was made');
+
+      const head = await s3.client.send(new HeadObjectCommand({ Bucket: 'media', Key: key }));
+      assert.equal(head.ContentLength, BIG);
+      assert.equal(head.ContentType, 'application/octet-stream');
+      // s3rver reports a multipart object's ETag as the MD5 of the whole object (real S3: md5-of-parts + "-N"),
+      // so the ETag checks the assembled bytes: 50 MB of 0x5a, as the file server sent them
+      const md5 = createHash('md5');
+      const chunk = Buffer.alloc(1024 * 1024, 0x5a);
+      for (let i = 0; i < BIG / chunk.length; i += 1) md5.update(chunk);
+      assert.equal(head.ETag, `"${md5.digest('hex')}"`);
+      assert.equal((await daemon.request('GET', `/api/sessions/b/media/${bigMediaId}`)).body.data.persisted, true);
+    } finally {
+      await daemon.request('PUT', '/api/admin/settings', { s3: s3.settings });
+      proxy.closeAllConnections();
+      await new Promise((done) => proxy.close(done));
+    }
+  });
+
   test('auto-persist: an incoming image is uploaded on arrival and message.received carries mediaUrl', async () => {
     const put = await daemon.request('PUT', '/api/admin/settings', { s3: s3.settings, autoPersist: true });
     assert.equal(put.status, 200);
@@ -187,5 +266,144 @@ describe('S3 persistence', () => {
     assert.equal(got.payload.mediaUrl, undefined);
     assert.ok(got.payload.mediaId);
     await daemon.request('PUT', '/api/admin/settings', { s3: s3.settings, autoPersist: false });
+  });
+});
+
+describe('local media cache: size cap and eviction', () => {
+  const CAP = 1024 * 1024;
+  let small: TestDaemon;
+  let smallEvents: EventCollector;
+
+  before(async () => {
+    small = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' }, config: `media:\n  localCacheMaxBytes: ${CAP}\n` });
+    smallEvents = await collectEvents(small);
+    await pairedSession(small, 'c', '+15550400003');
+  });
+
+  after(async () => {
+    smallEvents.close();
+    await small.cleanup();
+  });
+
+  /** a 400 KiB image: a PNG signature then random bytes, so every image differs */
+  const image = (): Buffer => Buffer.concat([PNG, randomBytes(400 * 1024)]);
+  const blobDir = () => join(small.dataDir, 'media');
+  const onDisk = (mediaId: string) => existsSync(join(blobDir(), `${mediaId}.png`));
+  const diskBytes = () => readdirSync(blobDir()).reduce((sum, name) => sum + statSync(join(blobDir(), name)).size, 0);
+  const download = (mediaId: string) =>
+    fetch(`${small.url}/api/sessions/c/media/${mediaId}/download`, { method: 'POST', headers: { Authorization: `Bearer ${small.masterKey}` } });
+
+  async function inbound(bytes: Buffer): Promise<string> {
+    const res = await small.request('POST', '/api/sandbox/sessions/c/inbound', { from: '+15550400777', type: 'image', base64: bytes.toString('base64') });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const got = await smallEvents.next((e) => e.session === 'c' && e.event === 'message.received' && e.payload.messageId === res.body.data.messageId);
+    return got.payload.mediaId as string;
+  }
+
+  async function assertExpired(mediaId: string): Promise<void> {
+    const res = await download(mediaId);
+    assert.equal(res.status, 502);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    assert.equal(body.error.code, 'MEDIA_EXPIRED');
+    assert.match(body.error.message, new RegExp(`media ${mediaId} are no longer available: the local copy was evicted from the media cache`));
+  }
+
+  async function assertDownloads(mediaId: string, bytes: Buffer): Promise<void> {
+    const res = await download(mediaId);
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('content-length'), String(bytes.length));
+    assert.ok(Buffer.from(await res.arrayBuffer()).equals(bytes), `bytes of ${mediaId} differ`);
+  }
+
+  test('the config rejects a cap under 1 MiB', async () => {
+    await assert.rejects(startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' }, config: 'media:\n  localCacheMaxBytes: 1000\n' }), /media\.localCacheMaxBytes: must be >= 1048576/);
+  });
+
+  test('past the cap the oldest blob is evicted from disk; its download answers 502 MEDIA_EXPIRED; recent ones download intact', async () => {
+    const images = [image(), image(), image()];
+    const ids = [await inbound(images[0]!), await inbound(images[1]!)];
+    assert.ok(onDisk(ids[0]!) && onDisk(ids[1]!), 'two images fit under the cap');
+    ids.push(await inbound(images[2]!));
+    assert.equal(onDisk(ids[0]!), false, 'the oldest blob is still on disk');
+    assert.ok(onDisk(ids[1]!) && onDisk(ids[2]!));
+    assert.ok(diskBytes() <= CAP, `${diskBytes()} bytes on disk, cap ${CAP}`);
+
+    const record = await small.request('GET', `/api/sessions/c/media/${ids[0]}`);
+    assert.equal(record.status, 200);
+    assert.equal(record.body.data.size, images[0]!.length);
+    assert.equal(record.body.data.persisted, false);
+    await assertExpired(ids[0]!);
+    await assertExpired(ids[0]!); // stays expired; the record is consistent, not half-present
+    await assertDownloads(ids[2]!, images[2]!);
+    await assertDownloads(ids[1]!, images[1]!);
+  });
+
+  test('eviction follows use: a blob just downloaded outlives an older-used one', async () => {
+    const [first, second] = [image(), image()];
+    const firstId = await inbound(first);
+    const secondId = await inbound(second);
+    // first is now the least recently used; downloading it makes second the least recently used
+    await assertDownloads(firstId, first);
+    const third = image();
+    const thirdId = await inbound(third);
+    assert.equal(onDisk(secondId), false, 'the least recently used blob was kept');
+    assert.ok(onDisk(firstId) && onDisk(thirdId));
+    await assertExpired(secondId);
+    await assertDownloads(firstId, first);
+  });
+
+  test('a persisted blob that was evicted is served from S3, and persisting it again answers with the stored object', async () => {
+    assert.equal((await small.request('PUT', '/api/admin/settings', { s3: s3.settings })).status, 200);
+    try {
+      const bytes = image();
+      const mediaId = await inbound(bytes);
+      const persisted = await small.request('POST', `/api/sessions/c/media/${mediaId}/persist`);
+      assert.equal(persisted.status, 200, JSON.stringify(persisted.body));
+      await inbound(image());
+      await inbound(image());
+      assert.equal(onDisk(mediaId), false, 'the persisted blob was not evicted');
+      await assertDownloads(mediaId, bytes);
+      const again = await small.request('POST', `/api/sessions/c/media/${mediaId}/persist`);
+      assert.equal(again.status, 200, JSON.stringify(again.body));
+      assert.equal(again.body.data.key, persisted.body.data.key);
+      assert.equal(again.body.data.size, bytes.length);
+      const object = await s3.client.send(new GetObjectCommand({ Bucket: 'media', Key: again.body.data.key }));
+      assert.ok((await bodyBytes(object.Body)).equals(bytes));
+      // without S3 settings the evicted file has no source left
+      assert.equal((await small.request('PUT', '/api/admin/settings', { s3: null })).status, 200);
+      const res = await download(mediaId);
+      assert.equal(res.status, 502);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      assert.equal(body.error.code, 'MEDIA_EXPIRED');
+      assert.match(body.error.message, /it was persisted to http:\/\/127\.0\.0\.1:\d+\/media\/gw\/c\//);
+    } finally {
+      await small.request('PUT', '/api/admin/settings', { s3: null });
+    }
+  });
+});
+
+describe('engine download failures', () => {
+  const row = { id: '00000000-0000-4000-8000-000000000001', session: 's', messageId: 'm', chatId: null, mimeType: 'image/jpeg', size: 10, filename: null, blob: null, ref: '{}', persisted: false, s3Key: null, s3Url: null, createdAt: new Date().toISOString() };
+  const serviceWith = (failure: Error) =>
+    new MediaService({
+      records: { repo: { get: () => row }, blobs: { open: () => undefined, exists: () => false } } as any,
+      sessions: { get: () => ({}), connected: () => ({ downloadMedia: async () => Promise.reject(failure) }) } as any,
+      settings: { onChange: () => {}, get: () => ({ s3: null, autoPersist: false }) } as any,
+      logger: { warn: () => {}, error: () => {} } as any,
+    });
+
+  test('a CDN failure while downloading received media is a 502 NETWORK_ERROR, not a 400', async () => {
+    const cdn = new NetworkError('media download failed: getaddrinfo ENOTFOUND mmg.whatsapp.net', new Error('ENOTFOUND'), 'MEDIA_DOWNLOAD_FAILED');
+    await assert.rejects(serviceWith(cdn).open('s', row.id), (err: GatewayError) => {
+      assert.equal(err.code, 'NETWORK_ERROR');
+      assert.equal(errorStatus[err.code], 502);
+      assert.equal(err.message, cdn.message);
+      return true;
+    });
+  });
+
+  test('MEDIA_EXPIRED from the engine passes through', async () => {
+    const expired = new GatewayError('MEDIA_EXPIRED', 'the media expired on the network');
+    await assert.rejects(serviceWith(expired).open('s', row.id), (err: GatewayError) => err.code === 'MEDIA_EXPIRED' && errorStatus[err.code] === 502);
   });
 });

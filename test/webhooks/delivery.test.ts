@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
@@ -16,12 +17,18 @@ const CONFIG = 'sessions:\n  qrRotationSeconds: 600\n';
 let daemon: TestDaemon;
 let receiver: Receiver;
 before(async () => {
-  [daemon, receiver] = await Promise.all([startDaemon({ config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } }), startReceiver()]);
+  receiver = await startReceiver();
+  daemon = await startDaemon({ config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
 });
 after(async () => {
-  await daemon.cleanup();
-  await receiver.close();
+  await daemon?.cleanup();
+  await receiver?.close();
 });
+
+/** what the retry policy test saw, re-checked at the end of the suite once every would-be fifth try is due */
+let retryPolicyRun: { lastTry: Record<string, number>; hookIds: number[] } | undefined;
+
+const DAY_MS = 86_400_000;
 
 const hmac = (key: string, raw: Buffer) => createHmac('sha256', key).update(raw).digest('hex');
 
@@ -123,7 +130,7 @@ describe('webhook delivery', () => {
     assert.equal(log.length, 2);
   });
 
-  test('retry policies: spacing with delaySeconds 1, exactly 1 + attempts tries, then failed', async () => {
+  test('retry policies: spacing with delaySeconds 1 and attempts 3, exactly 4 tries, then failed', async () => {
     receiver.answer = (d) => (d.path.startsWith('/retry-') ? 500 : 200);
     const policies = ['constant', 'linear', 'exponential'] as const;
     const hooks = await Promise.all(
@@ -132,32 +139,37 @@ describe('webhook delivery', () => {
           url: `${receiver.base}/retry-${policy}`,
           session: 'retry',
           events: ['session.status'],
-          retries: { attempts: 2, delaySeconds: 1, policy },
+          retries: { attempts: 3, delaySeconds: 1, policy },
         }),
       ),
     );
     await daemon.request('POST', '/api/sessions', { name: 'retry', start: true });
-    const expected = { constant: [1000, 1000], linear: [1000, 2000], exponential: [1000, 2000] };
+    // seconds between tries 1→2, 2→3, 3→4; the three policies run at the same time (about 7 s in all)
+    const expected = { constant: [1, 1, 1], linear: [1, 2, 3], exponential: [1, 2, 4] };
+    const lastTry: Record<string, number> = {};
     await Promise.all(
       policies.map(async (policy, i) => {
-        const tries = await receiver.waitForCount(3, `/retry-${policy}`, 15_000);
+        const tries = await receiver.waitForCount(4, `/retry-${policy}`, 15_000);
         const rows = await logUntil(daemon, hooks[i]!.id, (r) => r[0]?.status === 'failed', `${policy} delivery to fail`);
         assert.equal(rows.length, 1);
         const [row] = rows;
-        assert.equal(row.attempts, 3);
+        assert.equal(row.attempts, 4);
         assert.equal(row.lastStatusCode, 500);
         assert.equal(row.lastError, 'HTTP 500');
         assert.equal(row.nextAttemptAt, null);
-        assert.deepEqual(tries.map((t) => t.headers['x-webhook-attempt']), ['1', '2', '3']);
+        assert.deepEqual(tries.map((t) => t.headers['x-webhook-attempt']), ['1', '2', '3', '4']);
         assert.ok(tries.every((t) => t.json.id === row.id && t.raw.equals(tries[0]!.raw)), 'every try sends the same delivery, byte for byte');
-        const gaps = [tries[1]!.at - tries[0]!.at, tries[2]!.at - tries[1]!.at];
+        const gaps = tries.slice(1).map((t, k) => (t.at - tries[k]!.at) / 1000);
         expected[policy].forEach((want, k) => {
-          assert.ok(gaps[k]! >= want - 100 && gaps[k]! <= want + 900, `${policy} gap ${k + 1}: ${gaps[k]} ms, expected about ${want} ms`);
+          assert.ok(Math.abs(gaps[k]! - want) <= 0.4, `${policy} gaps ${gaps.map((g) => g.toFixed(2)).join(', ')} s, expected ${expected[policy].join(', ')} s`);
         });
+        lastTry[policy] = tries[3]!.at;
       }),
     );
-    await sleep(300);
-    for (const policy of policies) assert.equal(receiver.on(`/retry-${policy}`).length, 3, `${policy}: no try after the last`);
+    // a fifth try would come 1 s (constant) after the fourth: wait past that, with the failed rows showing nothing scheduled
+    await sleep(Math.max(300, lastTry.constant! + 1600 - Date.now()));
+    for (const policy of policies) assert.equal(receiver.on(`/retry-${policy}`).length, 4, `${policy}: no try after the fourth`);
+    retryPolicyRun = { lastTry, hookIds: hooks.map((h) => h.id) };
   });
 
   test('a 2xx answer stops the retries', async () => {
@@ -296,6 +308,21 @@ describe('webhook delivery', () => {
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as any).error.code, 'VALIDATION_FAILED');
   });
+
+  test('retry policies: still exactly 4 tries each once the would-be fifth try (1 s, 4 s, 8 s after the fourth) is past', async () => {
+    assert.ok(retryPolicyRun, 'the retry policy test ran first');
+    const wouldBe = { constant: 1000, linear: 4000, exponential: 8000 };
+    const policies = ['constant', 'linear', 'exponential'] as const;
+    const until = Math.max(...policies.map((p) => retryPolicyRun!.lastTry[p]! + wouldBe[p] + 500));
+    await sleep(Math.max(0, until - Date.now()));
+    for (const [i, policy] of policies.entries()) {
+      assert.equal(receiver.on(`/retry-${policy}`).length, 4, `${policy}: no fifth try`);
+      const [row] = await deliveries(daemon, retryPolicyRun!.hookIds[i]!);
+      assert.equal(row.status, 'failed');
+      assert.equal(row.attempts, 4);
+      assert.equal(row.nextAttemptAt, null);
+    }
+  });
 });
 
 describe('webhook delivery with signaturePrefix', () => {
@@ -313,7 +340,27 @@ describe('webhook delivery with signaturePrefix', () => {
 });
 
 describe('durability', () => {
-  test('kill -9 with pending deliveries: after a restart every delivery arrives (ids compared)', async () => {
+  /** Creates session `name`, pairs and stops it: five events (status CONNECTING, qr, connected, status CONNECTED, status DISCONNECTED). */
+  async function fiveEvents(d: TestDaemon, name: string, phoneNumber: string) {
+    const stream = await collectEvents(d, `session=${name}`);
+    assert.equal((await d.request('POST', '/api/sessions', { name, start: true })).status, 201);
+    assert.equal((await d.request('POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber })).status, 200);
+    await stream.next((e) => e.event === 'session.connected', 5000, `${name} connected`);
+    assert.equal((await d.request('POST', `/api/sessions/${name}/stop`)).status, 200);
+    await stream.next((e) => e.event === 'session.status' && e.payload.status === 'DISCONNECTED', 5000, `${name} DISCONNECTED`);
+    await sleep(200);
+    stream.close();
+    assert.deepEqual(
+      stream.events.map((e) => (e.event === 'session.status' ? `status ${e.payload.status}` : e.event)).sort(),
+      ['session.connected', 'session.qr', 'status CONNECTED', 'status CONNECTING', 'status DISCONNECTED'],
+    );
+    return stream.events;
+  }
+
+  /** The delivery ids that reached `target` with a 200 answer. */
+  const arrived = (target: Receiver) => new Set(target.received.filter((d) => d.status === 200).map((d) => d.json.id as string));
+
+  test('kill -9 with tried, pending deliveries: after a restart exactly the recorded deliveries arrive (ids compared)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-kill9-'));
     const target = await startReceiver();
     target.answer = () => 500;
@@ -323,24 +370,27 @@ describe('durability', () => {
       first = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
       const webhook = await createWebhook(first, {
         url: `${target.base}/crash`,
+        session: 'crash',
         retries: { attempts: 20, delaySeconds: 1, policy: 'constant' },
       });
-      await first.request('POST', '/api/sessions', { name: 'crash', start: true });
-      await first.request('POST', '/api/sandbox/sessions/crash/pair', { phoneNumber: '+15550100077' });
-      await first.request('POST', '/api/sessions/crash/stop');
-      // status CONNECTING, qr, connected, status CONNECTED, status DISCONNECTED: each tried once, answered 500
-      const rows = await logUntil(first, webhook.id, (r) => r.length >= 5 && r.every((row) => row.attempts >= 1), 'five tried deliveries');
-      assert.ok(rows.every((row) => row.status === 'pending'));
-      const ids = new Set(rows.map((row) => row.id));
+      const events = await fiveEvents(first, 'crash', '+15550100077');
+      // one delivery per recorded event, each tried once and answered 500
+      const rows = await logUntil(first, webhook.id, (r) => r.length === 5 && r.every((row) => row.attempts >= 1), 'five tried deliveries');
+      assert.ok(rows.every((row) => row.status === 'pending' && row.lastStatusCode === 500 && row.nextAttemptAt !== null));
+      assert.deepEqual(rows.map((row) => row.eventId).sort(), events.map((e) => e.id).sort(), 'the log holds one delivery per recorded event');
+      const expected = rows.map((row) => row.id as string).sort();
+      assert.equal(new Set(expected).size, 5);
+      assert.deepEqual([...new Set(target.received.map((d) => d.json.id as string))].sort(), expected, 'each was tried before the kill');
       await first.kill();
 
       target.answer = () => 200;
       second = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
-      const ok = () => new Set(target.received.filter((d) => d.status === 200).map((d) => d.json.id as string));
-      await waitFor(() => ok().size >= ids.size, 10_000, 'every pending delivery to arrive after the restart');
-      assert.deepEqual([...ok()].sort(), [...ids].sort());
+      await waitFor(() => arrived(target).size >= expected.length, 10_000, 'every pending delivery to arrive after the restart');
+      await sleep(300);
+      assert.deepEqual([...arrived(target)].sort(), expected);
+      assert.ok(target.received.every((d) => expected.includes(d.json.id)), 'no delivery other than the recorded ones');
       const after = await logUntil(second, webhook.id, (r) => r.every((row) => row.status === 'succeeded'), 'all succeeded');
-      assert.deepEqual(after.map((row) => row.id).sort(), [...ids].sort());
+      assert.deepEqual(after.map((row) => row.id).sort(), expected);
     } finally {
       await first?.kill();
       await second?.cleanup();
@@ -348,5 +398,98 @@ describe('durability', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
-});
 
+  test('kill -9 with deliveries written but never attempted: after a restart every one arrives (ids compared)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-kill9-'));
+    // one attempt at a time per webhook, and the receiver holds the first: the other four stay untried in the outbox
+    const config = `${CONFIG}webhooks:\n  perWebhookConcurrency: 1\n`;
+    const target = await startReceiver();
+    target.answer = () => 'hold';
+    let first: TestDaemon | undefined;
+    let second: TestDaemon | undefined;
+    try {
+      first = await startDaemon({ dataDir, config, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      const webhook = await createWebhook(first, { url: `${target.base}/untried`, session: 'untried' });
+      const events = await fiveEvents(first, 'untried', '+15550100078');
+      const rows = await logUntil(first, webhook.id, (r) => r.length === 5, 'five deliveries written');
+      assert.deepEqual(rows.map((row) => row.eventId).sort(), events.map((e) => e.id).sort());
+      assert.ok(rows.every((row) => row.status === 'pending' && row.attempts === 0 && row.lastStatusCode === null), JSON.stringify(rows));
+      const [held] = await target.waitForCount(1);
+      await sleep(300);
+      assert.equal(target.received.length, 1, 'only the held attempt reached the receiver');
+      const expected = rows.map((row) => row.id as string).sort();
+      assert.ok(expected.includes(held!.json.id));
+      await first.kill();
+
+      target.answer = () => 200;
+      second = await startDaemon({ dataDir, config, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      await waitFor(() => arrived(target).size >= expected.length, 10_000, 'every untried delivery to arrive after the restart');
+      await sleep(300);
+      assert.deepEqual([...arrived(target)].sort(), expected);
+      // the held one went again (its outcome was never recorded): at least once, never lost
+      assert.deepEqual(target.received.slice(1).map((d) => d.json.id).sort(), expected, 'each delivery exactly once after the restart');
+      assert.ok(target.received.slice(1).every((d) => d.headers['x-webhook-attempt'] === '1'));
+      const after = await logUntil(second, webhook.id, (r) => r.every((row) => row.status === 'succeeded'), 'all succeeded');
+      assert.deepEqual(after.map((row) => row.id).sort(), expected);
+      assert.ok(after.every((row) => row.attempts === 1));
+    } finally {
+      await first?.kill();
+      await second?.cleanup();
+      await target.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  test('retention: at start, succeeded rows older than webhooks.retentionDays are pruned; failed and pending rows stay', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gateway-retention-'));
+    const target = await startReceiver();
+    // /ret: the 2nd and 4th arrivals fail (no retries); /ret-pending: always 500, next retry an hour away
+    target.answer = (d, index) => (d.path === '/ret-pending' || index % 2 === 1 ? 500 : 200);
+    let daemonRun: TestDaemon | undefined;
+    try {
+      daemonRun = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      const done = await createWebhook(daemonRun, { url: `${target.base}/ret`, session: 'ret', retries: { attempts: 0 } });
+      const pending = await createWebhook(daemonRun, {
+        url: `${target.base}/ret-pending`,
+        session: 'ret',
+        events: ['session.status'],
+        retries: { attempts: 3, delaySeconds: 3600, policy: 'constant' },
+      });
+      await fiveEvents(daemonRun, 'ret', '+15550100079');
+      const settled = await logUntil(daemonRun, done.id, (r) => r.length === 5 && r.every((row) => row.status !== 'pending'), 'five settled deliveries');
+      const succeeded = settled.filter((row) => row.status === 'succeeded').map((row) => row.id as string);
+      const failed = settled.filter((row) => row.status === 'failed').map((row) => row.id as string);
+      assert.equal(succeeded.length, 3);
+      assert.equal(failed.length, 2);
+      const waiting = await logUntil(daemonRun, pending.id, (r) => r.length === 3 && r.every((row) => row.attempts === 1), 'three pending deliveries');
+      assert.ok(waiting.every((row) => row.status === 'pending'));
+      assert.equal(await daemonRun.stop(), 0);
+
+      // age every row 8 days, but one succeeded row only 6 days
+      const db = new Database(join(dataDir, 'gateway.db'));
+      const now = Date.now();
+      db.prepare('UPDATE deliveries SET updated_at = ?, created_at = ?').run(now - 8 * DAY_MS, now - 8 * DAY_MS);
+      db.prepare('UPDATE deliveries SET updated_at = ? WHERE id = ?').run(now - 6 * DAY_MS, succeeded[0]);
+      db.close();
+
+      // retentionDays 10: nothing is old enough
+      daemonRun = await startDaemon({ dataDir, config: `${CONFIG}webhooks:\n  retentionDays: 10\n`, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      assert.equal((await deliveries(daemonRun, done.id)).length, 5);
+      assert.equal((await deliveries(daemonRun, pending.id)).length, 3);
+      assert.equal(await daemonRun.stop(), 0);
+
+      // the default 7 days: the two 8-day-old succeeded rows go
+      daemonRun = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+      const kept = await logUntil(daemonRun, done.id, (r) => r.length === 3, 'the old succeeded rows pruned');
+      assert.deepEqual(kept.map((row) => row.id).sort(), [succeeded[0], ...failed].sort());
+      assert.deepEqual(kept.filter((row) => row.status === 'succeeded').map((row) => row.id), [succeeded[0]]);
+      const stillPending = await deliveries(daemonRun, pending.id);
+      assert.deepEqual(stillPending.map((row) => row.id).sort(), waiting.map((row) => row.id).sort());
+      assert.ok(stillPending.every((row) => row.status === 'pending'));
+    } finally {
+      await daemonRun?.cleanup();
+      await target.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -20,7 +20,7 @@ export interface DecryptedVote {
 }
 
 export class PollVotes {
-  /** polls received from others (the store keeps no raw copy of received messages) */
+  /** polls received from others while running, with both creator ids (PN and LID); after a restart `find` reads the stored raw copy */
   private readonly received = new TtlCache(7 * 24 * 3600_000, 5_000);
 
   constructor(private readonly ctx: SessionContext) {}

@@ -190,8 +190,9 @@ export function keyOf(ref: MessageRef): WAMessageKey {
 }
 
 /**
- * The message a reply quotes. With the stored WAMessage the quote carries its full content; without it (received
- * messages keep no raw copy) the quote is rebuilt from the stored type and text, which is what the app shows.
+ * The message a reply quotes. With the stored WAMessage (kept for sent and received messages) the quote carries its
+ * full content; without it (e.g. a row stored before raw copies were kept) the quote is rebuilt from the stored type
+ * and text, which is what the app shows.
  */
 export function quotedMessage(ref: MessageRef): WAMessage {
   const raw = fromRaw(ref.raw);

@@ -68,9 +68,10 @@ export class SandboxMessenger {
       for (const digits of recipients) {
         const recipient = this.network.sessionFor(digits);
         if (recipient) {
-          const payload: MessagePayload = { ...common, chatId: this.chatSeenBy(trace), from: this.ref(this.digits) } as MessagePayload;
+          // a channel post reaches its followers from the channel itself, and the network sends no per-follower acks
+          const payload: MessagePayload = { ...common, chatId: this.chatSeenBy(trace), from: this.authorSeenBy(trace) } as MessagePayload;
           recipient.deliver('message.received', payload as unknown as Record<string, unknown>);
-          this.ack(trace, 'delivered', digits);
+          if (target.kind !== 'channel') this.ack(trace, 'delivered', digits);
         } else if (target.kind === 'user' && target.registered) {
           setTimeout(() => this.ack(trace, 'delivered', digits), VIRTUAL_DELIVERED_MS).unref();
           setTimeout(() => this.ack(trace, 'read', digits), VIRTUAL_READ_MS).unref();
@@ -88,12 +89,12 @@ export class SandboxMessenger {
 
   edit(target: MessageRef, text: string): void {
     const trace = this.ownTrace(target);
-    this.broadcast(trace, 'message.edited', (chatId) => ({ messageId: trace.id, chatId, from: this.ref(this.digits), fromMe: false, text, timestamp: now() }));
+    this.broadcast(trace, 'message.edited', (chatId) => ({ messageId: trace.id, chatId, from: this.authorSeenBy(trace), fromMe: false, text, timestamp: now() }));
   }
 
   revoke(target: MessageRef): void {
     const trace = this.ownTrace(target);
-    this.broadcast(trace, 'message.revoked', (chatId) => ({ messageId: trace.id, chatId, from: this.ref(this.digits), fromMe: false, timestamp: now() }));
+    this.broadcast(trace, 'message.revoked', (chatId) => ({ messageId: trace.id, chatId, from: this.authorSeenBy(trace), fromMe: false, timestamp: now() }));
   }
 
   react(target: MessageRef, emoji: string): void {
@@ -114,6 +115,7 @@ export class SandboxMessenger {
 
   typing(chatId: string, state: TypingState): void {
     const target = this.resolve(chatId);
+    if (target.kind === 'channel') return; // channels show no chat states
     for (const digits of this.recipientsOf(target)) {
       this.network.sessionFor(digits)?.deliver('presence.update', {
         from: target.kind === 'group' ? jidRef(target.groupId) : this.ref(this.digits),
@@ -127,7 +129,7 @@ export class SandboxMessenger {
 
   seen(target: MessageRef): void {
     const trace = this.network.trace(target.id);
-    if (!trace || trace.senderDigits === this.digits) return;
+    if (!trace || trace.senderDigits === this.digits || isChannelTrace(trace)) return;
     this.network.sessionFor(trace.senderDigits)?.messenger?.ack(trace, 'read', this.digits);
   }
 
@@ -267,8 +269,13 @@ export class SandboxMessenger {
       case 'group':
         this.requireGroup(chatId);
         return { kind: 'group', groupId: chatId };
-      case 'newsletter':
+      case 'newsletter': {
+        // only the owner posts to a channel; its followers receive the post
+        const channel = this.network.channels.get(chatId);
+        if (!channel) throw new GatewayError('CHANNEL_NOT_FOUND', `channel ${chatId} not found`);
+        if (channel.ownerDigits !== this.digits) throw new GatewayError('NOT_CHANNEL_OWNER', `only the owner of ${chatId} can post to it`);
         return { kind: 'channel', channelId: chatId };
+      }
       case 'status':
         return { kind: 'status' };
       default:
@@ -286,6 +293,7 @@ export class SandboxMessenger {
   private recipientsOf(target: Target): string[] {
     if (target.kind === 'user') return target.digits === this.digits ? [] : [target.digits];
     if (target.kind === 'group') return [...this.network.groups.get(target.groupId)!.members.keys()].filter((d) => d !== this.digits);
+    if (target.kind === 'channel') return [...(this.network.channels.get(target.channelId)?.followers ?? [])].filter((d) => d !== this.digits);
     return [];
   }
 
@@ -298,8 +306,13 @@ export class SandboxMessenger {
   /** The chat id under which `digits` sees a message. */
   private chatFor(trace: MessageTrace, digits: string): string {
     if (trace.groupId) return trace.groupId;
-    if (digits === trace.senderDigits) return trace.chatId;
+    if (digits === trace.senderDigits || isChannelTrace(trace)) return trace.chatId;
     return trace.addressedByLid ? this.network.lidOf(trace.senderDigits) : `${trace.senderDigits}@s.whatsapp.net`;
+  }
+
+  /** Who recipients see as the author of this account's message: the channel for channel posts. */
+  private authorSeenBy(trace: MessageTrace): JidRef {
+    return isChannelTrace(trace) ? jidRef(trace.chatId) : this.ref(this.digits);
   }
 
   private chatSeenBy(trace: MessageTrace): string {
@@ -330,6 +343,10 @@ export type ContactAction =
 /** The phone digits of the n-th virtual contact of bursts and history syncs. */
 function virtualContact(n: number): string {
   return `1555099${String(n).padStart(4, '0')}`;
+}
+
+function isChannelTrace(trace: MessageTrace): boolean {
+  return jidKind(trace.chatId) === 'newsletter';
 }
 
 function now(): string {

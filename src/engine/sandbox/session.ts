@@ -36,6 +36,14 @@ export interface PairRequest {
   business?: boolean;
   businessName?: string;
   code?: string;
+  /** the chat history the phone sends once, right after this first link (history.sync events) */
+  history?: SeededHistory;
+}
+
+/** A seeded history: `messages` made-up messages across `chats` chats (100 by default). */
+export interface SeededHistory {
+  messages: number;
+  chats?: number;
 }
 
 type Phase = 'idle' | 'awaiting-pairing' | 'open';
@@ -175,6 +183,8 @@ export class SandboxSession implements EngineSession {
     };
     this.options.auth.set({ [CREDS_KEY]: JSON.stringify(creds) });
     this.open(creds);
+    // only a new link sends history: reconnects and restarts log in with the stored creds (connect → open) and send none
+    if (request.history) this.sendSeededHistory(request.history);
   }
 
   /** The network drops the session with a chosen reason. */
@@ -194,6 +204,16 @@ export class SandboxSession implements EngineSession {
   }
 
   // ---- internals ----
+
+  /** The phone sends the seeded history just after linking (after the pair call answered), as the real one does. */
+  private sendSeededHistory(history: SeededHistory): void {
+    const messenger = this.messenger;
+    setImmediate(() => {
+      // the link was dropped (or dropped and re-established) in between: that history is gone with it
+      if (!messenger || this.messenger !== messenger) return;
+      messenger.syncHistory(history.messages, history.chats ?? 100).catch(() => {});
+    });
+  }
 
   private open(creds: SandboxCreds): void {
     this.clearQrTimer();

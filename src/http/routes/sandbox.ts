@@ -30,7 +30,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/pair',
       access: 'master',
-      summary: 'the simulated phone scans the QR (or enters the pairing code)',
+      summary: 'the simulated phone scans the QR (or enters the pairing code); with `history`, it then sends that seeded history once (history.sync)',
       schema: { params: sessionParams, body: pairBody },
       handler({ params, body }) {
         const sandbox = sandboxSession(sessions, params.session);

@@ -3,6 +3,17 @@ import { STATUS_REASONS } from '../../engine/types.js';
 import { phoneNumber } from './common.js';
 import { contentProperties } from './messages.js';
 
+/** A history sync from the phone: `messages` messages across `chats` chats (also the `history` of a first pairing). */
+export const historyBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['messages'],
+  properties: {
+    messages: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    chats: { type: 'integer', minimum: 1, maximum: 10_000 },
+  },
+} as const;
+
 export const pairBody = {
   type: 'object',
   additionalProperties: false,
@@ -12,6 +23,8 @@ export const pairBody = {
     business: { type: 'boolean' },
     businessName: { type: 'string', minLength: 1, maxLength: 100 },
     code: { type: 'string', pattern: '^[0-9A-Za-z]{4}-?[0-9A-Za-z]{4}$' },
+    /** a seeded history the phone sends once after this first link; same shape and bounds as the history route */
+    history: historyBody,
   },
 } as const;
 
@@ -52,12 +65,3 @@ export const burstBody = {
   },
 } as const;
 
-export const historyBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['messages'],
-  properties: {
-    messages: { type: 'integer', minimum: 0, maximum: 1_000_000 },
-    chats: { type: 'integer', minimum: 1, maximum: 10_000 },
-  },
-} as const;

@@ -125,6 +125,18 @@ describe('groups', () => {
     assert.equal(tooMany.body.error.details[0].path, '/participants');
     const addTooMany = await api('POST', 'a', `${g(big.id)}/participants`, { session: 'a', participants: numbers(257) });
     assert.equal(addTooMany.status, 400);
+    assert.equal(addTooMany.body.error.code, 'VALIDATION_FAILED');
+    assert.equal(addTooMany.body.error.details[0].path, '/participants');
+    // adding exactly 256 in one request to an existing group is fine: one result each, all added
+    const empty = await createGroup('Add256', []);
+    const others = Array.from({ length: 256 }, (_, i) => `+1555032${String(i).padStart(4, '0')}`);
+    const added = await api('POST', 'a', `${g(empty.id)}/participants`, { session: 'a', participants: others });
+    assert.equal(added.status, 200, JSON.stringify(added.body).slice(0, 500));
+    assert.equal(added.body.data.results.length, 256);
+    assert.ok(added.body.data.results.every((r: { status: string }) => r.status === 'added'));
+    assert.deepEqual(new Set(added.body.data.results.map((r: { participant: string }) => r.participant)), new Set(others.map(jidOf)));
+    const members = await api('GET', 'a', `${g(empty.id)}/participants?limit=1`);
+    assert.equal(members.headers.get('x-total-count'), '257');
   });
 
   test('the body session must be the path session; a bad participant is a 400', async () => {
@@ -136,6 +148,34 @@ describe('groups', () => {
     const badParticipant = await api('POST', 'a', '/groups', { session: 'a', name: 'Nope', participants: ['hello'] });
     assert.equal(badParticipant.status, 400);
     assert.equal(badParticipant.body.error.details[0].path, '/participants/0');
+  });
+
+  test('every group route with `session` in the body refuses another session than the path\'s (400, /session) and changes nothing', async () => {
+    const before = (await api('GET', 'a', g(groupId))).body.data;
+    const routes: Array<[string, string, Record<string, unknown>]> = [
+      ['PUT', `${g(groupId)}/subject`, { value: 'Hijacked' }],
+      ['PUT', `${g(groupId)}/description`, { value: 'Hijacked' }],
+      ['PUT', `${g(groupId)}/picture`, { base64: JPEG.toString('base64') }],
+      ['POST', `${g(groupId)}/participants`, { participants: [C] }],
+      ['DELETE', `${g(groupId)}/participants`, { participants: [B] }],
+      ['POST', `${g(groupId)}/participants/promote`, { participants: [B] }],
+      ['POST', `${g(groupId)}/participants/demote`, { participants: [A] }],
+      ['POST', '/groups/join', { code: 'AAAAAAAAAAAAAAAAAAAAAA' }],
+    ];
+    for (const [method, path, body] of routes) {
+      const other = await api(method, 'a', path, { session: 'b', ...body });
+      assert.equal(other.status, 400, `${method} ${path}: ${JSON.stringify(other.body)}`);
+      assert.equal(other.body.error.code, 'VALIDATION_FAILED');
+      assert.equal(other.body.error.details[0].path, '/session', `${method} ${path}`);
+      // where SPEC makes it required, leaving it out is refused too
+      if (!path.endsWith('/picture') && !path.endsWith('/join')) {
+        const missing = await api(method, 'a', path, body);
+        assert.equal(missing.status, 400, `${method} ${path} without session`);
+        assert.equal(missing.body.error.details[0].path, '/session', `${method} ${path} without session`);
+      }
+    }
+    const after = (await api('GET', 'a', g(groupId))).body.data;
+    assert.deepEqual(after, before);
   });
 
   test('subject and description: admins only (403 NOT_GROUP_ADMIN); group.update with newSubject/newDescription to every member', async () => {

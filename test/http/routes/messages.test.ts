@@ -149,6 +149,45 @@ describe('sending each type from A to B', () => {
   });
 });
 
+describe('posting to a channel', () => {
+  test('the owner\'s post reaches followers from the channel; others are refused; unknown channels are 404', async () => {
+    await pairedSession(daemon, 'outsider', '+15550100006');
+    const created = await daemon.request('POST', '/api/sessions/a/channels', { session: 'a', name: 'Alice news' });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const channelId: string = created.body.data.lid;
+    const follow = await daemon.request('POST', `/api/sessions/b/channels/${encodeURIComponent(channelId)}/follow`, {});
+    assert.equal(follow.status, 200, JSON.stringify(follow.body));
+
+    const { res, received, id } = await sendAndReceive({ chatId: channelId, type: 'text', text: 'first post' });
+    assert.equal(res.body.data.chatId, channelId);
+    assert.equal(received.chatId, channelId);
+    assert.equal(received.type, 'text');
+    assert.equal(received.text, 'first post');
+    assert.equal(received.fromMe, false);
+    assert.equal(received.from.jid, channelId);
+    // the same post as media, with a mediaId on the follower's side
+    const image = await sendAndReceive({ chatId: channelId, type: 'image', base64: PNG.toString('base64'), caption: 'a pixel post' });
+    assert.equal(image.received.chatId, channelId);
+    assert.match(image.received.mediaId, /^[0-9a-f-]{36}$/);
+    await new Promise((r) => setTimeout(r, 200));
+    // followers only: neither the owner nor the outsider receives the post
+    assert.deepEqual(events.all((e) => e.event === 'message.received' && e.payload.messageId === id).map((e) => e.session), ['b']);
+
+    const byFollower = await daemon.request('POST', '/api/messages/send', { session: 'b', chatId: channelId, type: 'text', text: 'hijack' });
+    assert.equal(byFollower.status, 403, JSON.stringify(byFollower.body));
+    assert.equal(byFollower.body.error.code, 'NOT_CHANNEL_OWNER');
+    const byOutsider = await daemon.request('POST', '/api/messages/send', { session: 'outsider', chatId: channelId, type: 'text', text: 'hijack' });
+    assert.equal(byOutsider.status, 403);
+    assert.equal(byOutsider.body.error.code, 'NOT_CHANNEL_OWNER');
+
+    const unknown = await send({ chatId: '120363000000000001@newsletter', type: 'text', text: 'into the void' });
+    assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+    assert.equal(unknown.body.error.code, 'CHANNEL_NOT_FOUND');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(events.all((e) => e.event === 'message.received' && ['hijack', 'into the void'].includes(e.payload.text)).length, 0);
+  });
+});
+
 describe('async sends', () => {
   test('202 at once with Preference-Applied, then exactly one command.result', async () => {
     const res = await send({ type: 'text', text: 'async hello' }, { Prefer: 'respond-async' });
@@ -172,6 +211,17 @@ describe('async sends', () => {
     const result = await events.next((e) => e.event === 'command.result' && e.payload.commandId === failing.body.data.commandId);
     assert.equal(result.payload.success, false);
     assert.equal(result.payload.error.code, 'MESSAGE_NOT_FOUND');
+    assert.equal(result.session, 'a');
+    const noChannel = await send({ chatId: '120363000000000002@newsletter', type: 'text', text: 'x' }, { Prefer: 'respond-async' });
+    assert.equal(noChannel.status, 202);
+    const channelResult = await events.next((e) => e.event === 'command.result' && e.payload.commandId === noChannel.body.data.commandId);
+    assert.equal(channelResult.payload.success, false);
+    assert.equal(channelResult.payload.error.code, 'CHANNEL_NOT_FOUND');
+    // a failure is reported once, not once per attempt or per listener
+    await new Promise((r) => setTimeout(r, 500));
+    for (const commandId of [failing.body.data.commandId, noChannel.body.data.commandId]) {
+      assert.equal(events.all((e) => e.event === 'command.result' && e.payload.commandId === commandId).length, 1, commandId);
+    }
   });
 });
 
@@ -279,6 +329,14 @@ describe('limits and validation', () => {
     await expect400({ type: 'poll', pollTitle: 'p', pollOptions: options(13) }, '/pollOptions');
     await expect400({ type: 'poll', pollTitle: 'p', pollOptions: ['same', 'same'] }, '/pollOptions');
     await expect400({ type: 'poll', pollOptions: options(2) }, '/pollTitle');
+  });
+
+  test('poll title 255 characters pass, 256 fail; an option of 100 characters passes, 101 fails', async () => {
+    const ok = await sendAndReceive({ type: 'poll', pollTitle: 't'.repeat(255), pollOptions: ['o'.repeat(100), 'short'] });
+    assert.equal(ok.received.poll.title, 't'.repeat(255));
+    assert.deepEqual(ok.received.poll.options, ['o'.repeat(100), 'short']);
+    await expect400({ type: 'poll', pollTitle: 't'.repeat(256), pollOptions: ['a', 'b'] }, '/pollTitle');
+    await expect400({ type: 'poll', pollTitle: 'p', pollOptions: ['short', 'o'.repeat(101)] }, '/pollOptions/1');
   });
 
   test('mentions: 256 pass, 257 fail, and each must appear in the text', async () => {

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { startDaemon, waitFor, type TestDaemon } from '../../helpers/daemon.js';
+import { collectEvents, type EventCollector, type StreamedEvent } from '../../helpers/events.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -285,5 +286,169 @@ describe('validation and errors', () => {
     const bad = await daemon.request('GET', '/api/sessions?limit=0');
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error.details[0].path, '/limit');
+  });
+});
+
+/** Status changes as {status, statusReason, previousStatus, previousStatusReason}, in the order they were published. */
+const transitions = (events: EventCollector) => events.all((e) => e.event === 'session.status').map((e) => e.payload);
+const isStatus = (status: string, reason: string | null) => (e: StreamedEvent) =>
+  e.event === 'session.status' && e.payload.status === status && e.payload.statusReason === reason;
+
+describe('session.* events', () => {
+  test('session.status carries the previous status and reason of every transition; session.qr is {qr, expiresAt}', async () => {
+    const events = await collectEvents(daemon, 'session=ev-flow');
+    try {
+      await daemon.request('POST', '/api/sessions', { name: 'ev-flow', start: true });
+      const qrEvent = await events.next((e) => e.event === 'session.qr', 5000, 'session.qr');
+      assert.equal(qrEvent.session, 'ev-flow');
+      assert.deepEqual(Object.keys(qrEvent.payload).sort(), ['expiresAt', 'qr']);
+      const current = (await daemon.request('GET', '/api/sessions/ev-flow/pairing/qr')).body.data;
+      assert.equal(qrEvent.payload.qr, current.qr, 'the event carries the QR the route serves');
+      assert.equal(qrEvent.payload.expiresAt, current.expiresAt);
+      assert.ok(Date.parse(qrEvent.payload.expiresAt) > Date.parse(qrEvent.timestamp), 'expiresAt lies after the event');
+
+      await daemon.request('POST', '/api/sandbox/sessions/ev-flow/pair', { phoneNumber: '+15550002100', pushName: 'Eve' });
+      const connected = await events.next((e) => e.event === 'session.connected', 5000, 'session.connected');
+      assert.equal(connected.payload.phoneNumber, '+15550002100');
+      assert.equal(connected.payload.pushName, 'Eve');
+      assert.equal(connected.payload.platform, 'consumer');
+      assert.match(connected.payload.lid, /^\d+@lid$/);
+
+      await daemon.request('POST', '/api/sessions/ev-flow/stop');
+      await events.next(isStatus('DISCONNECTED', 'MANUAL_STOP'), 5000, 'MANUAL_STOP');
+      await daemon.request('POST', '/api/sessions/ev-flow/start');
+      await events.next((e) => isStatus('CONNECTED', null)(e) && e.payload.previousStatusReason === null, 5000, 'CONNECTED again');
+
+      assert.deepEqual(transitions(events), [
+        { status: 'CONNECTING', statusReason: 'SCAN_QR', previousStatus: 'DISCONNECTED', previousStatusReason: null },
+        { status: 'CONNECTED', statusReason: null, previousStatus: 'CONNECTING', previousStatusReason: 'SCAN_QR' },
+        { status: 'DISCONNECTED', statusReason: 'MANUAL_STOP', previousStatus: 'CONNECTED', previousStatusReason: null },
+        { status: 'CONNECTING', statusReason: null, previousStatus: 'DISCONNECTED', previousStatusReason: 'MANUAL_STOP' },
+        { status: 'CONNECTED', statusReason: null, previousStatus: 'CONNECTING', previousStatusReason: null },
+      ]);
+      assert.equal(events.all((e) => e.event === 'session.qr').length, 1, 'a paired session reconnects without a QR');
+      assert.equal(events.all((e) => e.event === 'session.connected').length, 2);
+    } finally {
+      events.close();
+    }
+  });
+
+  test('session.logged_out: {reason: LOGOUT} on logout, {reason: UNLINKED, detail} when the phone unlinks', async () => {
+    const events = await collectEvents(daemon, 'session=ev-out');
+    try {
+      await daemon.request('POST', '/api/sessions', { name: 'ev-out', start: true });
+      await daemon.request('POST', '/api/sandbox/sessions/ev-out/pair', { phoneNumber: '+15550002101' });
+      await events.next((e) => e.event === 'session.connected', 5000, 'connected');
+
+      assert.equal((await daemon.request('POST', '/api/sessions/ev-out/logout')).status, 200);
+      const byLogout = await events.next((e) => e.event === 'session.logged_out', 5000, 'logged_out after logout');
+      assert.deepEqual(byLogout.payload, { reason: 'LOGOUT' });
+      const change = events.all((e) => e.event === 'session.status').at(-1)!;
+      assert.deepEqual(change.payload, { status: 'DISCONNECTED', statusReason: 'LOGGED_OUT', previousStatus: 'CONNECTED', previousStatusReason: null });
+      assert.ok(events.events.indexOf(change) < events.events.indexOf(byLogout), 'the status change is published before session.logged_out');
+
+      await daemon.request('POST', '/api/sessions/ev-out/start');
+      await daemon.request('POST', '/api/sandbox/sessions/ev-out/pair', { phoneNumber: '+15550002101' });
+      await waitFor(() => events.all((e) => e.event === 'session.connected').length === 2, 5000, 'connected again');
+      assert.equal((await daemon.request('POST', '/api/sandbox/sessions/ev-out/disconnect', { reason: 'LOGGED_OUT' })).status, 200);
+      const unlinked = await events.next((e) => e.event === 'session.logged_out' && e.payload.reason === 'UNLINKED', 5000, 'logged_out after unlink');
+      assert.deepEqual(unlinked.payload, { reason: 'UNLINKED', detail: 'unlinked from the phone' });
+      assert.deepEqual(transitions(events).at(-1), { status: 'DISCONNECTED', statusReason: 'LOGGED_OUT', previousStatus: 'CONNECTED', previousStatusReason: null });
+      assert.equal(events.all((e) => e.event === 'session.logged_out').length, 2);
+      assert.equal((await status('ev-out')).phoneNumber, undefined);
+    } finally {
+      events.close();
+    }
+  });
+});
+
+describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
+  test('STREAM_ERROR: DISCONNECTED/STREAM_ERROR at once, then CONNECTING/AUTO_RECONNECT and CONNECTED by itself, credentials kept', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'streamy', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/streamy/pair', { phoneNumber: '+15550002102' });
+    const events = await collectEvents(daemon, 'session=streamy&events=session.status,session.qr,session.connected');
+    try {
+      const drop = await daemon.request('POST', '/api/sandbox/sessions/streamy/disconnect', { reason: 'STREAM_ERROR' });
+      assert.equal(drop.status, 200);
+      assert.equal(drop.body.data.success, true);
+      const during = await status('streamy');
+      assert.equal(during.status, 'DISCONNECTED');
+      assert.equal(during.statusReason, 'STREAM_ERROR');
+      assert.equal(during.phoneNumber, '+15550002102', 'a stream error keeps the credentials');
+
+      const back: any = await waitFor(async () => {
+        const s = await status('streamy');
+        return s.status === 'CONNECTED' ? s : null;
+      }, 10_000, 'streamy reconnected');
+      assert.equal(back.statusReason, null);
+      assert.equal(back.phoneNumber, '+15550002102');
+      await events.next((e) => e.event === 'session.connected', 5000, 'session.connected after the reconnect');
+      assert.deepEqual(transitions(events), [
+        { status: 'DISCONNECTED', statusReason: 'STREAM_ERROR', previousStatus: 'CONNECTED', previousStatusReason: null },
+        { status: 'CONNECTING', statusReason: 'AUTO_RECONNECT', previousStatus: 'DISCONNECTED', previousStatusReason: 'STREAM_ERROR' },
+        { status: 'CONNECTED', statusReason: null, previousStatus: 'CONNECTING', previousStatusReason: 'AUTO_RECONNECT' },
+      ]);
+      assert.equal(events.all((e) => e.event === 'session.qr').length, 0, 'no new pairing');
+    } finally {
+      events.close();
+    }
+  });
+
+  test('FAILED: DISCONNECTED/FAILED and stays down (not running) until started; credentials kept', async () => {
+    await daemon.request('POST', '/api/sessions', { name: 'failing', start: true });
+    await daemon.request('POST', '/api/sandbox/sessions/failing/pair', { phoneNumber: '+15550002103' });
+    const events = await collectEvents(daemon, 'session=failing&events=session.status');
+    try {
+      const drop = await daemon.request('POST', '/api/sandbox/sessions/failing/disconnect', { reason: 'FAILED' });
+      assert.equal(drop.status, 200);
+      const down = await status('failing');
+      assert.equal(down.status, 'DISCONNECTED');
+      assert.equal(down.statusReason, 'FAILED');
+      assert.equal(down.phoneNumber, '+15550002103');
+      await events.next(isStatus('DISCONNECTED', 'FAILED'), 5000, 'FAILED event');
+
+      // nothing runs any more: no reconnect is pending, the sandbox cannot drop it again, there is no QR
+      const qr = await daemon.request('GET', '/api/sessions/failing/pairing/qr');
+      assert.equal(qr.status, 409);
+      assert.equal(qr.body.error.code, 'SESSION_NOT_STARTED');
+      const again = await daemon.request('POST', '/api/sandbox/sessions/failing/disconnect', { reason: 'FAILED' });
+      assert.equal(again.body.error.code, 'SESSION_NOT_STARTED');
+
+      const start = await daemon.request('POST', '/api/sessions/failing/start');
+      assert.equal(start.status, 200);
+      assert.doesNotMatch(start.body.data.message, /already running/);
+      await waitFor(async () => (await status('failing')).status === 'CONNECTED', 5000, 'failing CONNECTED after start');
+      assert.deepEqual(transitions(events).slice(0, 2), [
+        { status: 'DISCONNECTED', statusReason: 'FAILED', previousStatus: 'CONNECTED', previousStatusReason: null },
+        { status: 'CONNECTING', statusReason: null, previousStatus: 'DISCONNECTED', previousStatusReason: 'FAILED' },
+      ]);
+    } finally {
+      events.close();
+    }
+  });
+});
+
+describe('X-Request-Id', () => {
+  test('a sane caller id is echoed; a missing or unacceptable one is replaced by a new id', async () => {
+    const own = await daemon.request('GET', '/api/sessions', undefined, undefined, { 'X-Request-Id': 'trace-42.a:b_c' });
+    assert.equal(own.headers.get('x-request-id'), 'trace-42.a:b_c');
+    const onError = await daemon.request('GET', '/api/sessions/nobody-here', undefined, undefined, { 'X-Request-Id': 'err-1' });
+    assert.equal(onError.status, 404);
+    assert.equal(onError.headers.get('x-request-id'), 'err-1', 'error responses echo it too');
+
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const none1 = (await daemon.request('GET', '/api/sessions')).headers.get('x-request-id');
+    const none2 = (await daemon.request('GET', '/api/sessions')).headers.get('x-request-id');
+    assert.match(none1 ?? '', uuid);
+    assert.match(none2 ?? '', uuid);
+    assert.notEqual(none1, none2, 'each request gets its own id');
+    for (const bad of ['has space', 'x'.repeat(129), 'semi;colon', '<script>']) {
+      const res = await daemon.request('GET', '/api/sessions', undefined, undefined, { 'X-Request-Id': bad });
+      const id = res.headers.get('x-request-id');
+      assert.notEqual(id, bad);
+      assert.match(id ?? '', uuid, JSON.stringify(bad));
+    }
+    const longest = 'y'.repeat(128);
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, undefined, { 'X-Request-Id': longest })).headers.get('x-request-id'), longest);
   });
 });

@@ -1,18 +1,24 @@
-// /api/webhooks against a real daemon: CRUD, partial update, every validation rule, the URL policy, access, the delivery log routes.
+// /api/webhooks against a real daemon: CRUD, partial update, every validation rule, the URL policy, access, the delivery log routes (filter, paging).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { startDaemon, waitFor, type TestDaemon } from '../../helpers/daemon.js';
+import { collectEvents } from '../../helpers/events.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
 
 let daemon: TestDaemon;
 /** a daemon with the default URL policy: public https targets only */
 let strict: TestDaemon;
 before(async () => {
-  [daemon, strict] = await Promise.all([
+  const [a, b] = await Promise.allSettled([
     startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } }),
     startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'false' } }),
   ]);
+  // keep whichever started, so the after hook stops it even when the other failed
+  if (a.status === 'fulfilled') daemon = a.value;
+  if (b.status === 'fulfilled') strict = b.value;
+  for (const result of [a, b]) if (result.status === 'rejected') throw result.reason;
 });
-after(() => Promise.all([daemon.cleanup(), strict.cleanup()]));
+after(() => Promise.all([daemon?.cleanup(), strict?.cleanup()]));
 
 const URL = 'http://127.0.0.1:9/hook';
 
@@ -160,9 +166,89 @@ describe('webhook CRUD', () => {
     await rejects('GET', `/api/webhooks/${w.id}/deliveries?status=lost`, undefined, '/status');
     await rejects('GET', `/api/webhooks/${w.id}/deliveries?limit=0`, undefined, '/limit');
     await rejects('GET', `/api/webhooks/${w.id}/deliveries?limit=1001`, undefined, '/limit');
+    await rejects('GET', `/api/webhooks/${w.id}/deliveries?offset=-1`, undefined, '/offset');
     const retry = await daemon.request('POST', `/api/webhooks/${w.id}/deliveries/00000000-0000-0000-0000-000000000000/retry`);
     assert.equal(retry.status, 404);
     assert.equal(retry.body.error.code, 'DELIVERY_NOT_FOUND');
+  });
+
+  test('delivery log on a non-empty log: status filter, limit/offset paging and X-Total-Count', async () => {
+    const target = await startReceiver();
+    // no retries: the 2nd and 4th arrivals fail for good, the other three succeed
+    target.answer = (_d, index) => (index === 1 || index === 3 ? 500 : 200);
+    try {
+      const w = await create({ url: `${target.base}/log`, session: 'logmix', retries: { attempts: 0 } });
+      const stream = await collectEvents(daemon, 'session=logmix');
+      assert.equal((await daemon.request('POST', '/api/sessions', { name: 'logmix', start: true })).status, 201);
+      assert.equal((await daemon.request('POST', '/api/sandbox/sessions/logmix/pair', { phoneNumber: '+15550100123' })).status, 200);
+      await stream.next((e) => e.event === 'session.connected');
+      assert.equal((await daemon.request('POST', '/api/sessions/logmix/stop')).status, 200);
+      await stream.next((e) => e.event === 'session.status' && e.payload.status === 'DISCONNECTED');
+      const received = await target.waitForCount(5);
+      await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/webhooks/${w.id}/deliveries?status=pending`);
+        return res.headers.get('x-total-count') === '0' && received.every((d) => d.answered);
+      }, 10_000, 'every delivery settled');
+      stream.close();
+      assert.equal(stream.events.length, 5);
+      const okIds = received.filter((d) => d.status === 200).map((d) => d.json.id as string).sort();
+      const failedIds = received.filter((d) => d.status === 500).map((d) => d.json.id as string).sort();
+      assert.equal(okIds.length, 3);
+      assert.equal(failedIds.length, 2);
+
+      const get = async (query: string) => {
+        const res = await daemon.request('GET', `/api/webhooks/${w.id}/deliveries${query}`);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        return { rows: res.body.data as any[], total: res.headers.get('x-total-count') };
+      };
+
+      // the whole log: newest first, one row per event, every documented field
+      const all = await get('');
+      assert.equal(all.total, '5');
+      assert.deepEqual(all.rows.map((r) => r.eventId), stream.events.map((e) => e.id).reverse(), 'newest first');
+      for (const row of all.rows) {
+        assert.deepEqual(Object.keys(row).sort(), ['attempts', 'createdAt', 'event', 'eventId', 'id', 'lastError', 'lastStatusCode', 'nextAttemptAt', 'session', 'status', 'updatedAt']);
+        assert.equal(row.session, 'logmix');
+        assert.equal(row.attempts, 1);
+        assert.equal(row.nextAttemptAt, null);
+        assert.match(row.createdAt, /^\d{4}-\d\d-\d\dT.*Z$/);
+        assert.ok(Date.parse(row.updatedAt) >= Date.parse(row.createdAt));
+      }
+
+      // filter by status
+      const succeeded = await get('?status=succeeded');
+      assert.equal(succeeded.total, '3');
+      assert.deepEqual(succeeded.rows.map((r) => r.id).sort(), okIds);
+      assert.ok(succeeded.rows.every((r) => r.status === 'succeeded' && r.lastStatusCode === 200 && r.lastError === null));
+      const failed = await get('?status=failed');
+      assert.equal(failed.total, '2');
+      assert.deepEqual(failed.rows.map((r) => r.id).sort(), failedIds);
+      assert.ok(failed.rows.every((r) => r.status === 'failed' && r.lastStatusCode === 500 && r.lastError === 'HTTP 500'));
+      const pending = await get('?status=pending');
+      assert.equal(pending.total, '0');
+      assert.deepEqual(pending.rows, []);
+      // a filtered page keeps the log's order
+      assert.deepEqual(succeeded.rows.map((r) => r.id), all.rows.filter((r) => r.status === 'succeeded').map((r) => r.id));
+
+      // paging: the pages put together are the whole log; X-Total-Count is the total, not the page size
+      const pages = [await get('?limit=2&offset=0'), await get('?limit=2&offset=2'), await get('?limit=2&offset=4')];
+      assert.deepEqual(pages.map((p) => p.rows.length), [2, 2, 1]);
+      assert.ok(pages.every((p) => p.total === '5'));
+      assert.deepEqual(pages.flatMap((p) => p.rows), all.rows);
+      const beyond = await get('?limit=2&offset=10');
+      assert.deepEqual(beyond.rows, []);
+      assert.equal(beyond.total, '5');
+
+      // filter and paging together
+      const filteredPage = await get('?status=succeeded&limit=2&offset=1');
+      assert.equal(filteredPage.total, '3');
+      assert.deepEqual(filteredPage.rows, succeeded.rows.slice(1, 3));
+      const onlyFailed = await get('?status=failed&limit=1&offset=1');
+      assert.equal(onlyFailed.total, '2');
+      assert.deepEqual(onlyFailed.rows, failed.rows.slice(1, 2));
+    } finally {
+      await target.close();
+    }
   });
 });
 
