@@ -60,15 +60,40 @@ async function measure(kind: 'stream' | 'history', count: number) {
   }
 }
 
+/** RSS once settled after the first burst and after each later one, in one daemon: flat when nothing is retained per message. */
+async function repeatedBursts(count: number, times: number): Promise<{ afterFirstMb: number; afterLastMb: number }> {
+  const daemon = await benchDaemon();
+  const settledRss = async () => {
+    await new Promise((r) => setTimeout(r, 1000));
+    return (await rssOf(daemon)) / 1024 / 1024;
+  };
+  try {
+    await pairedSession(daemon, 'a', '+15550910001');
+    let afterFirstMb = 0;
+    let afterLastMb = 0;
+    for (let i = 0; i < times; i += 1) {
+      const res = await daemon.request('POST', '/api/sandbox/sessions/a/inbound/burst', { count });
+      if (res.status !== 200) throw new Error(`burst ${i + 1}: ${res.status} ${JSON.stringify(res.body)}`);
+      afterLastMb = await settledRss();
+      if (i === 0) afterFirstMb = afterLastMb;
+    }
+    return { afterFirstMb, afterLastMb };
+  } finally {
+    await daemon.cleanup();
+  }
+}
+
 export async function run(): Promise<BenchResult[]> {
   const baseline = bareInsertRate(COUNT);
   const stream = await measure('stream', COUNT);
   const history = await measure('history', COUNT);
   const small = await measure('stream', COUNT / 10);
+  const repeated = await repeatedBursts(COUNT, 4);
   return [
     result('inbound', `stream of ${COUNT} single messages: messages/s vs bare SQLite inserts`, stream.rate, baseline, 'msg/s'),
     result('inbound', `history sync of ${COUNT} messages: messages/s vs bare SQLite inserts`, history.rate, baseline, 'msg/s'),
     result('inbound', `peak RSS growth MB, ${COUNT} vs ${COUNT / 10} messages (flat is good)`, stream.growthMb, small.growthMb, 'MB'),
     result('inbound', `peak RSS growth MB, history sync of ${COUNT}`, history.growthMb, small.growthMb, 'MB'),
+    result('inbound', `RSS MB after 4 bursts of ${COUNT} in one daemon vs after the first (1.0 = nothing retained)`, repeated.afterLastMb, repeated.afterFirstMb, 'MB'),
   ];
 }

@@ -33,6 +33,7 @@ import { createOutboxRepo } from './store/outbox.js';
 import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
 import { ClientTokens } from './auth/client-tokens.js';
+import { sha256 } from './auth/secrets.js';
 import { createClientRulesRepo } from './store/client-rules.js';
 import { createSettingsRepo } from './store/settings.js';
 import { sessionOf } from './http/router.js';
@@ -87,7 +88,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   sessions.setMessageLookup((session, id, chatId) => {
     const row = messagesRepo.find(session, id, chatId);
-    return row && { id: row.id, chatId: row.chatId, fromMe: row.fromMe, ...(row.sender ? { participant: row.sender } : {}), type: row.type, ...(row.raw ? { raw: JSON.parse(row.raw) } : {}) };
+    return row && { id: row.id, chatId: row.chatId, fromMe: row.fromMe, ...(row.sender ? { participant: row.sender } : {}), type: row.type, ...(row.text ? { text: row.text } : {}), ...(row.raw ? { raw: JSON.parse(row.raw) } : {}) };
   });
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
@@ -140,7 +141,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const eventStreams = new Set<PassThrough>();
   const app = createApp({
     routes: allRoutes(services, metrics, eventStreams),
-    auth: { masterKey, apiKeys, clientToken: (token) => clientTokens.principal(token) },
+    auth: { masterKeyDigest: sha256(masterKey), apiKeys, clientToken: (token) => clientTokens.principal(token) },
     clientGuard: (principal, route, input) =>
       clientRules.enforce(principal, {
         method: route.method,

@@ -59,9 +59,9 @@ export class ApiKeys {
     this.principals.clear();
   }
 
-  /** The principal of a bearer key, or undefined when no key matches. Lookup by hash is constant-time in the key. */
-  authenticate(bearer: string): Principal | undefined {
-    const hash = sha256Hex(bearer);
+  /** The principal of a bearer key given by its SHA-256 digest, or undefined when no key matches. */
+  authenticate(bearerDigest: Buffer): Principal | undefined {
+    const hash = bearerDigest.toString('hex');
     let principal = this.principals.get(hash);
     if (!principal) {
       const row = this.repo.findByHash(hash);

@@ -1,11 +1,12 @@
 // Secret helpers: random keys, hashing for storage, constant-time comparison.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex');
+/** SHA-256 of a secret: how keys are stored and compared. */
+export const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+export const sha256Hex = (value: string): string => sha256(value).toString('hex');
 
 export const randomToken = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 
-/** Compares two secrets in constant time (hashing first so lengths never leak). */
-export function secretsEqual(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
+/** Compares two secrets by their SHA-256 digests in constant time (equal lengths, so the secrets' lengths never leak). */
+export const digestsEqual = (a: Buffer, b: Buffer): boolean => timingSafeEqual(a, b);

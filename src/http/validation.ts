@@ -19,11 +19,22 @@ export function compileValidator(schema: object, source: 'body' | 'query' | 'par
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
     }
     if (validate(value)) return value;
-    const details = (validate.errors ?? []).map((e) => detailOf(e, source));
+    const details = mostSpecific(validate.errors ?? []).map((e) => detailOf(e, source));
     const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
     const [first] = unique;
     throw new ValidationError(first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`, unique);
   };
+}
+
+/**
+ * Drops what a failed oneOf/anyOf says about itself and its other branches ("s3 must be null", "must match exactly
+ * one schema") when a branch has errors deeper in: those name the field that is actually wrong.
+ */
+function mostSpecific(errors: ErrorObject[]): ErrorObject[] {
+  const hasDeeper = (e: ErrorObject) => errors.some((other) => other.instancePath.startsWith(`${e.instancePath}/`));
+  const isAlternativeNoise = (e: ErrorObject) =>
+    e.keyword === 'oneOf' || e.keyword === 'anyOf' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
+  return errors.filter((e) => !(isAlternativeNoise(e) && hasDeeper(e)));
 }
 
 function acceptsUndefined(schema: object): boolean {

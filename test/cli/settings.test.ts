@@ -79,7 +79,10 @@ describe('gateway settings', () => {
     const before = await settings();
     const bad = await gateway('settings', 's3', '--bucket', 'Not_A_Bucket');
     assert.notEqual(bad.code, 0);
-    assert.match(bad.stderr, /VALIDATION_FAILED/);
+    assert.match(bad.stderr, /VALIDATION_FAILED: s3\.bucket must match/, 'the message names the field, not the other branch of s3');
+    const direct = await daemon.request('PUT', '/api/admin/settings', { s3: { endpoint: 'http://127.0.0.1:1', region: 'us-east-1', bucket: 'Not_A_Bucket', accessKeyId: 'a', secretAccessKey: 'b' } });
+    assert.equal(direct.status, 400);
+    assert.deepEqual(direct.body.error.details.map((d: { path: string }) => d.path), ['/s3/bucket']);
     const badSeconds = await gateway('settings', 's3', '--presign-seconds', 'soon');
     assert.notEqual(badSeconds.code, 0);
     assert.match(badSeconds.stderr, /VALIDATION_FAILED/);

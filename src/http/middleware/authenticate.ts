@@ -2,12 +2,13 @@
 import { GatewayError } from '../../errors.js';
 import type { ApiKeys } from '../../auth/api-keys.js';
 import type { Principal } from '../../auth/scopes.js';
-import { secretsEqual } from '../../auth/secrets.js';
+import { digestsEqual, sha256 } from '../../auth/secrets.js';
 import { CLIENT_TOKEN_PREFIX } from '../../auth/client-tokens.js';
 import type { AppState } from '../types.js';
 
 export interface Authenticators {
-  masterKey: string;
+  /** SHA-256 of the master key, computed once: a request then costs one hash, of its own bearer */
+  masterKeyDigest: Buffer;
   apiKeys: ApiKeys;
   /** client tokens (svc_ct_…), installed by the client-token module */
   clientToken?: (token: string) => Promise<Principal>;
@@ -26,8 +27,9 @@ export async function resolvePrincipal(header: string, auth: Authenticators): Pr
     if (!auth.clientToken) throw new GatewayError('TOKEN_INVALID', 'client tokens are not accepted by this daemon');
     return auth.clientToken(bearer);
   }
-  if (secretsEqual(bearer, auth.masterKey)) return { kind: 'master' };
-  return auth.apiKeys.authenticate(bearer);
+  const digest = sha256(bearer);
+  if (digestsEqual(digest, auth.masterKeyDigest)) return { kind: 'master' };
+  return auth.apiKeys.authenticate(digest);
 }
 
 /** Authenticates lazily: the router calls `requirePrincipal` only for routes that are not public. */
