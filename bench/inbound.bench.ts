@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchResult } from './types.js';
-import { benchDaemon, pairedSession, rssOf, type TestDaemon } from './support/gateway.js';
+import { benchDaemon, heapUsedOf, pairedSession, rssOf, type TestDaemon } from './support/gateway.js';
 import { result } from './support/report.js';
 
 const COUNT = Number(process.env.BENCH_INBOUND_COUNT ?? 100_000);
@@ -60,24 +60,30 @@ async function measure(kind: 'stream' | 'history', count: number) {
   }
 }
 
-/** RSS once settled after the first burst and after each later one, in one daemon: flat when nothing is retained per message. */
-async function repeatedBursts(count: number, times: number): Promise<{ afterFirstMb: number; afterLastMb: number }> {
-  const daemon = await benchDaemon();
-  const settledRss = async () => {
+/** An old-space cap that makes V8 collect rather than grow its heap, so memory kept per message would show. */
+const HEAP_CAP_MB = 72;
+
+/**
+ * RSS and JS heap in use, settled after the first burst and after the last, in one daemon whose old space is capped:
+ * equal when nothing is retained per message.
+ */
+async function repeatedBursts(count: number, times: number) {
+  const daemon = await benchDaemon({ env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_CAP_MB}` } });
+  const settled = async () => {
     await new Promise((r) => setTimeout(r, 1000));
-    return (await rssOf(daemon)) / 1024 / 1024;
+    return { rssMb: (await rssOf(daemon)) / 1024 / 1024, heapMb: (await heapUsedOf(daemon)) / 1024 / 1024 };
   };
   try {
     await pairedSession(daemon, 'a', '+15550910001');
-    let afterFirstMb = 0;
-    let afterLastMb = 0;
+    let first = { rssMb: 0, heapMb: 0 };
+    let last = first;
     for (let i = 0; i < times; i += 1) {
       const res = await daemon.request('POST', '/api/sandbox/sessions/a/inbound/burst', { count });
       if (res.status !== 200) throw new Error(`burst ${i + 1}: ${res.status} ${JSON.stringify(res.body)}`);
-      afterLastMb = await settledRss();
-      if (i === 0) afterFirstMb = afterLastMb;
+      last = await settled();
+      if (i === 0) first = last;
     }
-    return { afterFirstMb, afterLastMb };
+    return { first, last };
   } finally {
     await daemon.cleanup();
   }
@@ -94,6 +100,7 @@ export async function run(): Promise<BenchResult[]> {
     result('inbound', `history sync of ${COUNT} messages: messages/s vs bare SQLite inserts`, history.rate, baseline, 'msg/s'),
     result('inbound', `peak RSS growth MB, ${COUNT} vs ${COUNT / 10} messages (flat is good)`, stream.growthMb, small.growthMb, 'MB'),
     result('inbound', `peak RSS growth MB, history sync of ${COUNT}`, history.growthMb, small.growthMb, 'MB'),
-    result('inbound', `RSS MB after 4 bursts of ${COUNT} in one daemon vs after the first (1.0 = nothing retained)`, repeated.afterLastMb, repeated.afterFirstMb, 'MB'),
+    result('inbound', `RSS MB after 4 bursts of ${COUNT} in one daemon (old space capped at ${HEAP_CAP_MB} MB) vs after the first (1.0 = nothing retained)`, repeated.last.rssMb, repeated.first.rssMb, 'MB'),
+    result('inbound', `JS heap in use MB after 4 bursts of ${COUNT} (same daemon) vs after the first (1.0 = nothing retained)`, repeated.last.heapMb, repeated.first.heapMb, 'MB'),
   ];
 }

@@ -45,16 +45,19 @@ export async function run(): Promise<BenchResult[]> {
     const sendUrl = `${daemon.url}/api/messages/send`;
     const keyHeaders = { authorization: `Bearer ${key}` };
     const tokenHeaders = { authorization: `Bearer ${token}` };
-    // warm both servers up first, then alternate the daemon's two paths so neither gets the warmer half of the run
+    // warm both servers up first, then alternate the bare route and the daemon's two paths, so that drift in the
+    // machine's speed does not land on one side
     await load(bareUrl, {}, body);
     await load(sendUrl, keyHeaders, body);
-    const baseline = await load(bareUrl, {}, body);
+    const bareRounds: Load[] = [];
     const keyRounds: Load[] = [];
     const tokenRounds: Load[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      bareRounds.push(await load(bareUrl, {}, body));
       keyRounds.push(await load(sendUrl, keyHeaders, body));
       tokenRounds.push(await load(sendUrl, tokenHeaders, body));
     }
+    const baseline = mean(bareRounds);
     const withKey = mean(keyRounds);
     const withToken = mean(tokenRounds);
     for (const [name, l] of [['api key', withKey], ['client token', withToken]] as const) {

@@ -242,7 +242,7 @@ export async function run(): Promise<BenchResult[]> {
       baseline: round(baseline, 2),
     });
     return [
-      result('webhooks', `deliveries/s sustained, outcome recorded (${ROUNDS} alternating rounds of ${N}; ${IN_FLIGHT} in flight on both sides: default per-webhook concurrency)`, gatewayRate, bareRate, 'deliveries/s'),
+      result('webhooks', `deliveries/s sustained, outcome recorded (${ROUNDS} alternating rounds of ${N}; ${IN_FLIGHT} in flight on both sides, perWebhookConcurrency)`, gatewayRate, bareRate, 'deliveries/s'),
       latency(`p50 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 50), percentile(bare, 50)),
       latency(`p99 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 99), percentile(bare, 99)),
     ];

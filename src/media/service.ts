@@ -51,8 +51,8 @@ export class MediaService {
 
   /**
    * The decrypted bytes as a stream: from the local blob; else from the network through the engine; else, when the
-   * local copy was evicted from the media cache but the file was persisted, from the configured S3 bucket.
-   * Nothing left → MEDIA_EXPIRED.
+   * file was persisted, from the configured S3 bucket (the local copy evicted, the network's copy expired, or the
+   * session not connected). Nothing left → MEDIA_EXPIRED, or the network's own error.
    */
   async open(session: string, id: string): Promise<MediaContent> {
     const row = this.get(session, id);
@@ -60,23 +60,16 @@ export class MediaService {
     const local = row.blob ? this.deps.records.blobs.open(row.blob) : undefined;
     if (local) return { stream: local.stream, mimeType: row.mimeType, size: local.size, filename };
     if (row.ref) {
-      const engine = this.deps.sessions.connected(session);
-      if (!engine.downloadMedia) throw new GatewayError('NOT_SUPPORTED', 'this engine cannot download media');
-      let stream: Readable;
       try {
-        stream = (await engine.downloadMedia(JSON.parse(row.ref))) as Readable;
+        return await this.fromNetwork(session, row, filename);
       } catch (err) {
-        // the engine's CDN fetch failing is an upstream failure (502), not a bad request
-        if (err instanceof GatewayError && err.code === 'MEDIA_DOWNLOAD_FAILED') throw new NetworkError(err.message, err, 'NETWORK_ERROR');
+        const persisted = await this.fromBucket(row, filename).catch(() => undefined);
+        if (persisted) return persisted;
         throw err;
       }
-      return { stream, mimeType: row.mimeType, size: row.size, filename };
     }
-    if (row.persisted && row.s3Key) {
-      const storage = this.currentStorage();
-      const object = storage && (await storage.read(row.s3Key));
-      if (object) return { stream: object.stream, mimeType: row.mimeType, size: object.size ?? row.size, filename };
-    }
+    const persisted = await this.fromBucket(row, filename);
+    if (persisted) return persisted;
     throw new GatewayError(
       'MEDIA_EXPIRED',
       `the bytes of media ${id} are no longer available: the local copy was evicted from the media cache (media.localCacheMaxBytes) and the network holds no copy` +
@@ -84,11 +77,31 @@ export class MediaService {
     );
   }
 
+  private async fromNetwork(session: string, row: MediaRow, filename: string): Promise<MediaContent> {
+    const engine = this.deps.sessions.connected(session);
+    if (!engine.downloadMedia) throw new GatewayError('NOT_SUPPORTED', 'this engine cannot download media');
+    try {
+      const stream = (await engine.downloadMedia(JSON.parse(row.ref!))) as Readable;
+      return { stream, mimeType: row.mimeType, size: row.size, filename };
+    } catch (err) {
+      // the engine's CDN fetch failing is an upstream failure (502), not a bad request
+      if (err instanceof GatewayError && err.code === 'MEDIA_DOWNLOAD_FAILED') throw new NetworkError(err.message, err, 'NETWORK_ERROR');
+      throw err;
+    }
+  }
+
+  /** The persisted object, when the record was persisted and the configured bucket still has it. */
+  private async fromBucket(row: MediaRow, filename: string): Promise<MediaContent | undefined> {
+    if (!row.persisted || !row.s3Key) return undefined;
+    const object = await this.currentStorage()?.read(row.s3Key);
+    return object && { stream: object.stream, mimeType: row.mimeType, size: object.size ?? row.size, filename };
+  }
+
   async persist(session: string, id: string): Promise<PersistResult> {
     const row = this.get(session, id);
     const storage = this.requireStorage();
-    if (row.persisted && row.s3Key && !row.ref && !(row.blob && this.deps.records.blobs.exists(row.blob))) {
-      // the local copy is gone but the object is already in the bucket: answer with it rather than fail
+    if (row.persisted && row.s3Key && !(row.blob && this.deps.records.blobs.exists(row.blob))) {
+      // no local copy, but the object is already in the bucket: answer with it rather than download it again
       const size = await storage.head(row.s3Key);
       if (size !== undefined) {
         return { url: await storage.readUrl(row.s3Key), key: row.s3Key, bucket: storage.settings.bucket, size: size ?? row.size, mimeType: row.mimeType };

@@ -360,10 +360,13 @@ describe('enforcement', () => {
     assert.equal((await typing(quiet)).status, 200, 'another ephemeralId is not limited');
     // past the 1-second mark a fixed 1 s bucket would have reset; 500 ms before the oldest hit can leave, still limited
     await new Promise((r) => setTimeout(r, Math.max(0, started + 1500 - Date.now())));
-    const late = await typing(limited);
-    assert.equal(late.status, 429, 'still limited shortly before the oldest request leaves the window');
-    assert.equal(late.body.error.code, 'RATE_LIMITED');
-    assert.ok(Number(late.headers.get('retry-after')) >= 1, `Retry-After ${late.headers.get('retry-after')}`);
+    // (on a machine so loaded that the requests above took most of the window, this probe would land after it)
+    if (Date.now() < started + 1700) {
+      const late = await typing(limited);
+      assert.equal(late.status, 429, 'still limited shortly before the oldest request leaves the window');
+      assert.equal(late.body.error.code, 'RATE_LIMITED');
+      assert.ok(Number(late.headers.get('retry-after')) >= 1, `Retry-After ${late.headers.get('retry-after')}`);
+    }
     await new Promise((r) => setTimeout(r, Math.max(0, started + 2000 - Date.now()) + 100));
     assert.equal((await typing(limited)).status, 200, 'passes once the window has slid');
   });

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest } from 'node:http';
@@ -400,6 +400,32 @@ describe('engine download failures', () => {
       assert.equal(err.message, cdn.message);
       return true;
     });
+  });
+
+  test('a persisted file the network can no longer give is served from the bucket', async () => {
+    const key = 'gw/s/2026/11/persisted-fallback.jpg';
+    const bytes = Buffer.from('bytes kept in the bucket');
+    await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: bytes, ContentType: 'image/jpeg' }));
+    const persistedRow = { ...row, persisted: true, s3Key: key, s3Url: `${s3.endpoint}/${s3.bucket}/${key}` };
+    const notConnected = new GatewayError('SESSION_NOT_CONNECTED', 'session s is not connected');
+    for (const [failure, connected] of [
+      [new GatewayError('MEDIA_EXPIRED', 'the media expired on the network'), () => ({ downloadMedia: async () => Promise.reject(new GatewayError('MEDIA_EXPIRED', 'the media expired on the network')) })],
+      [notConnected, () => { throw notConnected; }],
+    ] as const) {
+      const service = new MediaService({
+        records: { repo: { get: () => persistedRow }, blobs: { open: () => undefined, exists: () => false } } as any,
+        sessions: { get: () => ({}), connected } as any,
+        settings: { onChange: () => {}, get: () => ({ s3: s3.settings, autoPersist: false }) } as any,
+        logger: { warn: () => {}, error: () => {} } as any,
+      });
+      const content = await service.open('s', row.id);
+      const chunks: Buffer[] = [];
+      for await (const chunk of content.stream) chunks.push(chunk as Buffer);
+      assert.deepEqual(Buffer.concat(chunks), bytes, `served from the bucket when the network said ${failure.code}`);
+      assert.equal(content.size, bytes.length);
+      const persisted = await service.persist('s', row.id);
+      assert.equal(persisted.key, key, 'persisting again answers with the stored object instead of downloading');
+    }
   });
 
   test('MEDIA_EXPIRED from the engine passes through', async () => {

@@ -161,7 +161,8 @@ describe('webhook delivery', () => {
         assert.ok(tries.every((t) => t.json.id === row.id && t.raw.equals(tries[0]!.raw)), 'every try sends the same delivery, byte for byte');
         const gaps = tries.slice(1).map((t, k) => (t.at - tries[k]!.at) / 1000);
         expected[policy].forEach((want, k) => {
-          assert.ok(Math.abs(gaps[k]! - want) <= 0.4, `${policy} gaps ${gaps.map((g) => g.toFixed(2)).join(', ')} s, expected ${expected[policy].join(', ')} s`);
+          // never early; late by up to 0.75 s on a loaded machine (still short of the next policy's spacing)
+          assert.ok(gaps[k]! >= want - 0.15 && gaps[k]! <= want + 0.75, `${policy} gaps ${gaps.map((g) => g.toFixed(2)).join(', ')} s, expected ${expected[policy].join(', ')} s`);
         });
         lastTry[policy] = tries[3]!.at;
       }),

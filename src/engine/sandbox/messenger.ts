@@ -114,8 +114,8 @@ export class SandboxMessenger {
   }
 
   typing(chatId: string, state: TypingState): void {
+    if (jidKind(chatId) === 'newsletter') return; // channels show no chat states, whoever types in them
     const target = this.resolve(chatId);
-    if (target.kind === 'channel') return; // channels show no chat states
     for (const digits of this.recipientsOf(target)) {
       this.network.sessionFor(digits)?.deliver('presence.update', {
         from: target.kind === 'group' ? jidRef(target.groupId) : this.ref(this.digits),
