@@ -85,11 +85,6 @@ export class BlobStore {
     this.untrack(name);
   }
 
-  /** Bytes held now. */
-  totalBytes(): number {
-    return this.total;
-  }
-
   /** Names of the blobs held, least recently used first. */
   names(): string[] {
     return [...this.blobs.keys()];

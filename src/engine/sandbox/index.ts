@@ -3,7 +3,7 @@ import type { Engine, EngineSession, SessionOptions } from '../types.js';
 import { SandboxNetwork } from './network.js';
 import { SandboxSession, type SandboxTiming } from './session.js';
 
-export { SandboxSession, type PairRequest, type SeededHistory } from './session.js';
+export { SandboxSession, type PairRequest } from './session.js';
 
 export function createSandboxEngine(timing: SandboxTiming): Engine {
   const network = new SandboxNetwork();

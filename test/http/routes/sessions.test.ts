@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { startDaemon, waitFor, type TestDaemon } from '../../helpers/daemon.js';
+import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../../helpers/events.js';
 
 let daemon: TestDaemon;
@@ -364,8 +364,7 @@ describe('session.* events', () => {
 
 describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
   test('STREAM_ERROR: DISCONNECTED/STREAM_ERROR at once, then CONNECTING/AUTO_RECONNECT and CONNECTED by itself, credentials kept', async () => {
-    await daemon.request('POST', '/api/sessions', { name: 'streamy', start: true });
-    await daemon.request('POST', '/api/sandbox/sessions/streamy/pair', { phoneNumber: '+15550002102' });
+    await pairedSession(daemon, 'streamy', '+15550002102');
     const events = await collectEvents(daemon, 'session=streamy&events=session.status,session.qr,session.connected');
     try {
       const drop = await daemon.request('POST', '/api/sandbox/sessions/streamy/disconnect', { reason: 'STREAM_ERROR' });
@@ -395,8 +394,7 @@ describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
   });
 
   test('FAILED: DISCONNECTED/FAILED and stays down (not running) until started; credentials kept', async () => {
-    await daemon.request('POST', '/api/sessions', { name: 'failing', start: true });
-    await daemon.request('POST', '/api/sandbox/sessions/failing/pair', { phoneNumber: '+15550002103' });
+    await pairedSession(daemon, 'failing', '+15550002103');
     const events = await collectEvents(daemon, 'session=failing&events=session.status');
     try {
       const drop = await daemon.request('POST', '/api/sandbox/sessions/failing/disconnect', { reason: 'FAILED' });
