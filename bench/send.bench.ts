@@ -1,77 +1,100 @@
-// Send path and client-token path: POST /api/messages/send (sandbox, stored, one webhook) against a bare Koa route, same connections.
+// Send path and client-token path: POST /api/messages/send (sandbox, stored, one webhook) against a bare Koa route, same
+// connections; and, counting a request as done only once its webhook POST has arrived, against a bare Koa route that
+// also makes that POST (the ceiling for any gateway on this machine).
 import autocannon from 'autocannon';
 import type { BenchResult } from './types.js';
+import { DEFAULT_CONFIG } from '../src/config/defaults.js';
 import { benchDaemon, pairedSession } from './support/gateway.js';
-import { startChild } from './support/process.js';
+import { startChild, type Child } from './support/process.js';
 import { result } from './support/report.js';
 
 const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
 const ROUNDS = 2;
+const DRAIN_TIMEOUT_MS = 60_000;
 
 interface Load {
   rps: number;
-  p50: number;
   p99: number;
   non2xx: number;
+  /** requests answered 2xx per second, counted until the last of their webhook POSTs reached the receiver */
+  sustained: number;
 }
 
-async function load(url: string, headers: Record<string, string>, body: string): Promise<Load> {
+async function received(receiver: Child): Promise<number> {
+  return ((await (await fetch(`http://127.0.0.1:${receiver.port}/count`)).json()) as { received: number }).received;
+}
+
+/** One autocannon round; with a receiver, waits until it has one POST per 2xx answer. */
+async function load(url: string, headers: Record<string, string>, body: string, receiver?: Child): Promise<Load> {
+  const before = receiver ? await received(receiver) : 0;
+  const started = performance.now();
   const out = await autocannon({ url, method: 'POST', connections: CONNECTIONS, duration: DURATION_S, headers: { 'content-type': 'application/json', ...headers }, body });
-  return { rps: out.requests.average, p50: out.latency.p50, p99: out.latency.p99, non2xx: out.non2xx };
+  const answered = out['2xx'];
+  if (receiver) {
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    while ((await received(receiver)) - before < answered) {
+      if (Date.now() > deadline) throw new Error(`send bench: the receiver did not get ${answered} webhook POSTs within ${DRAIN_TIMEOUT_MS} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { rps: out.requests.average, p99: out.latency.p99, non2xx: out.non2xx, sustained: answered / seconds };
 }
 
 /** The average of rounds of the same load (p99 as the worst round's). */
 function mean(rounds: Load[]): Load {
   const avg = (pick: (l: Load) => number) => rounds.reduce((sum, l) => sum + pick(l), 0) / rounds.length;
-  return { rps: avg((l) => l.rps), p50: avg((l) => l.p50), p99: Math.max(...rounds.map((l) => l.p99)), non2xx: avg((l) => l.non2xx) };
+  return { rps: avg((l) => l.rps), p99: Math.max(...rounds.map((l) => l.p99)), non2xx: avg((l) => l.non2xx), sustained: avg((l) => l.sustained) };
 }
 
 export async function run(): Promise<BenchResult[]> {
   const body = JSON.stringify({ session: 'a', chatId: '+15550900002', type: 'text', text: 'benchmark message' });
-  const bare = await startChild('./bare-koa.js');
   const receiver = await startChild('./receiver.js');
+  const ceilingReceiver = await startChild('./receiver.js');
+  const bare = await startChild('./bare-koa.js');
+  const inFlight = String(DEFAULT_CONFIG.webhooks.perWebhookConcurrency);
+  const ceiling = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${ceilingReceiver.port}/hook`, IN_FLIGHT: inFlight });
   const daemon = await benchDaemon();
   try {
     await pairedSession(daemon, 'a', '+15550900001');
     await pairedSession(daemon, 'b', '+15550900002');
     const key = (await daemon.request('POST', '/api/admin/keys', { name: 'bench', scopes: ['messages:send'] })).body.data.key;
     const hook = await daemon.request('POST', '/api/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['message.sent'] });
-    if (hook.status !== 201) process.stderr.write(`send bench: no webhook subscribed (${hook.status})\n`);
+    if (hook.status !== 201) throw new Error(`send bench: no webhook subscribed (${hook.status})`);
     await daemon.request('PUT', '/api/sessions/a/client-rules', { recipientMode: 'any', allowedActions: 'send_message' });
     const token = (await daemon.request('POST', '/api/client-tokens', { session: 'a', ephemeralId: 'bench', ttlSeconds: 900 })).body.data.token;
 
     const bareUrl = `http://127.0.0.1:${bare.port}/api/messages/send`;
+    const ceilingUrl = `http://127.0.0.1:${ceiling.port}/api/messages/send`;
     const sendUrl = `${daemon.url}/api/messages/send`;
     const keyHeaders = { authorization: `Bearer ${key}` };
     const tokenHeaders = { authorization: `Bearer ${token}` };
-    // warm both servers up first, then alternate the bare route and the daemon's two paths, so that drift in the
-    // machine's speed does not land on one side
+    // warm every server up first, then alternate them, so that drift in the machine's speed does not land on one side
     await load(bareUrl, {}, body);
-    await load(sendUrl, keyHeaders, body);
-    const bareRounds: Load[] = [];
-    const keyRounds: Load[] = [];
-    const tokenRounds: Load[] = [];
+    await load(ceilingUrl, {}, body, ceilingReceiver);
+    await load(sendUrl, keyHeaders, body, receiver);
+    const rounds = { bare: [] as Load[], ceiling: [] as Load[], key: [] as Load[], token: [] as Load[] };
     for (let round = 0; round < ROUNDS; round++) {
-      bareRounds.push(await load(bareUrl, {}, body));
-      keyRounds.push(await load(sendUrl, keyHeaders, body));
-      tokenRounds.push(await load(sendUrl, tokenHeaders, body));
+      rounds.bare.push(await load(bareUrl, {}, body));
+      rounds.ceiling.push(await load(ceilingUrl, {}, body, ceilingReceiver));
+      rounds.key.push(await load(sendUrl, keyHeaders, body, receiver));
+      rounds.token.push(await load(sendUrl, tokenHeaders, body, receiver));
     }
-    const baseline = mean(bareRounds);
-    const withKey = mean(keyRounds);
-    const withToken = mean(tokenRounds);
+    const [baseline, withCeiling, withKey, withToken] = [rounds.bare, rounds.ceiling, rounds.key, rounds.token].map(mean) as [Load, Load, Load, Load];
     for (const [name, l] of [['api key', withKey], ['client token', withToken]] as const) {
       if (l.non2xx) process.stderr.write(`send bench: ${l.non2xx} non-2xx answers with the ${name}\n`);
     }
     return [
       result('send', 'requests/s (API key vs bare Koa)', withKey.rps, baseline.rps, 'req/s'),
       result('send', 'p99 latency ms (API key vs bare Koa; lower is better)', withKey.p99, baseline.p99, 'ms'),
+      result('send', 'ceiling: requests/s of bare Koa + one webhook POST each, all POSTs arrived (vs bare Koa)', withCeiling.sustained, baseline.rps, 'req/s'),
+      result('send', 'requests/s, all webhook POSTs arrived (API key vs that ceiling)', withKey.sustained, withCeiling.sustained, 'req/s'),
       result('token-send', 'requests/s (client token vs API key)', withToken.rps, withKey.rps, 'req/s'),
       result('token-send', 'p99 latency ms (client token vs API key; lower is better)', withToken.p99, withKey.p99, 'ms'),
     ];
   } finally {
     await daemon.cleanup();
-    await bare.stop();
-    await receiver.stop();
+    await Promise.all([bare, ceiling, receiver, ceilingReceiver].map((child) => child.stop()));
   }
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchResult } from './types.js';
 import { startChild, type Child } from './support/process.js';
+import { BENCH_HMAC_KEY, signedPost } from './support/signed-post.js';
 import { percentile, printResults, result, round } from './support/report.js';
 import { DEFAULT_CONFIG } from '../src/config/defaults.js';
 import { EventBus } from '../src/events/bus.js';
@@ -17,7 +18,6 @@ import { createWebhooksRepo } from '../src/store/webhooks.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
-import { signBody, signatureHeader } from '../src/webhooks/signer.js';
 import { createGuardedDispatcher } from '../src/webhooks/url-guard.js';
 
 const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);
@@ -33,7 +33,6 @@ const SETTINGS = {
 const CONCURRENCY = SETTINGS.concurrency;
 /** one webhook never has more than perWebhookConcurrency deliveries in flight: the bare loop keeps as many */
 const IN_FLIGHT = Math.min(CONCURRENCY, SETTINGS.perWebhookConcurrency);
-const KEY = 'bench-hmac-key-0123456789abcdef0123456789abcdef';
 
 const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
 
@@ -59,29 +58,6 @@ async function stats(receiver: Child): Promise<{ received: number; latencies: nu
 
 // ---- bare baseline: signed POSTs with undici Pool.request, IN_FLIGHT at a time (what one webhook may have) ----
 
-function signedRequest(pool: Pool, path: string, body: string, extra: Record<string, string> = {}): Promise<void> {
-  const bytes = Buffer.from(body);
-  return pool
-    .request({
-      path,
-      method: 'POST',
-      body: bytes,
-      headers: {
-        ...extra,
-        'Content-Type': 'application/json',
-        'X-Webhook-Signature': signatureHeader(signBody(bytes, KEY), false),
-        'X-Webhook-Id': randomUUID(),
-        'X-Webhook-Event': 'message.received',
-        'X-Webhook-Timestamp': String(Math.floor(Date.now() / 1000)),
-        'X-Webhook-Attempt': '1',
-      },
-    })
-    .then((res) => {
-      if (res.statusCode !== 200) throw new Error(`receiver answered ${res.statusCode}`);
-      return res.body.dump();
-    });
-}
-
 const bareBody = (n: number, t = 0) =>
   envelopeJson(randomUUID(), { id: randomUUID(), event: 'message.received', session: 'bench', timestamp: new Date().toISOString(), payload: payload(n, t) });
 
@@ -90,7 +66,7 @@ async function bareThroughput(pool: Pool, count: number): Promise<number> {
   const started = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < count) await signedRequest(pool, '/bare', bareBody(next++));
+      while (next < count) await signedPost(pool, '/bare', bareBody(next++), 'message.received');
     }),
   );
   return count / ((performance.now() - started) / 1000);
@@ -116,7 +92,7 @@ async function atFixedRate(seconds: number, send: (i: number) => void): Promise<
 async function bareLatency(pool: Pool, receiver: Child): Promise<number[]> {
   await stats(receiver);
   const pending: Promise<void>[] = [];
-  const total = await atFixedRate(LATENCY_SECONDS, (i) => void pending.push(signedRequest(pool, '/bare', bareBody(i, epochMs()), { 'X-Bench': 'latency' })));
+  const total = await atFixedRate(LATENCY_SECONDS, (i) => void pending.push(signedPost(pool, '/bare', bareBody(i, epochMs()), 'message.received', { 'X-Bench': 'latency' })));
   await Promise.all(pending);
   const { latencies } = await stats(receiver);
   if (latencies.length !== total) throw new Error(`bare latency: ${latencies.length} of ${total} arrived`);
@@ -156,7 +132,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
     },
   });
   bus.addPersister(createOutbox({ registry, outbox, onWritten: (rows) => dispatcher.notify(rows) }));
-  registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: KEY, headers: [{ name: 'X-Bench', value: mode }] });
+  registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: BENCH_HMAC_KEY, headers: [{ name: 'X-Bench', value: mode }] });
   dispatcher.start();
   return {
     bus,

@@ -103,7 +103,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, logger: logger.child({ module: 'messages' }) });
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
@@ -154,6 +154,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     logger: logger.child({ module: 'http' }),
     metrics,
     isDraining: () => draining,
+    committed: tick.committed,
   });
   const server = createServer(app.callback());
   server.keepAliveTimeout = 5000;

@@ -8,9 +8,9 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-export async function startChild(script: string): Promise<Child> {
+export async function startChild(script: string, env: Record<string, string> = {}): Promise<Child> {
   const path = fileURLToPath(new URL(script, import.meta.url));
-  const child = spawn(process.execPath, [path], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [path], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const port = await new Promise<number>((done, fail) => {
     let out = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {

@@ -20,6 +20,8 @@ export interface AppOptions {
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
+  /** settles once the writes made so far are committed (undefined when none wait): answers wait for it */
+  committed?: () => Promise<void> | undefined;
   /** middleware that runs before authentication (CORS for client tokens) */
   early?: Koa.Middleware<AppState>[];
 }
@@ -32,6 +34,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
   app.use(countResponses(options.metrics));
   app.use(errorHandler(options.logger));
   app.use(shutdownGate(options.isDraining));
+  if (options.committed) app.use(answerAfterCommit(options.committed));
   for (const middleware of options.early ?? []) app.use(middleware);
   app.use(jsonBody({ limitBytes: BODY_LIMIT_BYTES }));
   app.use(router.routes());
@@ -39,6 +42,14 @@ export function createApp(options: AppOptions): Koa<AppState> {
 
   app.on('error', (err: Error) => options.logger.debug({ err }, 'connection error'));
   return app;
+}
+
+/** A 2xx never reports what a crash could still lose: the answer waits for the commit of the request's writes. */
+function answerAfterCommit(committed: () => Promise<void> | undefined): Koa.Middleware<AppState> {
+  return async function answerAfterCommitMiddleware(_ctx, next) {
+    await next();
+    await committed();
+  };
 }
 
 function countResponses(metrics: Metrics): Koa.Middleware<AppState> {

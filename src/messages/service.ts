@@ -49,6 +49,8 @@ export class MessagingService {
       bus: EventBus;
       mediaSource: MediaSource;
       logger: Logger;
+      /** opens the tick's write transaction, so a send's row and its event commit together (and cost one commit) */
+      beginWrite?: () => void;
       /** safe mode's pause before a send, ms, from the text length; replaceable in tests */
       safeModeDelay?: (textLength: number) => number;
     },
@@ -171,6 +173,7 @@ export class MessagingService {
   // ---- internals ----
 
   private recordSent(session: string, sent: SentMessage, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions): SendResult {
+    this.deps.beginWrite?.();
     const fields = contentFields(content);
     let mediaId: string | undefined;
     if (fields.media) {

@@ -40,15 +40,33 @@ function migrate(db: Db): void {
 /**
  * Groups the writes of one event-loop tick into one transaction: the first caller in a tick opens it and it
  * commits on the next setImmediate. Many small event writes then cost one commit (SQLite's per-commit work
- * dominates otherwise); what a crash can lose is the current tick's writes, never half of one.
- * `flush` commits at once, for writes that must not wait (credentials).
+ * dominates otherwise); what a crash can lose is the current tick's writes, never half of one, and `committed`
+ * lets an answer wait for them. `flush` commits at once, for writes that must not wait (credentials).
  */
-export function createTickTransaction(db: Db): { join(): void; flush(): void } {
+export interface TickTransaction {
+  join(): void;
+  flush(): void;
+  /** settles once the writes made so far are committed; undefined when none are waiting */
+  committed(): Promise<void> | undefined;
+}
+
+export function createTickTransaction(db: Db): TickTransaction {
   let open = false;
+  let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const flush = () => {
     if (!open) return;
     open = false;
-    if (db.inTransaction) db.exec('COMMIT');
+    const settled = waiting;
+    waiting = [];
+    try {
+      if (db.inTransaction) db.exec('COMMIT');
+    } catch (err) {
+      // a failed COMMIT can leave the transaction open; later ticks must not write into it
+      if (db.inTransaction) db.exec('ROLLBACK');
+      for (const waiter of settled) waiter.fail(err);
+      throw err;
+    }
+    for (const waiter of settled) waiter.done();
   };
   return {
     join() {
@@ -58,5 +76,9 @@ export function createTickTransaction(db: Db): { join(): void; flush(): void } {
       setImmediate(flush);
     },
     flush,
+    committed() {
+      if (!open) return undefined;
+      return new Promise<void>((done, fail) => waiting.push({ done, fail }));
+    },
   };
 }

@@ -72,14 +72,14 @@ export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
 export function createMessagesRepo(db: Db) {
   const insert = db.prepare(
     `INSERT INTO messages (session, chat_id, id, sender, from_me, type, text, media_id, quoted_id, status, secret, extra, raw, timestamp)
-     VALUES (@session, @chatId, @id, @sender, @fromMe, @type, @text, @mediaId, @quotedId, @status, @secret, @extra, @raw, @timestamp)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (session, id, chat_id) DO NOTHING`,
   );
   const byId = db.prepare('SELECT * FROM messages WHERE session = ? AND id = ? ORDER BY timestamp DESC LIMIT 1');
   const byChatAndId = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
   const advance = db.prepare(
-    `UPDATE messages SET status = @status WHERE session = @session AND id = @id AND chat_id = @chatId
-       AND (CASE status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 0 END) < @rank`,
+    `UPDATE messages SET status = ? WHERE session = ? AND id = ? AND chat_id = ?
+       AND (CASE status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 0 END) < ?`,
   );
   const setText = db.prepare('UPDATE messages SET text = ?, edited = 1 WHERE session = ? AND chat_id = ? AND id = ?');
   const setRevoked = db.prepare('UPDATE messages SET revoked = 1, text = NULL WHERE session = ? AND chat_id = ? AND id = ?');
@@ -94,8 +94,9 @@ export function createMessagesRepo(db: Db) {
   const recentlyRecorded = new Map<string, number>();
   const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
 
-  const insertOne = (message: NewMessage) =>
-    insert.run({ ...message, fromMe: message.fromMe ? 1 : 0, extra: message.extra ? JSON.stringify(message.extra) : null });
+  // positional parameters: binding fourteen named ones costs a third of the insert
+  const insertOne = (m: NewMessage) =>
+    insert.run(m.session, m.chatId, m.id, m.sender, m.fromMe ? 1 : 0, m.type, m.text, m.mediaId, m.quotedId, m.status, m.secret, m.extra ? JSON.stringify(m.extra) : null, m.raw, m.timestamp);
   const insertMany = db.transaction((batch: NewMessage[]) => {
     for (const message of batch) insertOne(message);
   });
@@ -115,7 +116,7 @@ export function createMessagesRepo(db: Db) {
     },
     /** Moves a message's status forward; false when it is unknown or already there. */
     advanceStatus(session: string, chatId: string, id: string, status: DeliveryStatus): boolean {
-      return advance.run({ status, session, id, chatId, rank: STATUS_RANK[status] }).changes > 0;
+      return advance.run(status, session, id, chatId, STATUS_RANK[status]).changes > 0;
     },
     exists: (session: string, chatId: string, id: string): boolean => byChatAndId.get(session, chatId, id) !== undefined,
     setText: (session: string, chatId: string, id: string, text: string) => setText.run(text, session, chatId, id).changes > 0,

@@ -1,0 +1,69 @@
+// The HTTP app answers only once the writes of the request's tick are committed: a 2xx never reports what a crash
+// could still lose. Driven through a real server with a commit the test releases by hand.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { createApp } from '../../src/http/app.js';
+import type { Authenticators } from '../../src/http/middleware/authenticate.js';
+import { createLogger } from '../../src/logger.js';
+import { createMetrics } from '../../src/metrics.js';
+
+describe('answers after the commit', () => {
+  let server: Server;
+  let url: string;
+  let pending: { promise: Promise<void>; release(): void; fail(err: Error): void } | undefined;
+
+  before(async () => {
+    const app = createApp({
+      routes: [{ method: 'POST', path: '/write', access: 'public', summary: 'a write', schema: {}, handler: () => ({ written: true }) }],
+      auth: {} as Authenticators,
+      logger: createLogger('silent'),
+      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }) }),
+      isDraining: () => false,
+      committed: () => pending?.promise,
+    });
+    server = createServer(app.callback());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  after(() => new Promise<void>((done) => server.close(() => done())));
+
+  const hold = () => {
+    let release!: () => void;
+    let fail!: (err: Error) => void;
+    const promise = new Promise<void>((done, reject) => ((release = done), (fail = reject)));
+    pending = { promise, release, fail };
+    return pending;
+  };
+
+  it('answers at once when nothing waits for a commit', async () => {
+    pending = undefined;
+    const response = await fetch(`${url}/write`, { method: 'POST' });
+    assert.equal(response.status, 200);
+    assert.deepEqual(await response.json(), { data: { written: true } });
+  });
+
+  it('holds the answer until the commit settles', async () => {
+    const commit = hold();
+    let answered = false;
+    const response = fetch(`${url}/write`, { method: 'POST' }).then((r) => ((answered = true), r));
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(answered, false, 'no answer before the commit');
+    commit.release();
+    const r = await response;
+    assert.equal(r.status, 200);
+    assert.deepEqual(await r.json(), { data: { written: true } });
+  });
+
+  it('answers 500 INTERNAL when the commit fails', async () => {
+    const commit = hold();
+    const response = fetch(`${url}/write`, { method: 'POST' });
+    await new Promise((r) => setTimeout(r, 100)); // the request is waiting on the commit by now
+    commit.fail(new Error('disk I/O error'));
+    const r = await response;
+    assert.equal(r.status, 500);
+    assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'INTERNAL');
+  });
+});

@@ -1,0 +1,71 @@
+// The tick transaction on a real database file: a tick's writes commit together, `committed()` settles only once another
+// connection can read them, and a failed COMMIT rejects the waiters and leaves no transaction open behind it.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { createTickTransaction, openDatabase, type Db, type TickTransaction } from '../../src/store/db.js';
+
+describe('tick transaction', () => {
+  let dir: string;
+  let db: Db;
+  let reader: Db;
+  let tick: TickTransaction;
+
+  const readerCount = () => reader.prepare('SELECT COUNT(*) FROM notes').pluck().get() as number;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'tick-'));
+    db = openDatabase(join(dir, 'gateway.db'));
+    db.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+             CREATE TABLE parents (id INTEGER PRIMARY KEY);
+             CREATE TABLE children (parent INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)`);
+    reader = new Database(join(dir, 'gateway.db'), { readonly: true });
+    tick = createTickTransaction(db);
+  });
+
+  after(() => {
+    reader?.close();
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('has nothing to wait for when no write joined', () => {
+    assert.equal(tick.committed(), undefined);
+  });
+
+  it('settles committed() once the whole tick is readable from another connection', async () => {
+    const before = readerCount();
+    tick.join();
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('first');
+    tick.join();
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('second');
+    const committed = tick.committed();
+    assert.ok(committed, 'a write is waiting');
+    assert.equal(db.inTransaction, true);
+    assert.equal(readerCount(), before, 'nothing is visible before the commit');
+    await committed;
+    assert.equal(db.inTransaction, false);
+    assert.equal(readerCount(), before + 2);
+    assert.equal(tick.committed(), undefined);
+  });
+
+  it('rejects the waiters of a failed COMMIT and rolls back, so the next tick starts clean', async () => {
+    const before = readerCount();
+    tick.join();
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('lost with its tick');
+    db.prepare('INSERT INTO children (parent) VALUES (?)').run(42); // no parent 42: the deferred check fails at COMMIT
+    const committed = tick.committed()!;
+    assert.throws(() => tick.flush(), /FOREIGN KEY constraint failed/);
+    await assert.rejects(committed, /FOREIGN KEY constraint failed/);
+    assert.equal(db.inTransaction, false);
+    assert.equal(readerCount(), before);
+
+    tick.join();
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('next tick');
+    await tick.committed();
+    assert.equal(readerCount(), before + 1);
+  });
+});
