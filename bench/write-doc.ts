@@ -12,8 +12,10 @@ interface Run {
 const TARGETS: Array<[bench: string, metricStart: string, target: string]> = [
   ['send', 'requests/s (API key vs bare Koa)', 'ratio ≥ 0.60'],
   ['send', 'p99 latency ms', 'value ≤ 25 ms'],
+  ['send', 'floor:', 'none: the daemon stack alone'],
   ['send', 'ceiling:', 'none: the most a send can show here'],
   ['send', 'requests/s, all webhook POSTs arrived', 'none: reported'],
+  ['send', 'CPU µs per request', 'none: where the cores go'],
   ['token-send', 'requests/s (client token vs API key)', 'ratio ≥ 0.90'],
   ['webhooks', 'deliveries/s sustained', 'value ≥ 5,000 and ratio ≥ 0.50'],
   ['webhooks', 'p99 latency event→receiver', 'value ≤ 50 ms'],
