@@ -112,7 +112,7 @@ interface Gateway {
 async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-'));
   const db = openDatabase(join(dir, 'gateway.db'));
-  const tick = createTickTransaction(db);
+  const tick = createTickTransaction(db, (err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
   const bus = new EventBus(tick.join);
   const outbox = createOutboxRepo(db);
   const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox, urlPolicy: { allowPrivateTargets: true } });

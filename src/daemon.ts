@@ -69,7 +69,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
   const db = openDatabase(join(dataDir, 'gateway.db'));
-  const tick = createTickTransaction(db);
+  const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const sessions = new SessionManager({

@@ -23,7 +23,10 @@ app.use(async (ctx) => {
   const data = { messageId: 'BARE', status: 'sent', chatId: body.chatId, timestamp: new Date().toISOString() };
   if (pool) {
     const event = { id: randomUUID(), event: 'message.sent' as const, session: 'bench', timestamp: data.timestamp, payload: { ...body, ...data } };
-    void deliveries.add(() => signedPost(pool, webhook!.pathname, envelopeJson(randomUUID(), event), event.event));
+    deliveries.add(() => signedPost(pool, webhook!.pathname, envelopeJson(randomUUID(), event), event.event)).catch((err: unknown) => {
+      process.stderr.write(`bare-koa: a webhook POST failed: ${String(err)}\n`);
+      process.exit(1);
+    });
   }
   ctx.body = { data };
 });

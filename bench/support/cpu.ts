@@ -1,5 +1,5 @@
 // CPU time of this process or of a child, in µs, to show where a benchmark's two cores went. Children are read from
-// /proc (Linux: utime + stime in clock ticks of 1/100 s); elsewhere their figure is undefined.
+// /proc (Linux: utime + stime, in USER_HZ ticks: 1/100 s on x86 and ARM); elsewhere their figure is undefined.
 import { readFileSync } from 'node:fs';
 
 const TICK_US = 10_000;
@@ -10,7 +10,9 @@ export function cpuMicros(pid?: number): number | undefined {
     return user + system;
   }
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // the fields after the command name, which is in parentheses and may itself hold ') '
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * TICK_US;
   } catch {
     return undefined;

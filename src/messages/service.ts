@@ -49,7 +49,7 @@ export class MessagingService {
       bus: EventBus;
       mediaSource: MediaSource;
       logger: Logger;
-      /** opens the tick's write transaction, so a send's row and its event commit together (and cost one commit) */
+      /** opens the tick's write transaction, so a message's row and its event commit together (and cost one commit) */
       beginWrite?: () => void;
       /** safe mode's pause before a send, ms, from the text length; replaceable in tests */
       safeModeDelay?: (textLength: number) => number;
@@ -99,6 +99,7 @@ export class MessagingService {
     const row = this.ownMessage(session, messageId, 'edit');
     if (row.type !== 'text') throw new GatewayError('VALIDATION_FAILED', `only text messages can be edited; ${messageId} is a ${row.type} message`, [{ path: '/messageId', message: 'is not a text message' }]);
     await this.deps.sessions.connected(session).editMessage(refOf(row), text);
+    this.deps.beginWrite?.();
     this.deps.messages.setText(session, row.chatId, row.id, text);
     this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, text, timestamp: new Date().toISOString() });
   }
@@ -106,6 +107,7 @@ export class MessagingService {
   async delete(session: string, messageId: string): Promise<void> {
     const row = this.ownMessage(session, messageId, 'delete');
     await this.deps.sessions.connected(session).deleteMessage(refOf(row));
+    this.deps.beginWrite?.();
     this.deps.messages.markRevoked(session, row.chatId, row.id);
     this.deps.bus.emit(session, 'message.revoked', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, timestamp: new Date().toISOString() });
   }
@@ -155,6 +157,7 @@ export class MessagingService {
     const star = body.star ?? true;
     const ref: MessageRef = row ? { ...refOf(row), fromMe } : { id: body.messageId, chatId, fromMe, ...(participant ? { participant } : {}) };
     await engine.star(ref, star);
+    this.deps.beginWrite?.();
     if (row) this.deps.messages.setStarred(session, chatId, row.id, star);
     this.deps.bus.emit(session, 'message.update', { messageId: body.messageId, chatId, starred: star, timestamp: new Date().toISOString() });
     return star;

@@ -46,11 +46,12 @@ function migrate(db: Db): void {
 export interface TickTransaction {
   join(): void;
   flush(): void;
-  /** settles once the writes made so far are committed; undefined when none are waiting */
+  /** settles once the writes made so far are committed (rejects if they are lost); undefined when none are waiting */
   committed(): Promise<void> | undefined;
 }
 
-export function createTickTransaction(db: Db): TickTransaction {
+/** @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on) */
+export function createTickTransaction(db: Db, onLost: (err: unknown) => void): TickTransaction {
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const flush = () => {
@@ -58,15 +59,29 @@ export function createTickTransaction(db: Db): TickTransaction {
     open = false;
     const settled = waiting;
     waiting = [];
+    const failure = commit();
+    for (const waiter of settled) {
+      if (failure === undefined) waiter.done();
+      else waiter.fail(failure);
+    }
+    if (failure !== undefined) onLost(failure);
+  };
+  /** COMMIT, or the reason the tick's writes are gone */
+  const commit = (): unknown => {
+    // SQLite rolls a transaction back by itself after some errors (a full disk, I/O): nothing is left to commit
+    if (!db.inTransaction) return new Error("the tick's transaction was rolled back by SQLite after an earlier error");
     try {
-      if (db.inTransaction) db.exec('COMMIT');
+      db.exec('COMMIT');
+      return undefined;
     } catch (err) {
       // a failed COMMIT can leave the transaction open; later ticks must not write into it
-      if (db.inTransaction) db.exec('ROLLBACK');
-      for (const waiter of settled) waiter.fail(err);
-      throw err;
+      try {
+        if (db.inTransaction) db.exec('ROLLBACK');
+      } catch {
+        // the COMMIT's error is the one to report
+      }
+      return err;
     }
-    for (const waiter of settled) waiter.done();
   };
   return {
     join() {

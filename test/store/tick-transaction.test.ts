@@ -1,5 +1,6 @@
 // The tick transaction on a real database file: a tick's writes commit together, `committed()` settles only once another
-// connection can read them, and a failed COMMIT rejects the waiters and leaves no transaction open behind it.
+// connection can read them, and lost writes (a failed COMMIT, or a transaction SQLite rolled back by itself) reject the
+// waiters, are reported, and leave no transaction open behind them.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,6 +14,7 @@ describe('tick transaction', () => {
   let db: Db;
   let reader: Db;
   let tick: TickTransaction;
+  const lost: unknown[] = [];
 
   const readerCount = () => reader.prepare('SELECT COUNT(*) FROM notes').pluck().get() as number;
 
@@ -23,7 +25,7 @@ describe('tick transaction', () => {
              CREATE TABLE parents (id INTEGER PRIMARY KEY);
              CREATE TABLE children (parent INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)`);
     reader = new Database(join(dir, 'gateway.db'), { readonly: true });
-    tick = createTickTransaction(db);
+    tick = createTickTransaction(db, (err) => lost.push(err));
   });
 
   after(() => {
@@ -52,14 +54,16 @@ describe('tick transaction', () => {
     assert.equal(tick.committed(), undefined);
   });
 
-  it('rejects the waiters of a failed COMMIT and rolls back, so the next tick starts clean', async () => {
+  it('rejects the waiters of a failed COMMIT, reports it and rolls back, so the next tick starts clean', async () => {
     const before = readerCount();
+    lost.length = 0;
     tick.join();
     db.prepare('INSERT INTO notes (text) VALUES (?)').run('lost with its tick');
     db.prepare('INSERT INTO children (parent) VALUES (?)').run(42); // no parent 42: the deferred check fails at COMMIT
     const committed = tick.committed()!;
-    assert.throws(() => tick.flush(), /FOREIGN KEY constraint failed/);
     await assert.rejects(committed, /FOREIGN KEY constraint failed/);
+    assert.equal(lost.length, 1);
+    assert.match(String(lost[0]), /FOREIGN KEY constraint failed/);
     assert.equal(db.inTransaction, false);
     assert.equal(readerCount(), before);
 
@@ -67,5 +71,18 @@ describe('tick transaction', () => {
     db.prepare('INSERT INTO notes (text) VALUES (?)').run('next tick');
     await tick.committed();
     assert.equal(readerCount(), before + 1);
+    assert.equal(lost.length, 1);
+  });
+
+  it('rejects the waiters when SQLite has already rolled the transaction back by itself', async () => {
+    const before = readerCount();
+    lost.length = 0;
+    tick.join();
+    db.prepare('INSERT INTO notes (text) VALUES (?)').run('rolled back under the tick');
+    const committed = tick.committed()!;
+    db.exec('ROLLBACK'); // what SQLite does on its own after a full disk or an I/O error
+    await assert.rejects(committed, /rolled back by SQLite/);
+    assert.equal(lost.length, 1);
+    assert.equal(readerCount(), before);
   });
 });
