@@ -1,11 +1,14 @@
-// API keys: creation (shown once), listing, revocation, and authentication of a bearer key.
+// API keys: creation within the creator's own rights (shown once), listing and revocation of one's own keys,
+// authentication of a bearer key, and its optional requests-per-minute limit.
 import { randomUUID } from 'node:crypto';
-import { notFound } from '../errors.js';
+import { GatewayError, RateLimitedError, notFound } from '../errors.js';
 import type { KeysRepo, ApiKeyRow } from '../store/keys.js';
 import type { Principal } from './scopes.js';
 import { randomToken, sha256Hex } from './secrets.js';
+import { SlidingWindowLimiter } from './sliding-window.js';
 
 export const API_KEY_PREFIX = 'svc_';
+export const MAX_RATE_LIMIT_PER_MINUTE = 100_000;
 
 export interface ApiKeyView {
   id: string;
@@ -13,9 +16,23 @@ export interface ApiKeyView {
   prefix: string;
   scopes: string[];
   sessions: string[] | null;
+  /** requests a minute; null = unlimited */
+  rateLimitPerMinute: number | null;
+  /** id of the API key that created this one; null = the operator (master key or /api/admin/keys) */
+  createdBy: string | null;
   createdAt: string;
   lastUsedAt: string | null;
 }
+
+export interface CreateKeyInput {
+  name: string;
+  scopes: string[];
+  sessions?: string[];
+  rateLimitPerMinute?: number | null;
+}
+
+/** Who creates, lists or revokes keys: the operator, or an API key (which sees and grants only its own). */
+export type KeyOwner = { kind: 'operator' } | Extract<Principal, { kind: 'key' }>;
 
 export const apiKeyView = (row: ApiKeyRow): ApiKeyView => ({
   id: row.id,
@@ -23,59 +40,133 @@ export const apiKeyView = (row: ApiKeyRow): ApiKeyView => ({
   prefix: row.prefix,
   scopes: row.scopes,
   sessions: row.sessions,
+  rateLimitPerMinute: row.rateLimitPerMinute,
+  createdBy: row.createdBy,
   createdAt: row.createdAt,
   lastUsedAt: row.lastUsedAt,
 });
+
+const OPERATOR: KeyOwner = { kind: 'operator' };
 
 export class ApiKeys {
   /** last-used stamps are written at most once a minute per key, off the request's hot path */
   private readonly lastTouched = new Map<string, number>();
   /** principals by key hash, so a busy key costs one hash per request; dropped on revoke */
-  private readonly principals = new Map<string, Principal>();
+  private readonly principals = new Map<string, Extract<Principal, { kind: 'key' }>>();
+  private readonly limiter = new SlidingWindowLimiter();
+  private lastSweep = Date.now();
 
   constructor(private readonly repo: KeysRepo) {}
 
-  create(input: { name: string; scopes: string[]; sessions?: string[] }): ApiKeyView & { key: string } {
+  /**
+   * Creates a key. An API key may only grant what it holds itself: scopes within its own (`*` only from a `*` key),
+   * sessions within its own list (a session-limited creator must give one), and a rate limit no looser than its own.
+   */
+  create(input: CreateKeyInput, owner: KeyOwner = OPERATOR): ApiKeyView & { key: string } {
+    const scopes = [...new Set(input.scopes)];
+    const sessions = input.sessions ? [...new Set(input.sessions)] : null;
+    let rateLimitPerMinute = input.rateLimitPerMinute ?? null;
+    if (owner.kind === 'key') {
+      assertScopesWithin(owner, scopes);
+      assertSessionsWithin(owner, sessions);
+      if (owner.rateLimitPerMinute !== null) {
+        if (input.rateLimitPerMinute === undefined) rateLimitPerMinute = owner.rateLimitPerMinute;
+        else if (rateLimitPerMinute === null || rateLimitPerMinute > owner.rateLimitPerMinute) {
+          throw new GatewayError(
+            'FORBIDDEN_SCOPE',
+            `this API key is limited to ${owner.rateLimitPerMinute} requests a minute and cannot create a key with a higher or no limit`,
+          );
+        }
+      }
+    }
     const key = `${API_KEY_PREFIX}${randomToken(24)}`;
     const row = {
       id: randomUUID(),
       name: input.name,
       hash: sha256Hex(key),
       prefix: key.slice(0, 10),
-      scopes: [...new Set(input.scopes)],
-      sessions: input.sessions ? [...new Set(input.sessions)] : null,
+      scopes,
+      sessions,
+      createdBy: owner.kind === 'key' ? owner.id : null,
+      rateLimitPerMinute,
       createdAt: new Date().toISOString(),
     };
     this.repo.insert(row);
     return { ...apiKeyView({ ...row, lastUsedAt: null }), key };
   }
 
-  list(): ApiKeyView[] {
-    return this.repo.list().map(apiKeyView);
+  /** Every key for the operator; for an API key, only the keys it created. */
+  list(owner: KeyOwner = OPERATOR): ApiKeyView[] {
+    return (owner.kind === 'key' ? this.repo.listOwnedBy(owner.id) : this.repo.list()).map(apiKeyView);
   }
 
-  revoke(id: string): void {
-    if (!this.repo.delete(id)) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
+  /** The operator revokes any key; an API key only those it created (others answer KEY_NOT_FOUND, so ids cannot be probed). */
+  revoke(id: string, owner: KeyOwner = OPERATOR): void {
+    const removed = owner.kind === 'key' ? this.repo.deleteOwned(id, owner.id) : this.repo.delete(id);
+    if (!removed) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
     this.principals.clear();
   }
 
-  /** The principal of a bearer key given by its SHA-256 digest, or undefined when no key matches. */
+  /**
+   * The principal of a bearer key given by its SHA-256 digest, or undefined when no key matches; throws RATE_LIMITED
+   * when the key is over its requests-per-minute limit.
+   */
   authenticate(bearerDigest: Buffer): Principal | undefined {
     const hash = bearerDigest.toString('hex');
     let principal = this.principals.get(hash);
     if (!principal) {
       const row = this.repo.findByHash(hash);
       if (!row) return undefined;
-      principal = { kind: 'key', id: row.id, name: row.name, scopes: new Set(row.scopes), sessions: row.sessions };
+      principal = {
+        kind: 'key',
+        id: row.id,
+        name: row.name,
+        scopes: new Set(row.scopes),
+        sessions: row.sessions,
+        rateLimitPerMinute: row.rateLimitPerMinute,
+      };
       if (this.principals.size >= 10_000) this.principals.clear();
       this.principals.set(hash, principal);
     }
-    const id = (principal as { id: string }).id;
+    const { id } = principal;
     const now = Date.now();
+    if (principal.rateLimitPerMinute !== null) this.limit(id, principal.rateLimitPerMinute, now);
     if ((this.lastTouched.get(id) ?? 0) < now - 60_000) {
       this.lastTouched.set(id, now);
       this.repo.touch(id, new Date(now).toISOString());
     }
     return principal;
   }
+
+  private limit(id: string, perMinute: number, now: number): void {
+    if (now - this.lastSweep > 60_000) {
+      this.lastSweep = now;
+      this.limiter.sweep(now);
+    }
+    const hit = this.limiter.hit(id, perMinute, now);
+    if (!hit.allowed) {
+      throw new RateLimitedError('RATE_LIMITED', `this API key is limited to ${perMinute} requests a minute`, hit.retryAfterSeconds);
+    }
+  }
+}
+
+const holds = (owner: Extract<Principal, { kind: 'key' }>, scope: string): boolean => owner.scopes.has('*') || owner.scopes.has(scope);
+
+function assertScopesWithin(owner: Extract<Principal, { kind: 'key' }>, scopes: readonly string[]): void {
+  for (const scope of scopes) {
+    const allowed = scope === '*' ? owner.scopes.has('*') : holds(owner, scope);
+    if (!allowed) throw new GatewayError('FORBIDDEN_SCOPE', `this API key cannot grant the ${scope} scope: it does not hold it`);
+  }
+}
+
+function assertSessionsWithin(owner: Extract<Principal, { kind: 'key' }>, sessions: readonly string[] | null): void {
+  if (owner.sessions === null) return;
+  if (sessions === null) {
+    throw new GatewayError(
+      'FORBIDDEN_SESSION',
+      `this API key is limited to sessions ${owner.sessions.join(', ')}: give "sessions" within them`,
+    );
+  }
+  const outside = sessions.find((s) => !owner.sessions!.includes(s));
+  if (outside !== undefined) throw new GatewayError('FORBIDDEN_SESSION', `this API key cannot grant session ${outside}: it may not use it`);
 }

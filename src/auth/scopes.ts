@@ -17,7 +17,15 @@ export type Scope = (typeof SCOPES)[number];
 /** Who is calling: the master key, a scoped API key, or (client-token issue) a browser token. */
 export type Principal =
   | { kind: 'master' }
-  | { kind: 'key'; id: string; name: string; scopes: ReadonlySet<string>; sessions: readonly string[] | null }
+  | {
+      kind: 'key';
+      id: string;
+      name: string;
+      scopes: ReadonlySet<string>;
+      sessions: readonly string[] | null;
+      /** requests a minute; null = unlimited */
+      rateLimitPerMinute: number | null;
+    }
   | { kind: 'client'; session: string; ephemeralId: string; tokenId: string };
 
 /** What a route demands: none (public), the master key alone, or a scope. */

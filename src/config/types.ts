@@ -17,6 +17,8 @@ export interface GatewayConfig {
     reconnectBaseMs: number;
     reconnectMaxMs: number;
     reconnectMaxAttempts: number;
+    /** sessions that may exist at once; creating one more answers 409 LIMIT_REACHED */
+    maxSessions: number;
   };
   messages: { retentionDays: number };
   /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
@@ -27,7 +29,10 @@ export interface GatewayConfig {
     timeoutMs: number;
     concurrency: number;
     perWebhookConcurrency: number;
+    /** succeeded and failed deliveries are pruned this many days after their last update */
     retentionDays: number;
+    /** webhooks that may exist at once; registering one more answers 409 LIMIT_REACHED */
+    maxWebhooks: number;
   };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };

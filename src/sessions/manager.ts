@@ -12,6 +12,8 @@ export interface ManagerSettings {
   reconnectBaseMs: number;
   reconnectMaxMs: number;
   reconnectMaxAttempts: number;
+  /** sessions that may exist at once (unlimited when absent) */
+  maxSessions?: number;
 }
 
 export interface CreateSessionInput {
@@ -133,6 +135,10 @@ export class SessionManager {
 
   async create(input: CreateSessionInput): Promise<SessionRow> {
     if (this.deps.sessions.get(input.name)) throw new GatewayError('SESSION_EXISTS', `session ${input.name} already exists`);
+    const max = this.deps.settings.maxSessions;
+    if (max !== undefined && this.deps.sessions.count() >= max) {
+      throw new GatewayError('LIMIT_REACHED', `this daemon already has ${max} sessions, its limit (sessions.maxSessions); delete one first`);
+    }
     const engine = input.engine ?? this.deps.defaultEngine;
     this.engine(engine);
     const row = this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });

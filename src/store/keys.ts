@@ -8,6 +8,10 @@ export interface ApiKeyRow {
   prefix: string;
   scopes: string[];
   sessions: string[] | null;
+  /** id of the API key that created this one; null = the operator (master key) */
+  createdBy: string | null;
+  /** requests a minute this key may make; null = unlimited */
+  rateLimitPerMinute: number | null;
   createdAt: string;
   lastUsedAt: string | null;
 }
@@ -19,6 +23,8 @@ interface RawKey {
   prefix: string;
   scopes: string;
   sessions: string | null;
+  created_by: string | null;
+  rate_limit_per_minute: number | null;
   created_at: string;
   last_used_at: string | null;
 }
@@ -30,6 +36,8 @@ const toRow = (r: RawKey): ApiKeyRow => ({
   prefix: r.prefix,
   scopes: JSON.parse(r.scopes) as string[],
   sessions: r.sessions === null ? null : (JSON.parse(r.sessions) as string[]),
+  createdBy: r.created_by,
+  rateLimitPerMinute: r.rate_limit_per_minute,
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
 });
@@ -38,12 +46,15 @@ export type KeysRepo = ReturnType<typeof createKeysRepo>;
 
 export function createKeysRepo(db: Db) {
   const insert = db.prepare(
-    'INSERT INTO api_keys (id, name, hash, prefix, scopes, sessions, created_at) VALUES (@id, @name, @hash, @prefix, @scopes, @sessions, @createdAt)',
+    `INSERT INTO api_keys (id, name, hash, prefix, scopes, sessions, created_by, rate_limit_per_minute, created_at)
+     VALUES (@id, @name, @hash, @prefix, @scopes, @sessions, @createdBy, @rateLimitPerMinute, @createdAt)`,
   );
   const byHash = db.prepare('SELECT * FROM api_keys WHERE hash = ?');
   const byId = db.prepare('SELECT * FROM api_keys WHERE id = ?');
   const all = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
+  const byOwner = db.prepare('SELECT * FROM api_keys WHERE created_by = ? ORDER BY created_at, id');
   const remove = db.prepare('DELETE FROM api_keys WHERE id = ?');
+  const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
 
   return {
@@ -59,7 +70,11 @@ export function createKeysRepo(db: Db) {
       return raw && toRow(raw);
     },
     list: (): ApiKeyRow[] => (all.all() as RawKey[]).map(toRow),
+    /** The keys one API key created. */
+    listOwnedBy: (ownerId: string): ApiKeyRow[] => (byOwner.all(ownerId) as RawKey[]).map(toRow),
     delete: (id: string): boolean => remove.run(id).changes > 0,
+    /** Deletes a key only when `ownerId` created it. */
+    deleteOwned: (id: string, ownerId: string): boolean => removeOwned.run(id, ownerId).changes > 0,
     touch: (id: string, at: string): void => void touch.run(at, id),
   };
 }

@@ -122,8 +122,9 @@ export function createOutboxRepo(db: Db) {
   const requeue = db.prepare(
     `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
   );
-  const prune = db.prepare(
-    `DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = 'succeeded' AND updated_at < ? LIMIT 5000)`,
+  // one statement per status, so each uses its partial index on updated_at; pending rows are never pruned
+  const pruneByStatus = (['succeeded', 'failed'] as const).map((status) =>
+    db.prepare(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = '${status}' AND updated_at < ? LIMIT 5000)`),
   );
 
   /** Writes one event's deliveries, all or none. */
@@ -168,14 +169,17 @@ export function createOutboxRepo(db: Db) {
       if (!requeue.run(now, now, id, webhookId).changes) return undefined;
       return this.get(webhookId, id);
     },
-    /** Deletes succeeded deliveries last updated before `before` (ms); returns how many went. */
-    pruneSucceeded(before: number): number {
+    /** Deletes succeeded and failed deliveries last updated before `before` (ms), never pending ones; returns how many went. */
+    pruneFinished(before: number): number {
       let total = 0;
-      for (;;) {
-        const removed = prune.run(before).changes;
-        total += removed;
-        if (removed < 5000) return total;
+      for (const prune of pruneByStatus) {
+        for (;;) {
+          const removed = prune.run(before).changes;
+          total += removed;
+          if (removed < 5000) break;
+        }
       }
+      return total;
     },
   };
 }

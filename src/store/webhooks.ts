@@ -7,6 +7,10 @@ export interface WebhookHeader {
   value: string;
 }
 
+/** What the signature covers: the body alone, or `${X-Webhook-Timestamp}.${body}` (replay-resistant). */
+export type SignatureScheme = 'body' | 'timestamp.body';
+export const SIGNATURE_SCHEMES: readonly SignatureScheme[] = ['body', 'timestamp.body'];
+
 export interface WebhookRow {
   id: number;
   url: string;
@@ -18,6 +22,7 @@ export interface WebhookRow {
   headers: WebhookHeader[];
   retries: RetrySettings;
   hmacKey: string;
+  signatureScheme: SignatureScheme;
   createdAt: string;
   updatedAt: string;
 }
@@ -35,6 +40,7 @@ interface RawWebhook {
   retry_delay_seconds: number;
   retry_policy: RetryPolicyName;
   hmac_key: string;
+  signature_scheme: SignatureScheme;
   created_at: string;
   updated_at: string;
 }
@@ -48,6 +54,7 @@ const toRow = (r: RawWebhook): WebhookRow => ({
   headers: JSON.parse(r.headers) as WebhookHeader[],
   retries: { attempts: r.retry_attempts, delaySeconds: r.retry_delay_seconds, policy: r.retry_policy },
   hmacKey: r.hmac_key,
+  signatureScheme: r.signature_scheme,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -62,14 +69,15 @@ const toParams = (w: WebhookFields) => ({
   delaySeconds: w.retries.delaySeconds,
   policy: w.retries.policy,
   hmacKey: w.hmacKey,
+  signatureScheme: w.signatureScheme,
 });
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
 
 export function createWebhooksRepo(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, created_at, updated_at)
-     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @now, @now)`,
+    `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, signature_scheme, created_at, updated_at)
+     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @now, @now)`,
   );
   const byId = db.prepare('SELECT * FROM webhooks WHERE id = ?');
   const page = db.prepare('SELECT * FROM webhooks ORDER BY id LIMIT ? OFFSET ?');
@@ -77,7 +85,8 @@ export function createWebhooksRepo(db: Db) {
   const enabled = db.prepare('SELECT * FROM webhooks WHERE enabled = 1 ORDER BY id');
   const update = db.prepare(
     `UPDATE webhooks SET url = @url, events = @events, session = @session, enabled = @enabled, headers = @headers,
-       retry_attempts = @attempts, retry_delay_seconds = @delaySeconds, retry_policy = @policy, hmac_key = @hmacKey, updated_at = @now
+       retry_attempts = @attempts, retry_delay_seconds = @delaySeconds, retry_policy = @policy, hmac_key = @hmacKey,
+       signature_scheme = @signatureScheme, updated_at = @now
      WHERE id = @id`,
   );
   const failPending = db.prepare(

@@ -7,7 +7,7 @@ import type { DeliveryOutcome, DueDelivery, NewDelivery, OutboxRepo } from '../s
 import { postDelivery, type DeliveryOutcome as HttpOutcome } from './http-delivery.js';
 import { DISABLED_ERROR, type WebhookChange, type WebhookRegistry } from './registry.js';
 import { retryDelaySeconds } from './retry-policy.js';
-import { signBody, signatureHeader } from './signer.js';
+import { signDelivery, signatureHeader } from './signer.js';
 
 export type WebhookSettings = GatewayConfig['webhooks'];
 
@@ -22,7 +22,7 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** outcomes are gathered this long (ms) and written in one transaction; a crash in between only repeats those attempts */
   flushIntervalMs?: number;
-  /** how often succeeded rows older than settings.retentionDays are pruned */
+  /** how often succeeded and failed rows older than settings.retentionDays are pruned */
   pruneIntervalMs?: number;
   /** called before outcomes are written: joins the tick's transaction so many writes share one commit */
   beginWrite?: () => void;
@@ -282,13 +282,15 @@ export class WebhookDispatcher {
       return;
     }
     const body = Buffer.from(row.body);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    const signature = signDelivery(webhook.signatureScheme, timestamp, body, webhook.hmacKey);
     const headers: Record<string, string> = {
       ...webhook.headerObject,
       'Content-Type': 'application/json',
-      'X-Webhook-Signature': signatureHeader(signBody(body, webhook.hmacKey), this.options.settings.signaturePrefix),
+      'X-Webhook-Signature': signatureHeader(signature, this.options.settings.signaturePrefix),
       'X-Webhook-Id': row.id,
       'X-Webhook-Event': row.event,
-      'X-Webhook-Timestamp': String(Math.floor(Date.now() / 1000)),
+      'X-Webhook-Timestamp': timestamp,
       'X-Webhook-Attempt': String(row.attempts + 1),
     };
     let result: HttpOutcome;
@@ -348,7 +350,7 @@ export class WebhookDispatcher {
 
   private prune(): void {
     try {
-      const removed = this.options.outbox.pruneSucceeded(Date.now() - this.options.settings.retentionDays * DAY_MS);
+      const removed = this.options.outbox.pruneFinished(Date.now() - this.options.settings.retentionDays * DAY_MS);
       if (removed) this.options.logger?.info({ removed }, 'pruned old webhook deliveries');
     } catch (err) {
       this.options.logger?.error({ err }, 'could not prune webhook deliveries');

@@ -1,9 +1,9 @@
 // Webhook registrations: validated CRUD, the delivery log, manual retry, and an in-memory cache of enabled webhooks for matching.
 import { randomBytes } from 'node:crypto';
 import { EVENT_TYPES, isEventType } from '../events/catalogue.js';
-import { ValidationError, notFound } from '../errors.js';
+import { GatewayError, ValidationError, notFound } from '../errors.js';
 import type { DeliveryRow, DeliveryStatus, OutboxRepo } from '../store/outbox.js';
-import type { WebhookFields, WebhookHeader, WebhookRow, WebhooksRepo } from '../store/webhooks.js';
+import type { SignatureScheme, WebhookFields, WebhookHeader, WebhookRow, WebhooksRepo } from '../store/webhooks.js';
 import { DEFAULT_RETRIES, MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from './retry-policy.js';
 import { checkTargetUrl, type UrlPolicy } from './url-guard.js';
 
@@ -15,6 +15,11 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection']);
 const RESERVED_PREFIX = 'x-webhook-';
 export const DISABLED_ERROR = 'webhook disabled';
+/**
+ * Custom header values (often the receiver's own tokens) never leave the daemon: responses carry this instead, and a
+ * PUT that sends it back as a value keeps the stored value of that header.
+ */
+export const HEADER_VALUE_MASK = '********';
 
 /** The public shape of a webhook (SPEC §2 "Webhook"); hmacKey only in the creation response. */
 export interface WebhookView {
@@ -23,8 +28,10 @@ export interface WebhookView {
   events: string[];
   session: string | null;
   enabled: boolean;
+  /** names as given, values always HEADER_VALUE_MASK */
   headers: WebhookHeader[];
   retries: RetrySettings;
+  signatureScheme: SignatureScheme;
   createdAt: string;
   updatedAt: string;
   hmacKey?: string;
@@ -53,6 +60,7 @@ export interface WebhookInput {
   headers?: WebhookHeader[];
   retries?: Partial<RetrySettings>;
   hmacKey?: string;
+  signatureScheme?: SignatureScheme;
 }
 
 /** An enabled webhook as the outbox and dispatcher use it; replaced (never mutated) on every change. */
@@ -74,8 +82,9 @@ export function webhookView(row: WebhookRow, withKey = false): WebhookView {
     events: row.events,
     session: row.session,
     enabled: row.enabled,
-    headers: row.headers,
+    headers: row.headers.map(({ name }) => ({ name, value: HEADER_VALUE_MASK })),
     retries: row.retries,
+    signatureScheme: row.signatureScheme,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };
@@ -105,7 +114,13 @@ export class WebhookRegistry {
   private readonly listeners = new Set<(change: WebhookChange) => void>();
 
   constructor(
-    private readonly deps: { webhooks: WebhooksRepo; outbox: OutboxRepo; urlPolicy: UrlPolicy },
+    private readonly deps: {
+      webhooks: WebhooksRepo;
+      outbox: OutboxRepo;
+      urlPolicy: UrlPolicy;
+      /** webhooks that may exist at once (unlimited when absent) */
+      maxWebhooks?: number;
+    },
   ) {
     this.refresh();
   }
@@ -117,6 +132,10 @@ export class WebhookRegistry {
   }
 
   create(input: WebhookInput & { url: string }): WebhookView {
+    const max = this.deps.maxWebhooks;
+    if (max !== undefined && this.deps.webhooks.count() >= max) {
+      throw new GatewayError('LIMIT_REACHED', `${max} webhooks are registered, the limit (webhooks.maxWebhooks); delete one first`);
+    }
     const fields: WebhookFields = {
       url: this.checkUrl(input.url),
       events: normaliseEvents(input.events),
@@ -125,6 +144,7 @@ export class WebhookRegistry {
       headers: checkHeaders(input.headers ?? []),
       retries: checkRetries({ ...DEFAULT_RETRIES, ...input.retries }),
       hmacKey: input.hmacKey ?? randomBytes(32).toString('hex'),
+      signatureScheme: input.signatureScheme ?? 'body',
     };
     checkHmacKey(fields.hmacKey);
     const row = this.deps.webhooks.insert(fields);
@@ -152,7 +172,10 @@ export class WebhookRegistry {
     return webhookView(this.getRow(id));
   }
 
-  /** Partial update: only supplied fields change; `headers` replaces the list; a new hmacKey signs the next attempt. */
+  /**
+   * Partial update: only supplied fields change; `headers` replaces the list (a value given as HEADER_VALUE_MASK keeps
+   * the stored value of that header); a new hmacKey or signatureScheme signs the next attempt.
+   */
   update(id: number, patch: WebhookInput): WebhookView {
     const current = this.getRow(id);
     const fields: WebhookFields = {
@@ -160,9 +183,10 @@ export class WebhookRegistry {
       events: patch.events === undefined ? current.events : normaliseEvents(patch.events),
       session: patch.session === undefined ? current.session : patch.session,
       enabled: patch.enabled ?? current.enabled,
-      headers: patch.headers === undefined ? current.headers : checkHeaders(patch.headers),
+      headers: patch.headers === undefined ? current.headers : checkHeaders(unmaskHeaders(patch.headers, current.headers)),
       retries: patch.retries === undefined ? current.retries : checkRetries({ ...current.retries, ...patch.retries }),
       hmacKey: patch.hmacKey ?? current.hmacKey,
+      signatureScheme: patch.signatureScheme ?? current.signatureScheme,
     };
     if (patch.hmacKey !== undefined) checkHmacKey(patch.hmacKey);
     const row = this.deps.webhooks.update(id, fields, DISABLED_ERROR);
@@ -241,6 +265,16 @@ export function normaliseEvents(events: string[] | undefined): string[] {
     if (!isEventType(e)) throw ValidationError.field(`/events/${i}`, `unknown event type "${e}"; one of: ${EVENT_TYPES.join(', ')}, or "*"`);
   });
   return [...new Set(events)];
+}
+
+/** Puts the stored value back for every header sent with the masked value; a mask for a header not stored is refused. */
+function unmaskHeaders(headers: WebhookHeader[], stored: readonly WebhookHeader[]): WebhookHeader[] {
+  return headers.map(({ name, value }, i) => {
+    if (value !== HEADER_VALUE_MASK) return { name, value };
+    const kept = stored.find((h) => h.name.toLowerCase() === name.toLowerCase());
+    if (!kept) throw ValidationError.field(`/headers/${i}/value`, `"${HEADER_VALUE_MASK}" keeps a stored value, but this webhook has no header "${name}"`);
+    return { name, value: kept.value };
+  });
 }
 
 export function checkHeaders(headers: WebhookHeader[]): WebhookHeader[] {

@@ -1,9 +1,17 @@
-// API-key routes: /api/account/keys (keys:manage) and the same under /api/admin/keys (master key).
+// API-key routes: /api/account/keys (keys:manage; a key manages only the keys it created, within its own rights)
+// and the same under /api/admin/keys (master key: every key).
+import type { KeyOwner } from '../../auth/api-keys.js';
 import { emptyBody } from '../schemas/common.js';
-import { createKeyBody, keyParams } from '../schemas/keys.js';
+import { createKeyBody, keyParams, type CreateKeyBody } from '../schemas/keys.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
-import type { RouteDef } from '../types.js';
+import type { AppContext, RouteDef } from '../types.js';
+
+/** The calling API key, or the operator for the master key. */
+function ownerOf(ctx: AppContext): KeyOwner {
+  const principal = ctx.state.principal;
+  return principal?.kind === 'key' ? principal : { kind: 'operator' };
+}
 
 export function keyRoutes({ apiKeys }: Services): RouteDef[] {
   return (['/api/account/keys', '/api/admin/keys'] as const).flatMap((base): RouteDef[] => {
@@ -13,29 +21,30 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         method: 'POST',
         path: base,
         access,
-        summary: 'create an API key (the key is returned once)',
+        summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
         handler({ body, ctx }) {
+          const created = apiKeys.create(body as CreateKeyBody, ownerOf(ctx));
           ctx.status = 201;
-          return apiKeys.create(body);
+          return created;
         },
       },
       {
         method: 'GET',
         path: base,
         access,
-        summary: 'list API keys (never the keys themselves)',
+        summary: 'list API keys (never the keys themselves): all for the master key, those it created for an API key',
         schema: {},
-        handler: () => apiKeys.list(),
+        handler: ({ ctx }) => apiKeys.list(ownerOf(ctx)),
       },
       {
         method: 'DELETE',
         path: `${base}/:id`,
         access,
-        summary: 'revoke an API key',
+        summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
-        handler({ params }) {
-          apiKeys.revoke(params.id);
+        handler({ params, ctx }) {
+          apiKeys.revoke(params.id, ownerOf(ctx));
           return done(`API key ${params.id} revoked`);
         },
       },

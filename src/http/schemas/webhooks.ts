@@ -2,6 +2,7 @@
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from '../../webhooks/retry-policy.js';
 import { MAX_HEADERS, MIN_HMAC_KEY_LENGTH } from '../../webhooks/registry.js';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../../store/webhooks.js';
 import { SESSION_NAME_PATTERN, sessionName } from './common.js';
 
 export interface WebhookHeaderBody {
@@ -17,6 +18,7 @@ export interface CreateWebhookBody {
   headers?: WebhookHeaderBody[];
   retries?: Partial<RetrySettings>;
   hmacKey?: string;
+  signatureScheme?: SignatureScheme;
 }
 
 export type UpdateWebhookBody = Partial<Omit<CreateWebhookBody, 'session'>> & { session?: string | null };
@@ -43,12 +45,13 @@ const retries = {
   },
 } as const;
 const hmacKey = { type: 'string', minLength: MIN_HMAC_KEY_LENGTH, maxLength: 512 } as const;
+const signatureScheme = { enum: SIGNATURE_SCHEMES } as const;
 
 export const createWebhookBody = {
   type: 'object',
   additionalProperties: false,
   required: ['url'],
-  properties: { url, events, session: sessionName, enabled: { type: 'boolean' }, headers, retries, hmacKey },
+  properties: { url, events, session: sessionName, enabled: { type: 'boolean' }, headers, retries, hmacKey, signatureScheme },
 } as const;
 
 export const updateWebhookBody = {
@@ -62,6 +65,7 @@ export const updateWebhookBody = {
     headers,
     retries,
     hmacKey,
+    signatureScheme,
   },
 } as const;
 

@@ -4,6 +4,7 @@ import webhooks from './002-webhooks.js';
 import messages from './003-messages.js';
 import clientTokens from './004-client-tokens.js';
 import chats from './005-chats.js';
+import keyOwners from './006-key-owners.js';
 
 export interface Migration {
   version: number;
@@ -17,4 +18,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: 'messages', sql: messages },
   { version: 4, name: 'client-tokens', sql: clientTokens },
   { version: 5, name: 'chats', sql: chats },
+  { version: 6, name: 'key-owners', sql: keyOwners },
 ];
