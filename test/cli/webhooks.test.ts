@@ -37,8 +37,8 @@ describe('gateway webhooks', () => {
     assert.deepEqual(first.events, ['session.status', 'session.qr']);
     assert.equal(first.session, 'shop');
     assert.deepEqual(first.headers, [
-      { name: 'Authorization', value: 'Bearer abc' },
-      { name: 'X-Tenant', value: 'acme' },
+      { name: 'Authorization', value: '********' },
+      { name: 'X-Tenant', value: '********' },
     ]);
     assert.deepEqual(first.retries, { attempts: 2, delaySeconds: 1, policy: 'linear' });
     assert.ok(list.every((w) => w.hmacKey === undefined));

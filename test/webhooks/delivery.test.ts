@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { verifySignature, verifyTimestampedSignature } from '../../src/webhooks/signer.js';
 
 /** QR codes rotate rarely here, so the events each step produces are exactly known. */
 const CONFIG = 'sessions:\n  qrRotationSeconds: 600\n';
@@ -441,7 +442,7 @@ describe('durability', () => {
     }
   });
 
-  test('retention: at start, succeeded rows older than webhooks.retentionDays are pruned; failed and pending rows stay', async () => {
+  test('retention: at start, succeeded and failed rows older than webhooks.retentionDays are pruned; pending rows stay', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gateway-retention-'));
     const target = await startReceiver();
     // /ret: the 2nd and 4th arrivals fail (no retries); /ret-pending: always 500, next retry an hour away
@@ -479,11 +480,11 @@ describe('durability', () => {
       assert.equal((await deliveries(daemonRun, pending.id)).length, 3);
       assert.equal(await daemonRun.stop(), 0);
 
-      // the default 7 days: the two 8-day-old succeeded rows go
+      // the default 7 days: the two 8-day-old succeeded rows and the two 8-day-old failed rows go
       daemonRun = await startDaemon({ dataDir, config: CONFIG, env: { GATEWAY_LOG_LEVEL: 'warn' } });
-      const kept = await logUntil(daemonRun, done.id, (r) => r.length === 3, 'the old succeeded rows pruned');
-      assert.deepEqual(kept.map((row) => row.id).sort(), [succeeded[0], ...failed].sort());
-      assert.deepEqual(kept.filter((row) => row.status === 'succeeded').map((row) => row.id), [succeeded[0]]);
+      const kept = await logUntil(daemonRun, done.id, (r) => r.length === 1, 'the old succeeded and failed rows pruned');
+      assert.equal(failed.length, 2);
+      assert.deepEqual(kept.map((row) => row.id), [succeeded[0]]);
       const stillPending = await deliveries(daemonRun, pending.id);
       assert.deepEqual(stillPending.map((row) => row.id).sort(), waiting.map((row) => row.id).sort());
       assert.ok(stillPending.every((row) => row.status === 'pending'));
@@ -492,5 +493,61 @@ describe('durability', () => {
       await target.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('signed timestamps and hidden header values (issue 16)', () => {
+  test('timestamp.body: the signature covers X-Webhook-Timestamp and the body; a receiver can refuse stale or altered ones', async () => {
+    const hmacKey = 'timestamped-key-0123456789abcdef';
+    await createWebhook(daemon, { url: `${receiver.base}/ts`, events: ['session.status'], session: 'ts1', hmacKey, signatureScheme: 'timestamp.body' });
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts1', start: true })).status, 201);
+    const [d] = await receiver.waitForCount(1, '/ts');
+    const signature = String(d!.headers['x-webhook-signature']);
+    const timestamp = String(d!.headers['x-webhook-timestamp']);
+    // computed independently of the daemon's signer: HMAC-SHA256 over `${timestamp}.${raw body}`
+    const expected = createHmac('sha256', hmacKey).update(`${timestamp}.`).update(d!.raw).digest('hex');
+    assert.equal(signature, expected);
+    assert.notEqual(signature, hmac(hmacKey, d!.raw), 'not the body-only signature');
+
+    const now = Number(timestamp);
+    assert.equal(verifyTimestampedSignature(d!.raw, hmacKey, signature, timestamp, { nowSeconds: now + 10 }), true);
+    // replayed six minutes later: refused, though the signature itself is genuine
+    assert.equal(verifyTimestampedSignature(d!.raw, hmacKey, signature, timestamp, { nowSeconds: now + 360 }), false);
+    // a replay with a fresh timestamp header but the old signature: refused
+    assert.equal(verifyTimestampedSignature(d!.raw, hmacKey, signature, String(now + 360), { nowSeconds: now + 360 }), false);
+    // the body-only check of the default scheme does not accept it either
+    assert.equal(verifySignature(d!.raw, hmacKey, signature), false);
+  });
+
+  test('the default scheme still signs the body alone; switching a webhook to timestamp.body applies to the next delivery', async () => {
+    const hmacKey = 'switching-key-0123456789abcdef';
+    const webhook = await createWebhook(daemon, { url: `${receiver.base}/switch`, events: ['session.status'], session: 'ts2', hmacKey });
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts2', start: true })).status, 201);
+    const [first] = await receiver.waitForCount(1, '/switch');
+    assert.equal(verifySignature(first!.raw, hmacKey, String(first!.headers['x-webhook-signature'])), true);
+    const put = await daemon.request('PUT', `/api/webhooks/${webhook.id}`, { signatureScheme: 'timestamp.body' });
+    assert.equal(put.status, 200);
+    assert.equal((await daemon.request('POST', '/api/sessions/ts2/stop')).status, 200);
+    const [, second] = await receiver.waitForCount(2, '/switch');
+    const ok = verifyTimestampedSignature(second!.raw, hmacKey, String(second!.headers['x-webhook-signature']), String(second!.headers['x-webhook-timestamp']));
+    assert.equal(ok, true);
+  });
+
+  test('a header value kept through the mask on update is still the one delivered', async () => {
+    const webhook = await createWebhook(daemon, {
+      url: `${receiver.base}/masked`,
+      events: ['session.status'],
+      session: 'ts3',
+      headers: [{ name: 'Authorization', value: 'Bearer kept-through-mask' }],
+    });
+    const got = await daemon.request('GET', `/api/webhooks/${webhook.id}`);
+    assert.deepEqual(got.body.data.headers, [{ name: 'Authorization', value: '********' }]);
+    // PUT back what GET returned, plus a new header
+    const put = await daemon.request('PUT', `/api/webhooks/${webhook.id}`, { headers: [...got.body.data.headers, { name: 'X-Extra', value: 'e' }] });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts3', start: true })).status, 201);
+    const [d] = await receiver.waitForCount(1, '/masked');
+    assert.equal(d!.headers.authorization, 'Bearer kept-through-mask');
+    assert.equal(d!.headers['x-extra'], 'e');
   });
 });

@@ -90,7 +90,7 @@ describe('API keys and scopes', () => {
   });
 
   test('account keys: keys:manage creates and revokes; a revoked key gets 401', async () => {
-    const keyAdmin = await newKey(['keys:manage']);
+    const keyAdmin = await newKey(['keys:manage', 'sessions:read']);
     const made = await daemon.request('POST', '/api/account/keys', { name: 'app', scopes: ['sessions:read'] }, keyAdmin);
     assert.equal(made.status, 201);
     const appKey = made.body.data.key;
@@ -116,5 +116,130 @@ describe('API keys and scopes', () => {
     const badId = await daemon.request('DELETE', '/api/admin/keys/not-a-uuid');
     assert.equal(badId.status, 400);
     assert.equal(badId.body.error.details[0].path, '/id');
+  });
+});
+
+describe('no privilege escalation through API keys (issue 16)', () => {
+  const create = (key: string, body: Record<string, unknown>) => daemon.request('POST', '/api/account/keys', { name: 'child', ...body }, key);
+
+  test('a session-limited keys:manage key cannot mint "*" or an unrestricted key', async () => {
+    const limited = await newKey(['keys:manage', 'sessions:read'], ['alpha']);
+    const star = await create(limited, { scopes: ['*'], sessions: ['alpha'] });
+    assert.equal(star.status, 403, JSON.stringify(star.body));
+    assert.equal(star.body.error.code, 'FORBIDDEN_SCOPE');
+    assert.match(star.body.error.message, /\*/);
+    const unrestricted = await create(limited, { scopes: ['sessions:read'] });
+    assert.equal(unrestricted.status, 403);
+    assert.equal(unrestricted.body.error.code, 'FORBIDDEN_SESSION');
+    const wider = await create(limited, { scopes: ['sessions:read'], sessions: ['alpha', 'beta'] });
+    assert.equal(wider.status, 403);
+    assert.equal(wider.body.error.code, 'FORBIDDEN_SESSION');
+    assert.match(wider.body.error.message, /beta/);
+  });
+
+  test('a "*" key limited to one session (which includes keys:manage) cannot escape its session either', async () => {
+    const starLimited = await newKey(['*'], ['alpha']);
+    const free = await create(starLimited, { scopes: ['*'] });
+    assert.equal(free.status, 403);
+    assert.equal(free.body.error.code, 'FORBIDDEN_SESSION');
+    const inside = await create(starLimited, { scopes: ['*'], sessions: ['alpha'] });
+    assert.equal(inside.status, 201, JSON.stringify(inside.body));
+    const child = inside.body.data.key as string;
+    assert.equal((await daemon.request('GET', '/api/sessions/alpha', undefined, child)).status, 200);
+    assert.equal((await daemon.request('GET', '/api/sessions/beta', undefined, child)).status, 403);
+  });
+
+  test('a key cannot grant a scope it lacks', async () => {
+    const keyAdmin = await newKey(['keys:manage', 'sessions:read']);
+    for (const scopes of [['sessions:manage'], ['sessions:read', 'messages:send'], ['*'], ['webhooks:manage']]) {
+      const res = await create(keyAdmin, { scopes });
+      assert.equal(res.status, 403, `${scopes} → ${res.status}`);
+      assert.equal(res.body.error.code, 'FORBIDDEN_SCOPE');
+    }
+    const made = await create(keyAdmin, { scopes: ['sessions:read', 'keys:manage'] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    assert.equal(made.body.data.createdBy, (await daemon.request('GET', '/api/account/keys', undefined, keyAdmin)).body.data[0].createdBy);
+  });
+
+  test('a key lists and revokes only the keys it created; the operator\'s and other keys\' keys answer 404', async () => {
+    const operatorKey = await daemon.request('POST', '/api/admin/keys', { name: 'operator-app', scopes: ['sessions:read'] });
+    const a = await newKey(['keys:manage', 'sessions:read']);
+    const b = await newKey(['keys:manage', 'sessions:read']);
+    const aChild = await create(a, { name: 'a-child', scopes: ['sessions:read'] });
+    const bChild = await create(b, { name: 'b-child', scopes: ['sessions:read'] });
+    assert.equal(aChild.status, 201);
+    assert.equal(bChild.status, 201);
+
+    const aList = await daemon.request('GET', '/api/account/keys', undefined, a);
+    assert.deepEqual(aList.body.data.map((k: { id: string }) => k.id), [aChild.body.data.id]);
+    const aId = aList.body.data[0].createdBy as string;
+    assert.match(aId, /^[0-9a-f-]{36}$/);
+
+    for (const victim of [operatorKey.body.data.id, bChild.body.data.id, aId]) {
+      const res = await daemon.request('DELETE', `/api/account/keys/${victim}`, undefined, a);
+      assert.equal(res.status, 404, victim);
+      assert.equal(res.body.error.code, 'KEY_NOT_FOUND');
+    }
+    // all three still work
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, operatorKey.body.data.key)).status, 200);
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, bChild.body.data.key)).status, 200);
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, a)).status, 200);
+
+    // its own child it may revoke
+    assert.equal((await daemon.request('DELETE', `/api/account/keys/${aChild.body.data.id}`, undefined, a)).status, 200);
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, aChild.body.data.key)).status, 401);
+
+    // the operator sees every key, with its owner, and revokes any of them, on both routes
+    const all = await daemon.request('GET', '/api/admin/keys');
+    const byId = new Map(all.body.data.map((k: { id: string }) => [k.id, k]));
+    assert.equal((byId.get(operatorKey.body.data.id) as { createdBy: string | null }).createdBy, null);
+    assert.equal((byId.get(bChild.body.data.id) as { createdBy: string | null }).createdBy !== null, true);
+    const viaAccount = await daemon.request('GET', '/api/account/keys');
+    assert.equal(viaAccount.body.data.length, all.body.data.length);
+    assert.equal((await daemon.request('DELETE', `/api/account/keys/${bChild.body.data.id}`)).status, 200);
+    const made = await daemon.request('POST', '/api/account/keys', { name: 'by-master', scopes: ['*'] });
+    assert.equal(made.status, 201);
+    assert.equal(made.body.data.createdBy, null);
+  });
+});
+
+describe('per-key requests-per-minute limit (issue 16)', () => {
+  test('a key over its rateLimitPerMinute gets 429 RATE_LIMITED with Retry-After; other keys are not affected', async () => {
+    const res = await daemon.request('POST', '/api/admin/keys', { name: 'slow', scopes: ['sessions:read'], rateLimitPerMinute: 3 });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.data.rateLimitPerMinute, 3);
+    const slow = res.body.data.key as string;
+    const other = await newKey(['sessions:read']);
+    for (let i = 0; i < 3; i++) assert.equal((await daemon.request('GET', '/api/sessions', undefined, slow)).status, 200, `request ${i + 1}`);
+    const limited = await daemon.request('GET', '/api/sessions', undefined, slow);
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.error.code, 'RATE_LIMITED');
+    const retryAfter = Number(limited.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+    assert.equal((await daemon.request('GET', '/api/sessions', undefined, other)).status, 200);
+    assert.equal((await daemon.request('GET', '/api/sessions')).status, 200, 'the master key has no limit');
+    const listed = (await daemon.request('GET', '/api/admin/keys')).body.data.find((k: { id: string }) => k.id === res.body.data.id);
+    assert.equal(listed.rateLimitPerMinute, 3);
+  });
+
+  test('no limit by default; the field is validated; a limited key cannot mint a looser key', async () => {
+    const plain = await daemon.request('POST', '/api/admin/keys', { name: 'plain', scopes: ['sessions:read'] });
+    assert.equal(plain.body.data.rateLimitPerMinute, null);
+    for (const bad of [0, -1, 1.5, '10', 100_001]) {
+      const res = await daemon.request('POST', '/api/admin/keys', { name: 'x', scopes: ['sessions:read'], rateLimitPerMinute: bad });
+      assert.equal(res.status, 400, String(bad));
+      assert.equal(res.body.error.details[0].path, '/rateLimitPerMinute');
+    }
+    const parent = await daemon.request('POST', '/api/admin/keys', { name: 'p', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 50 });
+    const key = parent.body.data.key as string;
+    for (const rateLimitPerMinute of [null, 51]) {
+      const res = await daemon.request('POST', '/api/account/keys', { name: 'c', scopes: ['sessions:read'], rateLimitPerMinute }, key);
+      assert.equal(res.status, 403, String(rateLimitPerMinute));
+      assert.equal(res.body.error.code, 'FORBIDDEN_SCOPE');
+    }
+    const inherited = await daemon.request('POST', '/api/account/keys', { name: 'c', scopes: ['sessions:read'] }, key);
+    assert.equal(inherited.body.data.rateLimitPerMinute, 50);
+    const tighter = await daemon.request('POST', '/api/account/keys', { name: 'c', scopes: ['sessions:read'], rateLimitPerMinute: 5 }, key);
+    assert.equal(tighter.body.data.rateLimitPerMinute, 5);
   });
 });

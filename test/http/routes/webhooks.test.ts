@@ -79,7 +79,7 @@ describe('webhook CRUD', () => {
     assert.deepEqual(w.events, ['message.received', 'session.status']);
     assert.equal(w.session, 'shop-1');
     assert.equal(w.enabled, false);
-    assert.deepEqual(w.headers, [{ name: 'Authorization', value: 'Bearer x' }]);
+    assert.deepEqual(w.headers, [{ name: 'Authorization', value: '********' }]);
     assert.deepEqual(w.retries, { attempts: 0, delaySeconds: 3600, policy: 'linear' });
     assert.equal(w.hmacKey, 'sixteen-chars-ok');
     assert.deepEqual((await create({ url: URL, events: ['*'] })).events, []);
@@ -116,7 +116,7 @@ describe('webhook CRUD', () => {
       hmacKey: 'a-brand-new-key-123',
     });
     assert.equal(b.status, 200);
-    assert.deepEqual(b.body.data.headers, [{ name: 'X-C', value: '3' }]);
+    assert.deepEqual(b.body.data.headers, [{ name: 'X-C', value: '********' }]);
     assert.deepEqual(b.body.data.retries, { attempts: 4, delaySeconds: 9, policy: 'constant' });
     assert.equal(b.body.data.session, null);
     assert.deepEqual(b.body.data.events, []);
@@ -126,7 +126,7 @@ describe('webhook CRUD', () => {
 
     const c = await daemon.request('PUT', `/api/webhooks/${w.id}`, { enabled: true });
     assert.equal(c.body.data.enabled, true);
-    assert.deepEqual(c.body.data.headers, [{ name: 'X-C', value: '3' }]);
+    assert.deepEqual(c.body.data.headers, [{ name: 'X-C', value: '********' }]);
     const none = await daemon.request('PUT', `/api/webhooks/${w.id}`, {});
     assert.equal(none.status, 200);
     assert.ok(Date.parse(c.body.data.updatedAt) >= Date.parse(w.updatedAt));
@@ -396,5 +396,56 @@ describe('webhook access', () => {
     assert.equal((await daemon.request('DELETE', `/api/webhooks/${foreign.id}`, undefined, key)).status, 404);
     const widen = await daemon.request('PUT', `/api/webhooks/${mine.body.data.id}`, { session: null }, key);
     assert.equal(widen.status, 403);
+  });
+});
+
+describe('webhook secrets and signature scheme (issue 16)', () => {
+  const SECRET = 'Bearer receiver-own-token-5f3a9c';
+
+  test('custom header values never come back: create, GET one, list and PUT show names with masked values', async () => {
+    const w = await create({ url: URL, headers: [{ name: 'Authorization', value: SECRET }, { name: 'X-Tenant', value: 'acme-tenant-77' }] });
+    const masked = [
+      { name: 'Authorization', value: '********' },
+      { name: 'X-Tenant', value: '********' },
+    ];
+    assert.deepEqual(w.headers, masked);
+    const one = await daemon.request('GET', `/api/webhooks/${w.id}`);
+    assert.deepEqual(one.body.data.headers, masked);
+    const list = await daemon.request('GET', '/api/webhooks');
+    assert.deepEqual(list.body.data.find((x: { id: number }) => x.id === w.id).headers, masked);
+    const put = await daemon.request('PUT', `/api/webhooks/${w.id}`, { enabled: false });
+    assert.deepEqual(put.body.data.headers, masked);
+    for (const body of [w, one.body, list.body, put.body]) {
+      const text = JSON.stringify(body);
+      assert.ok(!text.includes('receiver-own-token') && !text.includes('acme-tenant-77'), text);
+    }
+  });
+
+  test('sending the mask back keeps the stored value; a mask for a header the webhook lacks is refused', async () => {
+    const w = await create({ url: URL, headers: [{ name: 'Authorization', value: SECRET }] });
+    // a client that GETs, edits and PUTs the whole webhook back: the masked value stands for the stored one
+    const back = await daemon.request('PUT', `/api/webhooks/${w.id}`, {
+      headers: [
+        { name: 'authorization', value: '********' },
+        { name: 'X-New', value: 'n' },
+      ],
+    });
+    assert.equal(back.status, 200, JSON.stringify(back.body));
+    assert.deepEqual(back.body.data.headers, [
+      { name: 'authorization', value: '********' },
+      { name: 'X-New', value: '********' },
+    ]);
+    await rejects('PUT', `/api/webhooks/${w.id}`, { headers: [{ name: 'X-Unknown', value: '********' }] }, '/headers/0/value');
+  });
+
+  test('signatureScheme: "body" by default, "timestamp.body" on request, changed by PUT, anything else refused', async () => {
+    assert.equal((await create({ url: URL })).signatureScheme, 'body');
+    const w = await create({ url: URL, signatureScheme: 'timestamp.body' });
+    assert.equal(w.signatureScheme, 'timestamp.body');
+    assert.equal((await daemon.request('GET', `/api/webhooks/${w.id}`)).body.data.signatureScheme, 'timestamp.body');
+    const put = await daemon.request('PUT', `/api/webhooks/${w.id}`, { signatureScheme: 'body' });
+    assert.equal(put.body.data.signatureScheme, 'body');
+    await rejects('POST', '/api/webhooks', { url: URL, signatureScheme: 'timestamp' }, '/signatureScheme');
+    await rejects('PUT', `/api/webhooks/${w.id}`, { signatureScheme: null }, '/signatureScheme');
   });
 });
