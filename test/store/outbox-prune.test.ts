@@ -1,0 +1,70 @@
+// Pruning of the webhook delivery log (issue 16): succeeded and failed rows older than the cut-off go, pending rows never.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { openDatabase, type Db } from '../../src/store/db.js';
+import { createOutboxRepo, type DeliveryStatus, type OutboxRepo } from '../../src/store/outbox.js';
+import { createWebhooksRepo } from '../../src/store/webhooks.js';
+
+describe('outbox pruning', () => {
+  let dir: string;
+  let db: Db;
+  let outbox: OutboxRepo;
+  let webhookId: number;
+  const NOW = 1_800_000_000_000;
+  const DAY = 86_400_000;
+
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'outbox-prune-'));
+    db = openDatabase(join(dir, 'gateway.db'));
+    outbox = createOutboxRepo(db);
+    webhookId = createWebhooksRepo(db).insert({
+      url: 'http://127.0.0.1:9/hook',
+      events: [],
+      session: null,
+      enabled: true,
+      headers: [],
+      retries: { attempts: 0, delaySeconds: 0, policy: 'constant' },
+      hmacKey: 'sixteen-chars-ok',
+      signatureScheme: 'body',
+    }).id;
+  });
+
+  after(() => {
+    db?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** Writes a delivery in `status`, last updated `ageDays` before NOW. */
+  function delivery(id: string, status: DeliveryStatus, ageDays: number): void {
+    const at = NOW - ageDays * DAY;
+    outbox.recordEvent([{ id, webhookId, eventId: `e-${id}`, event: 'session.status', session: 's', body: '{}' }], at);
+    outbox.recordOutcomes([
+      { id, status, attempts: 1, budgetStart: 0, nextAttemptAt: status === 'pending' ? NOW + DAY : null, lastStatusCode: 500, lastError: 'x', at },
+    ]);
+  }
+
+  it('removes old succeeded and failed rows, keeps recent ones and every pending row however old', () => {
+    delivery('old-ok', 'succeeded', 10);
+    delivery('old-failed', 'failed', 10);
+    delivery('older-failed', 'failed', 400);
+    delivery('old-pending', 'pending', 400);
+    delivery('new-ok', 'succeeded', 1);
+    delivery('new-failed', 'failed', 1);
+    const removed = outbox.pruneFinished(NOW - 7 * DAY);
+    assert.equal(removed, 3);
+    const left = outbox.list(webhookId, undefined, 100, 0).rows.map((r) => r.id).sort();
+    assert.deepEqual(left, ['new-failed', 'new-ok', 'old-pending']);
+    assert.equal(outbox.pruneFinished(NOW - 7 * DAY), 0);
+  });
+
+  it('works through more rows than one batch', () => {
+    const ids = Array.from({ length: 12_000 }, (_, i) => `bulk-${i}`);
+    const insert = db.transaction(() => ids.forEach((id, i) => delivery(id, i % 2 ? 'failed' : 'succeeded', 30)));
+    insert();
+    assert.equal(outbox.pruneFinished(NOW - 7 * DAY), 12_000);
+    assert.equal(outbox.list(webhookId, undefined, 100, 0).total, 3);
+  });
+});
