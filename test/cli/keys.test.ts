@@ -75,3 +75,17 @@ describe('gateway keys', { concurrency: true }, () => {
     assert.match(missing.stderr, /^error: KEY_NOT_FOUND: /);
   });
 });
+
+describe('gateway keys create --rate-limit (issue 16)', () => {
+  test('--rate-limit sets rateLimitPerMinute; list shows the limit and the owner', async () => {
+    const made = await gateway('--json', 'keys', 'create', 'limited', '--scopes', 'sessions:read', '--rate-limit', '120');
+    assert.equal(made.code, 0, made.stderr);
+    const key = JSON.parse(made.stdout) as KeyJson & { rateLimitPerMinute: number | null; createdBy: string | null };
+    assert.equal(key.rateLimitPerMinute, 120);
+    assert.equal(key.createdBy, null);
+    const table = await gateway('keys', 'list');
+    assert.match(table.stdout, /limited .*120 .*operator/);
+    const bad = await gateway('keys', 'create', 'x', '--scopes', 'sessions:read', '--rate-limit', '0');
+    assert.equal(bad.code, 2, bad.stderr);
+  });
+});

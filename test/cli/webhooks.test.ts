@@ -25,10 +25,11 @@ describe('gateway webhooks', () => {
     assert.match(human.stdout, /signing key: [0-9a-f]{64}/);
     assert.match(human.stdout, /not be shown again/);
 
-    const json = await gateway('--json', 'webhooks', 'create', 'http://127.0.0.1:9/other', '--hmac-key', 'my-own-key-0123456789');
+    const json = await gateway('--json', 'webhooks', 'create', 'http://127.0.0.1:9/other', '--hmac-key', 'my-own-key-0123456789', '--signature-scheme', 'timestamp.body');
     assert.equal(json.code, 0, json.stderr);
     const created = JSON.parse(json.stdout);
     assert.equal(created.hmacKey, 'my-own-key-0123456789');
+    assert.equal(created.signatureScheme, 'timestamp.body');
     assert.deepEqual(created.events, []);
 
     const list = JSON.parse((await gateway('--json', 'webhooks', 'list')).stdout) as Array<Record<string, any>>;

@@ -1,5 +1,5 @@
 // `gateway keys …`: list, create and revoke API keys over /api/admin/keys (master key).
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
 import { printJson, printTable } from '../output.js';
 
@@ -10,6 +10,8 @@ interface ApiKey {
   prefix: string;
   scopes: string[];
   sessions: string[] | null;
+  rateLimitPerMinute: number | null;
+  createdBy: string | null;
   createdAt: string;
   lastUsedAt: string | null;
   key?: string;
@@ -23,6 +25,12 @@ const splitList = (value: string): string[] =>
     .map((item) => item.trim())
     .filter(Boolean);
 
+function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number (1 or more).');
+  return n;
+}
+
 export function register(program: Command): void {
   const keys = program.command('keys').description('manage API keys for applications');
 
@@ -34,8 +42,18 @@ export function register(program: Command): void {
       const rows = await createClient(globals).request<ApiKey[]>('GET', '/api/admin/keys');
       if (globals.json) return printJson(rows);
       printTable(
-        ['id', 'name', 'prefix', 'scopes', 'sessions', 'created', 'last used'],
-        rows.map((k) => [k.id, k.name, `${k.prefix}…`, k.scopes.join(','), k.sessions ? k.sessions.join(',') : '(all)', k.createdAt, k.lastUsedAt ?? 'never']),
+        ['id', 'name', 'prefix', 'scopes', 'sessions', 'per minute', 'created by', 'created', 'last used'],
+        rows.map((k) => [
+          k.id,
+          k.name,
+          `${k.prefix}…`,
+          k.scopes.join(','),
+          k.sessions ? k.sessions.join(',') : '(all)',
+          k.rateLimitPerMinute ?? '(no limit)',
+          k.createdBy ?? 'operator',
+          k.createdAt,
+          k.lastUsedAt ?? 'never',
+        ]),
       );
     });
 
@@ -45,16 +63,19 @@ export function register(program: Command): void {
     .argument('<name>', 'a name to recognise the key by')
     .requiredOption('--scopes <list>', `comma-separated scopes: ${SCOPE_LIST}`, splitList)
     .option('--sessions <list>', 'comma-separated session names the key is limited to (default: all)', splitList)
-    .action(async (name: string, opts: { scopes: string[]; sessions?: string[] }, command: Command) => {
+    .option('--rate-limit <n>', 'requests a minute the key may make (1-100000; default: no limit)', parseLimit)
+    .action(async (name: string, opts: { scopes: string[]; sessions?: string[]; rateLimit?: number }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const body: Record<string, unknown> = { name, scopes: opts.scopes };
       if (opts.sessions) body.sessions = opts.sessions;
+      if (opts.rateLimit !== undefined) body.rateLimitPerMinute = opts.rateLimit;
       const created = await createClient(globals).request<ApiKey>('POST', '/api/admin/keys', body);
       if (globals.json) return printJson(created);
       process.stdout.write(
         `created API key ${created.name} (id ${created.id})\n` +
           `scopes:   ${created.scopes.join(', ')}\n` +
-          `sessions: ${created.sessions ? created.sessions.join(', ') : 'all'}\n\n` +
+          `sessions: ${created.sessions ? created.sessions.join(', ') : 'all'}\n` +
+          `limit:    ${created.rateLimitPerMinute === null ? 'none' : `${created.rateLimitPerMinute} requests a minute`}\n\n` +
           `  ${created.key}\n\n` +
           'store it now: it will not be shown again (only its prefix is kept)\n',
       );

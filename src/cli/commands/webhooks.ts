@@ -13,6 +13,7 @@ interface Webhook {
   enabled: boolean;
   headers: Array<{ name: string; value: string }>;
   retries: { attempts: number; delaySeconds: number; policy: string };
+  signatureScheme: string;
   createdAt: string;
   updatedAt: string;
   hmacKey?: string;
@@ -45,6 +46,7 @@ interface WebhookFlags {
   delay?: number;
   policy?: string;
   hmacKey?: string;
+  signatureScheme?: string;
   enable?: boolean;
   disable?: boolean;
   noSession?: boolean;
@@ -84,7 +86,13 @@ function withWebhookFlags(command: Command): Command {
     .option('--attempts <n>', 'retries after the first failure (0-20, default 3)', parseCount)
     .option('--delay <seconds>', 'base delay between retries in seconds (0-3600, default 5)', parseCount)
     .addOption(new Option('--policy <policy>', 'retry spacing (default exponential)').choices(['constant', 'linear', 'exponential']))
-    .option('--hmac-key <key>', 'signing key, at least 16 characters (default: generated and printed once)');
+    .option('--hmac-key <key>', 'signing key, at least 16 characters (default: generated and printed once)')
+    .addOption(
+      new Option('--signature-scheme <scheme>', 'what the signature covers: body, or timestamp.body (replay-resistant; default body)').choices([
+        'body',
+        'timestamp.body',
+      ]),
+    );
 }
 
 /** Builds the request body from the flags that were given. */
@@ -100,6 +108,7 @@ function bodyOf(opts: WebhookFlags): Record<string, unknown> {
   if (opts.policy !== undefined) retries.policy = opts.policy;
   if (Object.keys(retries).length) body.retries = retries;
   if (opts.hmacKey !== undefined) body.hmacKey = opts.hmacKey;
+  if (opts.signatureScheme !== undefined) body.signatureScheme = opts.signatureScheme;
   if (opts.enable) body.enabled = true;
   if (opts.disable) body.enabled = false;
   return body;
