@@ -61,6 +61,22 @@ describe('SlidingWindowLimiter', () => {
     assert.equal(limiter.hit('fresh', 1, 1200).allowed, false);
     assert.equal(limiter.hit('old', 1, 1200).allowed, true);
   });
+
+  it('with a lowered limit, Retry-After waits for every hit that must slide out, not just the oldest', () => {
+    const limiter = new SlidingWindowLimiter(1000);
+    for (const t of [0, 100, 200, 300]) limiter.hit('k', 10, t);
+    const verdict = limiter.hit('k', 2, 400);
+    // 0, 100 and 200 must all leave before a third hit fits under 2: at 1200
+    assert.ok(!verdict.allowed && Math.abs(verdict.retryAfterSeconds - 0.8) < 1e-9, JSON.stringify(verdict));
+  });
+
+  it('counts exactly over many windows with a large limit (expired hits are compacted away)', () => {
+    const limiter = new SlidingWindowLimiter(1000);
+    let allowed = 0;
+    // 4 hits per ms for 5 s against 1000 per second: exactly 1000 allowed in each 1-second window
+    for (let i = 0; i < 20_000; i++) if (limiter.hit('k', 1000, i / 4).allowed) allowed += 1;
+    assert.equal(allowed, 5000);
+  });
 });
 
 describe('daily cap in the store', () => {
