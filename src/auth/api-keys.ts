@@ -9,6 +9,8 @@ import { SlidingWindowLimiter } from './sliding-window.js';
 
 export const API_KEY_PREFIX = 'svc_';
 export const MAX_RATE_LIMIT_PER_MINUTE = 100_000;
+/** keys one API key may have created and not revoked (the operator has no such cap) */
+export const MAX_KEYS_PER_KEY = 1000;
 
 export interface ApiKeyView {
   id: string;
@@ -67,6 +69,9 @@ export class ApiKeys {
     const sessions = input.sessions ? [...new Set(input.sessions)] : null;
     let rateLimitPerMinute = input.rateLimitPerMinute ?? null;
     if (owner.kind === 'key') {
+      if (this.repo.countOwnedBy(owner.id) >= MAX_KEYS_PER_KEY) {
+        throw new GatewayError('LIMIT_REACHED', `this API key has created ${MAX_KEYS_PER_KEY} keys, the most one key may hold; revoke one first`);
+      }
       assertScopesWithin(owner, scopes);
       assertSessionsWithin(owner, sessions);
       if (owner.rateLimitPerMinute !== null) {

@@ -53,6 +53,7 @@ export function createKeysRepo(db: Db) {
   const byId = db.prepare('SELECT * FROM api_keys WHERE id = ?');
   const all = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const byOwner = db.prepare('SELECT * FROM api_keys WHERE created_by = ? ORDER BY created_at, id');
+  const countByOwner = db.prepare('SELECT COUNT(*) FROM api_keys WHERE created_by = ?').pluck();
   const remove = db.prepare('DELETE FROM api_keys WHERE id = ?');
   const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
@@ -72,6 +73,7 @@ export function createKeysRepo(db: Db) {
     list: (): ApiKeyRow[] => (all.all() as RawKey[]).map(toRow),
     /** The keys one API key created. */
     listOwnedBy: (ownerId: string): ApiKeyRow[] => (byOwner.all(ownerId) as RawKey[]).map(toRow),
+    countOwnedBy: (ownerId: string): number => countByOwner.get(ownerId) as number,
     delete: (id: string): boolean => remove.run(id).changes > 0,
     /** Deletes a key only when `ownerId` created it. */
     deleteOwned: (id: string, ownerId: string): boolean => removeOwned.run(id, ownerId).changes > 0,
