@@ -56,6 +56,8 @@ export class ApiKeys {
   /** principals by key hash, so a busy key costs one hash per request; dropped on revoke */
   private readonly principals = new Map<string, Extract<Principal, { kind: 'key' }>>();
   private readonly limiter = new SlidingWindowLimiter();
+  /** told the id of every revoked key (open event streams of that key end) */
+  private readonly revokeListeners = new Set<(id: string) => void>();
   private lastSweep = Date.now();
 
   constructor(private readonly repo: KeysRepo) {}
@@ -110,6 +112,13 @@ export class ApiKeys {
     const removed = owner.kind === 'key' ? this.repo.deleteOwned(id, owner.id) : this.repo.delete(id);
     if (!removed) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
     this.principals.clear();
+    for (const listener of this.revokeListeners) listener(id);
+  }
+
+  /** Calls `listener` with the id of each key revoked from now on; returns the unsubscribe function. */
+  onRevoke(listener: (id: string) => void): () => void {
+    this.revokeListeners.add(listener);
+    return () => this.revokeListeners.delete(listener);
   }
 
   /**

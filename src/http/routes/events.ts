@@ -10,7 +10,7 @@ const HEARTBEAT_MS = 15_000;
 /** a client that stops reading is dropped once this much is buffered for it */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): RouteDef[] {
+export function eventRoutes({ bus, apiKeys }: Services, streams: Set<PassThrough>): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -42,11 +42,14 @@ export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): Route
           if (stream.writableLength > MAX_BUFFERED_BYTES) return void stream.destroy();
           stream.write(`id: ${event.id}\nevent: ${event.event}\ndata: ${JSON.stringify(event)}\n\n`);
         });
+        // revoking the key ends its open streams: a leaked key stops listening at once
+        const unwatch = principal?.kind === 'key' ? apiKeys.onRevoke((id) => id === principal.id && stream.destroy()) : undefined;
         const heartbeat = setInterval(() => stream.write(': heartbeat\n\n'), HEARTBEAT_MS);
         heartbeat.unref();
         const close = () => {
           clearInterval(heartbeat);
           unsubscribe();
+          unwatch?.();
           streams.delete(stream);
           stream.end();
         };

@@ -243,3 +243,38 @@ describe('per-key requests-per-minute limit (issue 16)', () => {
     assert.equal(tighter.body.data.rateLimitPerMinute, 5);
   });
 });
+
+describe('revocation reaches open event streams (own review, issue 16)', () => {
+  test('revoking a key ends the event streams it has open; other streams go on', async () => {
+    const open = async (key: string) => {
+      const res = await fetch(`${daemon.url}/api/events/stream`, { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 200);
+      const reader = res.body!.getReader();
+      await reader.read(); // ": connected"
+      return reader;
+    };
+    const made = await daemon.request('POST', '/api/admin/keys', { name: 'listener', scopes: ['webhooks:manage'] });
+    const keep = await newKey(['webhooks:manage']);
+    const [leaked, kept] = await Promise.all([open(made.body.data.key), open(keep)]);
+    assert.equal((await daemon.request('DELETE', `/api/admin/keys/${made.body.data.id}`)).status, 200);
+    // the revoked key's stream ends (or is cut) at once, without waiting for an event or a heartbeat
+    const ended = await Promise.race([
+      (async () => {
+        for (;;) if ((await reader(leaked)).done) return true;
+      })().catch(() => true),
+      new Promise<boolean>((done) => setTimeout(() => done(false), 5000)),
+    ]);
+    assert.equal(ended, true, 'the revoked key\'s stream is still open');
+    // the other key's stream still carries events
+    const next = reader(kept);
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'after-revoke' })).status, 201);
+    await daemon.request('POST', '/api/sessions/after-revoke/start');
+    const chunk = await next;
+    assert.equal(chunk.done, false);
+    await kept.cancel();
+  });
+});
+
+function reader(r: ReadableStreamDefaultReader<Uint8Array>) {
+  return r.read();
+}
