@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { EVENT_TYPES } from '../../src/events/catalogue.js';
@@ -12,6 +14,7 @@ import { openApiPath } from '../../src/http/openapi.js';
 import { runCli } from '../helpers/cli.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const doc = standaloneDocument();
 const text = JSON.stringify(doc);
 type Operation = { operationId: string; responses: Record<string, unknown>; security: unknown[] };
@@ -71,6 +74,30 @@ describe('the OpenAPI document', () => {
     assert.ok(send.responses['202']!.headers!['Preference-Applied']);
     const responses = (doc.components as { responses: Record<string, { headers: Record<string, unknown> }> }).responses;
     assert.ok(responses.TooManyRequests!.headers['Retry-After']);
+  });
+
+  test('examples exist for the main routes and fit their schemas', () => {
+    const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateSchema: false }));
+    ajv.addSchema(doc, 'openapi.json');
+    const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
+    const checked: string[] = [];
+    for (const { path, method, op } of operations()) {
+      const bodies = [
+        ['requestBody', (op as { requestBody?: { content: Record<string, { example?: unknown }> } }).requestBody?.content],
+        ...Object.entries(op.responses).map(([status, r]) => [`responses/${status}`, (r as { content?: Record<string, { example?: unknown }> }).content] as const),
+      ] as Array<[string, Record<string, { example?: unknown }> | undefined]>;
+      for (const [where, content] of bodies) {
+        const json = content?.['application/json'];
+        if (json?.example === undefined) continue;
+        const validate = ajv.compile({ $ref: `openapi.json#/paths/${escape(path)}/${method.toLowerCase()}/${where}/content/application~1json/schema` });
+        assert.ok(validate(json.example), `${op.operationId} ${where}: ${JSON.stringify(validate.errors)}`);
+        checked.push(`${op.operationId} ${where}`);
+      }
+    }
+    for (const id of ['createSession', 'sendMessage', 'createWebhook', 'mintClientToken']) {
+      assert.ok(checked.includes(`${id} requestBody`), `${id} has a body example`);
+      assert.ok(checked.some((c) => c.startsWith(`${id} responses/2`)), `${id} has a response example`);
+    }
   });
 
   test('security: public, master-only, scoped and client-token routes', () => {

@@ -15,6 +15,10 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       method: 'POST',
       path: '/api/client-tokens',
       operationId: 'mintClientToken',
+      example: {
+        body: { session: 'shop', ephemeralId: 'visitor-42', ttlSeconds: 600 },
+        data: { token: 'svc_ct_eyJhbGciOiJIUzI1NiJ9.eyJzZXNzaW9uIjoic2hvcCJ9.c2lnbmF0dXJl', expiresAt: '2026-01-01T00:10:00.000Z', session: 'shop', ephemeralId: 'visitor-42' },
+      },
       responses: { 201: { data: ref('ClientToken') } },
       access: 'sessions:manage',
       sessionFrom: 'body',

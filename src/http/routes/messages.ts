@@ -13,6 +13,17 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       method: 'POST',
       path: '/api/messages/send',
       operationId: 'sendMessage',
+      example: {
+        body: { session: 'shop', chatId: '+15550001111', type: 'text', text: 'Hello *world*' },
+        data: {
+          messageId: '3EB0C4A1F2D3E4B5A6C7',
+          status: 'sent',
+          timestamp: '2026-01-01T00:00:00.000Z',
+          chatId: '15550001111@s.whatsapp.net',
+          phoneNumber: '+15550001111',
+          lid: '200000000000001@lid',
+        },
+      },
       responses: { 200: { data: ref('SendResult') }, 202: { data: ref('CommandAccepted'), description: 'accepted (`Prefer: respond-async`); the outcome arrives as a command.result event' } },
       access: 'messages:send',
       sessionFrom: 'body',

@@ -17,6 +17,18 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       path: '/api/sessions',
       operationId: 'createSession',
       responses: { 201: { data: ref('Session') } },
+      example: {
+        body: { name: 'shop', engine: 'sandbox', start: true },
+        data: {
+          name: 'shop',
+          engine: 'sandbox',
+          status: 'CONNECTING',
+          statusReason: 'SCAN_QR',
+          config: {},
+          createdAt: '2026-01-01T00:00:00.000Z',
+          updatedAt: '2026-01-01T00:00:00.000Z',
+        },
+      },
       access: 'sessions:manage',
       sessionFrom: ({ body }) => (body as CreateSessionBody).name,
       summary: 'create a session (optionally starting it)',
