@@ -1,0 +1,43 @@
+// The event contract in the tests: every event a test sees (webhook receiver, live stream, CLI tail) is checked against
+// src/events/schemas.ts, and a drift fails the test that saw it.
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { EVENT_TYPES, type EventType } from '../../src/events/catalogue.js';
+import { eventEnvelopeSchemaFor, eventEnvelopeSchema } from '../../src/events/schemas.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }));
+
+const envelope = ajv.compile(eventEnvelopeSchema);
+const byType = new Map<string, ValidateFunction>(EVENT_TYPES.map((type: EventType) => [type, ajv.compile(eventEnvelopeSchemaFor(type))]));
+
+export class EventDriftError extends Error {
+  override name = 'EventDriftError';
+}
+
+/** The drift of an event from its schema, or undefined when it conforms. */
+export function eventDrift(event: unknown): string | undefined {
+  const validate = byType.get((event as { event?: unknown } | null)?.event as string) ?? envelope;
+  if (validate(event)) return undefined;
+  const problems = (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
+  return `${problems.join('; ')}\n  in ${JSON.stringify(event)}`;
+}
+
+/** Throws EventDriftError when `event` does not match the envelope and its payload schema. */
+export function assertEvent(event: unknown, source = 'event'): void {
+  const drift = eventDrift(event);
+  if (drift) throw new EventDriftError(`${source} drifts from src/events/schemas.ts: ${drift}`);
+}
+
+/**
+ * For helpers that see events on their own (a server callback, a stream reader): the drift is thrown outside their
+ * control flow, so node:test fails the running test with it even when nothing awaits the helper.
+ */
+export function checkEventAsync(event: unknown, source: string): void {
+  const drift = eventDrift(event);
+  if (!drift) return;
+  const error = new EventDriftError(`${source} drifts from src/events/schemas.ts: ${drift}`);
+  process.nextTick(() => {
+    throw error;
+  });
+}
