@@ -246,7 +246,7 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
     ...closed(
       {
         syncType: { type: 'string', minLength: 1, description: 'as the phone names it (the sandbox sends FULL)' },
-        chunk: { type: 'integer', minimum: 1 },
+        chunk: { type: 'integer', minimum: 0, description: 'the sandbox counts 1, 2, …; Baileys passes the phone\'s own chunk order' },
         progress: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: '100 on the last chunk; null when the phone did not say' },
         messageCount: { type: 'integer', minimum: 0 },
         chatCount: { type: 'integer', minimum: 0 },
