@@ -1,5 +1,6 @@
 // JSON Schemas (draft 2020-12, usable as OpenAPI 3.1 schemas) of the event envelope and of each event's payload: the
 // contract behind docs/EVENTS.md. Shared pieces are defined once here and reused; closed payloads forbid extra fields.
+// `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
 
 type Schema = Record<string, unknown>;
@@ -30,22 +31,8 @@ export const jidRefSchema: Schema = {
 
 const label = closed({ id, name: { type: 'string' }, color: { type: 'integer', minimum: 0, description: 'palette index' } });
 
-/** The result of a send (also `POST /api/messages/send`'s `data`). */
-export const sendResultSchema: Schema = {
-  title: 'SendResult',
-  ...closed(
-    {
-      messageId: id,
-      status: { enum: [...DELIVERY_STATUSES] },
-      timestamp: isoTime,
-      chatId: jid,
-      phoneNumber: e164,
-      lid,
-      mediaId: id,
-    },
-    ['messageId', 'status', 'timestamp', 'chatId'],
-  ),
-};
+/** The result of a send: the OpenAPI document's resource (src/http/schemas/resources.ts), by reference. */
+const sendResult: Schema = { $ref: '#/components/schemas/SendResult' };
 
 const messageKey = { messageId: id, chatId: jid } as const;
 
@@ -257,7 +244,7 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
   'command.result': {
     title: 'CommandResultPayload',
     oneOf: [
-      closed({ commandId: id, success: { const: true }, result: sendResultSchema }),
+      closed({ commandId: id, success: { const: true }, result: sendResult }),
       closed({ commandId: id, success: { const: false }, error: closed({ code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' }, message: { type: 'string' } }) }),
     ],
   },

@@ -4,12 +4,25 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { EVENT_TYPES, type EventType } from '../../src/events/catalogue.js';
 import { eventEnvelopeSchemaFor, eventEnvelopeSchema } from '../../src/events/schemas.js';
+import { resourceSchemas } from '../../src/http/schemas/resources.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true }));
 
-const envelope = ajv.compile(eventEnvelopeSchema);
-const byType = new Map<string, ValidateFunction>(EVENT_TYPES.map((type: EventType) => [type, ajv.compile(eventEnvelopeSchemaFor(type))]));
+// event schemas name the document's resources as `#/components/schemas/X`: outside the document, X is its own schema
+const COMPONENT = '#/components/schemas/';
+const resourceUri = (name: string) => `urn:gateway:schemas:${name}`;
+function outsideDocument(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(outsideDocument);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema).map(([key, value]) => [key, key === '$ref' && typeof value === 'string' && value.startsWith(COMPONENT) ? resourceUri(value.slice(COMPONENT.length)) : outsideDocument(value)]),
+  );
+}
+for (const [name, schema] of Object.entries(resourceSchemas)) ajv.addSchema(outsideDocument(schema) as object, resourceUri(name));
+
+const envelope = ajv.compile(outsideDocument(eventEnvelopeSchema) as object);
+const byType = new Map<string, ValidateFunction>(EVENT_TYPES.map((type: EventType) => [type, ajv.compile(outsideDocument(eventEnvelopeSchemaFor(type)) as object)]));
 
 export class EventDriftError extends Error {
   override name = 'EventDriftError';

@@ -4,6 +4,7 @@ import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 import { clientTokenRoutes } from './client-tokens.js';
+import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
 import { keyRoutes } from './keys.js';
@@ -22,6 +23,7 @@ import { webhookRoutes } from './webhooks.js';
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   return [
     ...healthRoutes(services, metrics),
+    ...docsRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
