@@ -68,16 +68,12 @@ export const messagePayloadSchema: Schema = {
   ),
 };
 
-const messageSentSchema: Schema = { ...messagePayloadSchema, title: 'MessageSentPayload', required: [...(messagePayloadSchema.required as string[]), 'status'] };
+const messageSentSchema: Schema = { ...messagePayloadSchema, required: [...(messagePayloadSchema.required as string[]), 'status'] };
 
 /** Reaction, edit and revoke share the message key, the author and fromMe. */
-const byAuthor = (extra: Record<string, Schema>, title: string): Schema => ({
-  title,
-  ...closed({ ...messageKey, from: jidRefSchema, fromMe: { type: 'boolean' }, ...extra, timestamp: isoTime }),
-});
+const byAuthor = (extra: Record<string, Schema>): Schema => closed({ ...messageKey, from: jidRefSchema, fromMe: { type: 'boolean' }, ...extra, timestamp: isoTime });
 
 const callSchema: Schema = {
-  title: 'CallPayload',
   ...closed(
     {
       callId: id,
@@ -92,28 +88,25 @@ const callSchema: Schema = {
   ),
 };
 
-const chatOnly: Schema = { title: 'ChatPayload', ...closed({ chatId: jid, timestamp: isoTime }) };
+const chatOnly: Schema = { ...closed({ chatId: jid, timestamp: isoTime }) };
 
 const channelActions = ['created', 'followed', 'unfollowed', 'muted', 'unmuted', 'deleted'] as const;
 
-export const eventPayloadSchemas: Record<EventType, Schema> = {
+const payloads: Record<EventType, Schema> = {
   'message.received': messagePayloadSchema,
   'message.sent': messageSentSchema,
   'message.ack': {
-    title: 'MessageAckPayload',
     ...closed({ ...messageKey, status: { enum: ['sent', 'delivered', 'read'] }, by: jidRefSchema, timestamp: isoTime }, ['messageId', 'chatId', 'status', 'timestamp']),
   },
-  'message.revoked': byAuthor({}, 'MessageRevokedPayload'),
-  'message.reaction': byAuthor({ reaction: { type: 'string', description: 'empty: the reaction was removed' } }, 'MessageReactionPayload'),
-  'message.edited': byAuthor({ text: { type: 'string' } }, 'MessageEditedPayload'),
-  'message.update': { title: 'MessageUpdatePayload', ...closed({ ...messageKey, starred: { type: 'boolean' }, timestamp: isoTime }) },
-  'message.delete': { title: 'MessageDeletePayload', ...closed({ ...messageKey, timestamp: isoTime }) },
+  'message.revoked': byAuthor({}),
+  'message.reaction': byAuthor({ reaction: { type: 'string', description: 'empty: the reaction was removed' } }),
+  'message.edited': byAuthor({ text: { type: 'string' } }),
+  'message.update': { ...closed({ ...messageKey, starred: { type: 'boolean' }, timestamp: isoTime }) },
+  'message.delete': { ...closed({ ...messageKey, timestamp: isoTime }) },
   'message.vote': {
-    title: 'MessageVotePayload',
     ...closed({ pollMessageId: id, chatId: jid, voter: jidRefSchema, selectedOptions: { type: 'array', items: { type: 'string' } }, timestamp: isoTime }),
   },
   'session.status': {
-    title: 'SessionStatusPayload',
     ...closed({
       status: { enum: [...SESSION_STATUSES] },
       statusReason: { enum: [...STATUS_REASONS, null] },
@@ -121,17 +114,15 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
       previousStatusReason: { enum: [...STATUS_REASONS, null] },
     }),
   },
-  'session.qr': { title: 'SessionQrPayload', ...closed({ qr: { type: 'string', minLength: 1 }, expiresAt: isoTime }) },
+  'session.qr': { ...closed({ qr: { type: 'string', minLength: 1 }, expiresAt: isoTime }) },
   'session.connected': {
-    title: 'SessionConnectedPayload',
     ...closed(
       { phoneNumber: e164, pushName: { type: 'string' }, businessName: { type: 'string' }, platform: { enum: ['smba', 'consumer'] }, lid },
       ['phoneNumber', 'platform'],
     ),
   },
-  'session.logged_out': { title: 'SessionLoggedOutPayload', ...closed({ reason: { enum: ['LOGOUT', 'UNLINKED'] }, detail: { type: 'string' } }, ['reason']) },
+  'session.logged_out': { ...closed({ reason: { enum: ['LOGOUT', 'UNLINKED'] }, detail: { type: 'string' } }, ['reason']) },
   'group.update': {
-    title: 'GroupUpdatePayload',
     ...closed(
       {
         id: jid,
@@ -151,7 +142,6 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
     ),
   },
   'group.participant': {
-    title: 'GroupParticipantPayload',
     ...closed(
       {
         id: jid,
@@ -167,7 +157,6 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
     ),
   },
   'presence.update': {
-    title: 'PresenceUpdatePayload',
     ...closed(
       {
         from: jidRefSchema,
@@ -186,7 +175,6 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
   'call.accepted': callSchema,
   'call.rejected': callSchema,
   'contact.update': {
-    title: 'ContactUpdatePayload',
     description: 'the sandbox sends every field (null when unknown); Baileys sends the fields the network reported',
     ...closed(
       {
@@ -201,23 +189,20 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
       ['id'],
     ),
   },
-  'chat.archive': { title: 'ChatArchivePayload', ...closed({ chatId: jid, archived: { type: 'boolean' }, timestamp: isoTime }) },
+  'chat.archive': { ...closed({ chatId: jid, archived: { type: 'boolean' }, timestamp: isoTime }) },
   'chat.mute': {
-    title: 'ChatMutePayload',
     ...closed({ chatId: jid, muted: { type: 'boolean' }, muteEndTime: { ...nullable(isoTime), description: 'null: for good, or unmuted' }, timestamp: isoTime }),
   },
-  'chat.read': { title: 'ChatReadPayload', ...closed({ chatId: jid, read: { type: 'boolean' }, timestamp: isoTime }) },
+  'chat.read': { ...closed({ chatId: jid, read: { type: 'boolean' }, timestamp: isoTime }) },
   'chat.clear': chatOnly,
   'chat.delete': chatOnly,
   'labels.update': {
-    title: 'LabelsUpdatePayload',
     oneOf: [
       closed({ action: { enum: ['created', 'updated', 'deleted'] }, label }),
       closed({ action: { enum: ['assigned', 'unassigned'] }, labelId: id, chatId: jid }),
     ],
   },
   'newsletter.update': {
-    title: 'NewsletterUpdatePayload',
     oneOf: [
       closed({ id: jid, action: { enum: [...channelActions] }, name: { type: 'string' } }, ['id', 'action']),
       // Baileys only: what the network reports about a channel beyond the session's own relation to it
@@ -227,9 +212,8 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
       closed({ id: jid, action: { const: 'settings' }, update: { type: 'object' } }, ['id', 'action']),
     ],
   },
-  'blocklist.update': { title: 'BlocklistUpdatePayload', ...closed({ action: { enum: ['blocked', 'unblocked'] }, jids: { type: 'array', items: jid } }) },
+  'blocklist.update': { ...closed({ action: { enum: ['blocked', 'unblocked'] }, jids: { type: 'array', items: jid } }) },
   'history.sync': {
-    title: 'HistorySyncPayload',
     ...closed(
       {
         syncType: { type: 'string', minLength: 1, description: 'as the phone names it (the sandbox sends FULL)' },
@@ -242,13 +226,19 @@ export const eventPayloadSchemas: Record<EventType, Schema> = {
     ),
   },
   'command.result': {
-    title: 'CommandResultPayload',
     oneOf: [
       closed({ commandId: id, success: { const: true }, result: sendResult }),
       closed({ commandId: id, success: { const: false }, error: closed({ code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' }, message: { type: 'string' } }) }),
     ],
   },
 };
+
+const pascal = (type: string) => type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+/** Each event's payload, titled after its event (`message.received` → MessageReceivedPayload) for generated clients. */
+export const eventPayloadSchemas: Record<EventType, Schema> = Object.fromEntries(
+  EVENT_TYPES.map((type): [EventType, Schema] => [type, { ...payloads[type], title: `${pascal(type)}Payload` }]),
+) as Record<EventType, Schema>;
 
 /** What webhooks receive and the live stream sends; `payload` is the event's payload schema. */
 export const eventEnvelopeSchema: Schema = {

@@ -14,7 +14,7 @@ function pageHeaders(ctx: AppContext): void {
 
 export function docsRoutes({ config }: Services): RouteDef[] {
   // the page shows the document, so it is as open as the document (docs.public)
-  const access = config.docs.public ? 'public' : 'master';
+  const access = config.docs.public ? 'public' : 'key';
   return [
     {
       method: 'GET',

@@ -66,11 +66,18 @@ describe('the API reference page with docs.public: false', () => {
     await daemon.cleanup();
   });
 
-  test('needs a key', async () => {
-    const anonymous = await daemon.request('GET', '/docs', undefined, null);
+  // plain fetch: the helpers' contract document is built with the default docs.public: true; this daemon's own document
+  // (checked below) is the one that documents the 401
+  test('needs a key, as this daemon\'s own document says', async () => {
+    const anonymous = await fetch(`${daemon.url}/docs`);
     assert.equal(anonymous.status, 401);
-    assert.equal(anonymous.body.error.code, 'UNAUTHORIZED');
-    assert.equal((await daemon.request('GET', '/docs/assets/init.js', undefined, null)).status, 401);
+    assert.equal(((await anonymous.json()) as { error: { code: string } }).error.code, 'UNAUTHORIZED');
+    assert.equal((await fetch(`${daemon.url}/docs/assets/init.js`)).status, 401);
+    const document = (await (await fetch(`${daemon.url}/api/openapi.json`, { headers: { Authorization: `Bearer ${daemon.masterKey}` } })).json()) as {
+      paths: Record<string, { get: { responses: Record<string, unknown> } }>;
+    };
+    assert.ok(document.paths['/docs']?.get.responses['401'], 'the live document documents 401 for /docs');
+    assert.ok(document.paths['/docs/assets/{file}']?.get.responses['401']);
     const withKey = await fetch(`${daemon.url}/docs`, { headers: { Authorization: `Bearer ${daemon.masterKey}` } });
     assert.equal(withKey.status, 200);
     assert.match(await withKey.text(), /swagger-ui/);
