@@ -279,7 +279,7 @@ function accessDescription(route: RouteDef): string {
 }
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
-  Health: 'liveness, metrics and this document',
+  Health: 'liveness, metrics, this document and its reference page (/docs)',
   Sessions: 'linked WhatsApp accounts: lifecycle and pairing',
   'API keys': 'scoped API keys',
   Messages: 'send, edit, delete, react, typing, read receipts, stars',
@@ -299,7 +299,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 function tagOf(route: RouteDef): string {
   const p = route.path;
   if (p.startsWith('/api/sandbox/')) return 'Sandbox';
-  if (p === '/api/health' || p === '/metrics' || p === '/api/openapi.json') return 'Health';
+  if (p === '/api/health' || p === '/metrics' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')) return 'Health';
   if (p.endsWith('/keys') || p.includes('/keys/')) return 'API keys';
   if (p.startsWith('/api/admin/settings')) return 'Settings';
   if (p.startsWith('/api/client-tokens') || p.includes('/client-rules')) return 'Client access';

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
+import { checkEventAsync } from '../helpers/event-contract.js';
 import { mp4, ogg, pdf, png, VCARD, webp } from './samples.js';
 
 /** What an engine's test setup provides: a running daemon, and the phone side of pairing. */
@@ -325,7 +326,9 @@ async function webhookReceiver(): Promise<WebhookReceiver> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        checkEventAsync(body, 'webhook delivery');
+        bodies.push(body);
       } catch {
         // not JSON: ignore
       }

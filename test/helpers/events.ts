@@ -1,5 +1,6 @@
 // Collects a daemon's events from its Server-Sent Events stream, with waits for the event a test expects.
 import type { TestDaemon } from './daemon.js';
+import { checkEventAsync } from './event-contract.js';
 
 export interface StreamedEvent {
   id: string;
@@ -43,6 +44,7 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
             .join('\n');
           if (!data) continue;
           const event = JSON.parse(data) as StreamedEvent;
+          checkEventAsync(event, 'live stream event');
           events.push(event);
           for (const waiter of [...waiters]) {
             if (waiter.match(event)) {

@@ -2,6 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from './daemon.js';
+import { checkEventAsync } from './event-contract.js';
 
 export interface ReceivedDelivery {
   path: string;
@@ -81,6 +82,8 @@ export async function startReceiver(port = 0): Promise<Receiver> {
           }
           const path = req.url ?? '/';
           const delivery: ReceivedDelivery = { path, headers: req.headers, raw, json, at: Date.now(), answered: false };
+          // every webhook delivery is an event envelope: the contract check fails the test that received a drifting one
+          if (req.headers['x-webhook-event'] !== undefined) checkEventAsync(json, `webhook delivery ${req.headers['x-webhook-event']} on ${path}`);
           const index = receiver.on(path).length;
           receiver.received.push(delivery);
           const answer = receiver.answer(delivery, index);

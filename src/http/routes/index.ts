@@ -4,6 +4,7 @@ import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 import { clientTokenRoutes } from './client-tokens.js';
+import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
 import { buildOpenApiDocument } from '../openapi.js';
@@ -25,6 +26,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
   const routes: RouteDef[] = [
     ...healthRoutes(services, metrics),
     ...openApiRoutes(services, () => document),
+    ...docsRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
