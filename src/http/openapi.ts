@@ -5,12 +5,11 @@ import { actionOfRoute } from '../auth/client-actions.js';
 import type { ErrorCode } from '../errors.js';
 import { EVENT_TYPES } from '../events/catalogue.js';
 import { eventEnvelopeSchema, eventPayloadSchemas } from '../events/schemas.js';
+import { BODY_LIMIT_BYTES } from './app.js';
 import { errorStatus } from './error-status.js';
 import { resourceSchemas } from './schemas/resources.js';
 import type { RouteDef, RouteResponse } from './types.js';
 
-/** base64 media may be 70 MB decoded, about 94 MB encoded, plus the JSON around it (the limit app.ts applies) */
-export const DOCUMENTED_BODY_LIMIT_BYTES = 100 * 1024 * 1024;
 
 export interface OpenApiOptions {
   version: string;
@@ -133,8 +132,8 @@ function requestBodyOf(route: RouteDef): Record<string, unknown> {
   const optional = schema.required === undefined && schema.type === 'object';
   return {
     required: !optional,
-    description: `JSON, at most ${DOCUMENTED_BODY_LIMIT_BYTES / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
-    'x-body-limit-bytes': DOCUMENTED_BODY_LIMIT_BYTES,
+    description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
+    'x-body-limit-bytes': BODY_LIMIT_BYTES,
     content: {
       'application/json': {
         schema: route.schema.body,
