@@ -36,6 +36,7 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'ServiceUnavailable',
 };
 
+const responseName = (status: number) => STATUS_TEXT[status] ?? `Error${status}`;
 const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
@@ -71,7 +72,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
     webhooks: webhooksOf(),
     components: {
       schemas: { ...resourceSchemas, ...errorSchemas(), ...eventSchemas() },
-      responses: Object.fromEntries([...statuses].sort().map((status) => [STATUS_TEXT[status] ?? `Error${status}`, errorResponse(status)])),
+      responses: Object.fromEntries([...statuses].sort().map((status) => [responseName(status), errorResponse(status)])),
       headers: HEADERS,
       securitySchemes: {
         masterKey: { type: 'http', scheme: 'bearer', description: 'the master key (`GATEWAY_MASTER_KEY`): every route, including admin and sandbox routes' },
@@ -187,7 +188,7 @@ export function errorStatusesOf(route: RouteDef): number[] {
 }
 
 function errorResponses(route: RouteDef): Record<string, unknown> {
-  return Object.fromEntries(errorStatusesOf(route).map((status) => [String(status), { $ref: `#/components/responses/${STATUS_TEXT[status]}` }]));
+  return Object.fromEntries(errorStatusesOf(route).map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
 }
 
 function codesOf(status: number): ErrorCode[] {
