@@ -1,5 +1,6 @@
 // Collects a daemon's events from its Server-Sent Events stream, with waits for the event a test expects.
 import type { TestDaemon } from './daemon.js';
+import { checkResponse } from './contract.js';
 import { checkEventAsync } from './event-contract.js';
 
 export interface StreamedEvent {
@@ -25,6 +26,8 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
     signal: controller.signal,
   });
   if (!response.ok || !response.body) throw new Error(`event stream: HTTP ${response.status}`);
+  // the stream's own answer (status, media type, X-Request-Id) must be the documented one too
+  checkResponse('GET', response.url, response.status, response.headers, undefined, '');
   const events: StreamedEvent[] = [];
   const waiters = new Set<{ match: (e: StreamedEvent) => boolean; done: (e: StreamedEvent) => void }>();
   void (async () => {
