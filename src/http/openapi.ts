@@ -72,7 +72,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
     webhooks: webhooksOf(),
     components: {
       schemas: { ...resourceSchemas, ...errorSchemas(), ...eventSchemas() },
-      responses: Object.fromEntries([...statuses].sort().map((status) => [responseName(status), errorResponse(status)])),
+      responses: Object.fromEntries([...statuses].sort((a, b) => a - b).map((status) => [responseName(status), errorResponse(status)])),
       headers: HEADERS,
       securitySchemes: {
         masterKey: { type: 'http', scheme: 'bearer', description: 'the master key (`GATEWAY_MASTER_KEY`): every route, including admin and sandbox routes' },
@@ -95,7 +95,8 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
 
 function operationOf(route: RouteDef): OperationObject {
   const parameters = [...parametersOf(route.schema.params, 'path'), ...parametersOf(route.schema.query, 'query')];
-  if (route.operationId === 'sendMessage') {
+  // a route that can answer 202 does so when asked with Prefer: respond-async
+  if (route.responses[202]) {
     parameters.push({
       name: 'Prefer',
       in: 'header',
@@ -184,7 +185,7 @@ export function errorStatusesOf(route: RouteDef): number[] {
   if (route.path.includes(':') || route.sessionFrom !== undefined) statuses.add(404);
   if (sessionScoped || route.path.startsWith('/api/sandbox/') || route.path.startsWith('/api/admin/settings')) [409, 501, 502].forEach((s) => statuses.add(s));
   if (route.schema.body) [413, 415].forEach((s) => statuses.add(s));
-  return [...statuses].sort();
+  return [...statuses].sort((a, b) => a - b);
 }
 
 function errorResponses(route: RouteDef): Record<string, unknown> {
@@ -225,7 +226,7 @@ function errorSchemas(): Record<string, object> {
     },
   });
   // every status, not only those the routes list: answers outside a route (404, 405) have the envelope too
-  const statuses = [...new Set(Object.values(errorStatus))].sort();
+  const statuses = [...new Set(Object.values(errorStatus))].sort((a, b) => a - b);
   return Object.fromEntries(statuses.map((status) => [`Error${status}`, envelope(codesOf(status), `the error envelope of a ${status}`)]));
 }
 

@@ -1,5 +1,6 @@
 // The response contract hook: every answer a test receives through the shared helpers is checked against the OpenAPI
 // document's schema for its route and status, so a response that drifts from the document fails the test that saw it.
+import { appendFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
@@ -89,6 +90,8 @@ export function checkResponse(method: string, url: string, status: number, heade
     if (isJson) validateAt(`/components/schemas/Error${status}`, body, what);
     return;
   }
+  // CONTRACT_COVERAGE=FILE lists every operation and status the tests saw (which ones no test reaches)
+  if (process.env.CONTRACT_COVERAGE) appendFileSync(process.env.CONTRACT_COVERAGE, `${operation.operationId} ${status}\n`);
   const base = pointer('', 'paths', template.path, method.toLowerCase(), 'responses');
   let response = operation.responses[String(status)];
   let at = `${base}/${status}`;
