@@ -321,13 +321,15 @@ interface WebhookReceiver {
 /** A local HTTP endpoint webhooks deliver to; answers 200. */
 async function webhookReceiver(): Promise<WebhookReceiver> {
   const bodies: any[] = [];
+  const drifts: Error[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        checkEventAsync(body, 'webhook delivery');
+        const drift = checkEventAsync(body, 'webhook delivery');
+        if (drift) drifts.push(drift);
         bodies.push(body);
       } catch {
         // not JSON: ignore
@@ -340,7 +342,15 @@ async function webhookReceiver(): Promise<WebhookReceiver> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hook`,
-    next: (match, timeoutMs = 10_000) => waitFor(() => bodies.find(match), timeoutMs, 'a webhook delivery'),
+    next: (match, timeoutMs = 10_000) =>
+      waitFor(
+        () => {
+          if (drifts.length) throw drifts[0];
+          return bodies.find(match);
+        },
+        timeoutMs,
+        'a webhook delivery',
+      ),
     close: () => new Promise<void>((done) => server.close(() => done())),
   };
 }

@@ -42,15 +42,23 @@ export function assertEvent(event: unknown, source = 'event'): void {
   if (drift) throw new EventDriftError(`${source} drifts from src/events/schemas.ts: ${drift}`);
 }
 
-/**
- * For helpers that see events on their own (a server callback, a stream reader): the drift is thrown outside their
- * control flow, so node:test fails the running test with it even when nothing awaits the helper.
- */
-export function checkEventAsync(event: unknown, source: string): void {
+/** The drift of `event` as an error to throw, or undefined when it conforms. */
+export function eventDriftError(event: unknown, source: string): EventDriftError | undefined {
   const drift = eventDrift(event);
-  if (!drift) return;
-  const error = new EventDriftError(`${source} drifts from src/events/schemas.ts: ${drift}`);
-  process.nextTick(() => {
-    throw error;
-  });
+  return drift ? new EventDriftError(`${source} drifts from src/events/schemas.ts: ${drift}`) : undefined;
+}
+
+/**
+ * For helpers that see events on their own (a server callback, a stream reader): they keep what `drifted` returns and
+ * throw it from their accessors, so the test that looks at the events fails with it; the drift is also thrown outside
+ * their control flow, so node:test fails the file even when no test looks.
+ */
+export function checkEventAsync(event: unknown, source: string): EventDriftError | undefined {
+  const error = eventDriftError(event, source);
+  if (error) {
+    process.nextTick(() => {
+      throw error;
+    });
+  }
+  return error;
 }
