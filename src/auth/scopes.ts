@@ -28,12 +28,13 @@ export type Principal =
     }
   | { kind: 'client'; session: string; ephemeralId: string; tokenId: string };
 
-/** What a route demands: none (public), the master key alone, or a scope. */
-export type RouteAccess = 'public' | 'master' | Scope;
+/** What a route demands: none (public), the master key alone, any key (master or API key, no scope), or a scope. */
+export type RouteAccess = 'public' | 'master' | 'key' | Scope;
 
 export function assertAccess(principal: Principal, access: RouteAccess, session: string | undefined): void {
   if (access === 'public' || principal.kind === 'master') return;
   if (principal.kind === 'client') throw new GatewayError('ACTION_NOT_ALLOWED', 'client tokens cannot call this route');
+  if (access === 'key') return;
   if (access === 'master') throw new GatewayError('FORBIDDEN_SCOPE', 'this route needs the master key');
   if (!principal.scopes.has('*') && !principal.scopes.has(access)) {
     throw new GatewayError('FORBIDDEN_SCOPE', `this API key lacks the ${access} scope`);

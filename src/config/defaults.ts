@@ -29,5 +29,6 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
+  docs: { public: true },
   shutdownTimeoutMs: 4000,
 };

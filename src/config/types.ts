@@ -36,5 +36,7 @@ export interface GatewayConfig {
   };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
+  /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
+  docs: { public: boolean };
   shutdownTimeoutMs: number;
 }

@@ -27,6 +27,9 @@ export interface RouteInput<B = any, Q = any, P = any> {
   ctx: AppContext;
 }
 
+/** One success answer of a route: the schema of `data` in `{data}`, or a body of another media type. */
+export type RouteResponse = { data: object; description?: string } | { raw: { contentType: string; schema?: object }; description: string };
+
 export interface RouteDef {
   method: HttpMethod;
   /** @koa/router path, e.g. /api/sessions/:session */
@@ -35,6 +38,12 @@ export interface RouteDef {
   schema: RouteSchemas;
   /** one-line description (docs and the route table test) */
   summary: string;
+  /** the OpenAPI operationId: a verb and a noun, as generated clients call it (`sendMessage`) */
+  operationId: string;
+  /** what the route answers on success, by status (errors come from src/http/openapi.ts) */
+  responses: Partial<Record<200 | 201 | 202, RouteResponse>>;
+  /** request body and `data` examples for the document */
+  example?: { body?: unknown; data?: unknown };
   /** where the session this route acts on is found, for session-limited keys and client tokens */
   sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
   /** returns the value of `data`; undefined when the handler wrote ctx.body itself */

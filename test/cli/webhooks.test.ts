@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { cliFor, daemonEnv, runCli } from '../helpers/cli.js';
 import { startDaemon, waitFor, BIN, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
+import { assertEvent } from '../helpers/event-contract.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -110,6 +111,7 @@ describe('gateway events tail', () => {
       const line = await firstLine;
       assert.ok(line, `no event printed: ${stderr}`);
       const event = JSON.parse(line);
+      assertEvent(event, 'gateway events tail line');
       assert.equal(event.event, 'session.status');
       assert.equal(event.session, 'tail1');
       assert.deepEqual(Object.keys(event), ['id', 'event', 'session', 'timestamp', 'payload']);

@@ -8,6 +8,7 @@ import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
+import { checkEventAsync } from '../helpers/event-contract.js';
 import { mp4, ogg, pdf, png, VCARD, webp } from './samples.js';
 
 /** What an engine's test setup provides: a running daemon, and the phone side of pairing. */
@@ -320,12 +321,16 @@ interface WebhookReceiver {
 /** A local HTTP endpoint webhooks deliver to; answers 200. */
 async function webhookReceiver(): Promise<WebhookReceiver> {
   const bodies: any[] = [];
+  const drifts: Error[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       try {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        const drift = checkEventAsync(body, 'webhook delivery');
+        if (drift) drifts.push(drift);
+        bodies.push(body);
       } catch {
         // not JSON: ignore
       }
@@ -337,7 +342,15 @@ async function webhookReceiver(): Promise<WebhookReceiver> {
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/hook`,
-    next: (match, timeoutMs = 10_000) => waitFor(() => bodies.find(match), timeoutMs, 'a webhook delivery'),
+    next: (match, timeoutMs = 10_000) =>
+      waitFor(
+        () => {
+          if (drifts.length) throw drifts[0];
+          return bodies.find(match);
+        },
+        timeoutMs,
+        'a webhook delivery',
+      ),
     close: () => new Promise<void>((done) => server.close(() => done())),
   };
 }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { checkResponse } from './contract.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const BIN = join(ROOT, 'bin', 'gateway');
@@ -17,7 +18,7 @@ export interface TestDaemon {
   child: ChildProcess;
   /** everything the daemon printed so far */
   output(): string;
-  /** GET/POST/… with the master key (or `key`), returning status, parsed body and headers */
+  /** GET/POST/… with the master key (or `key`), returning status, parsed body and headers; the answer must fit the OpenAPI document (test/helpers/contract.ts) */
   request<T = any>(method: string, path: string, body?: unknown, key?: string | null, headers?: Record<string, string>): Promise<ApiResponse<T>>;
   /** SIGTERM and wait for exit; returns the exit code */
   stop(): Promise<number | null>;
@@ -104,6 +105,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
       } catch {
         // not JSON: keep the text
       }
+      checkResponse(method, path, response.status, response.headers, parsed, text);
       return { status: response.status, body: parsed as any, headers: response.headers };
     },
     async stop() {

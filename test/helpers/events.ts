@@ -1,5 +1,7 @@
 // Collects a daemon's events from its Server-Sent Events stream, with waits for the event a test expects.
 import type { TestDaemon } from './daemon.js';
+import { checkResponse } from './contract.js';
+import { checkEventAsync } from './event-contract.js';
 
 export interface StreamedEvent {
   id: string;
@@ -24,8 +26,15 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
     signal: controller.signal,
   });
   if (!response.ok || !response.body) throw new Error(`event stream: HTTP ${response.status}`);
+  // the stream's own answer (status, media type, X-Request-Id) must be the documented one too
+  checkResponse('GET', response.url, response.status, response.headers, undefined, '');
   const events: StreamedEvent[] = [];
-  const waiters = new Set<{ match: (e: StreamedEvent) => boolean; done: (e: StreamedEvent) => void }>();
+  const waiters = new Set<{ match: (e: StreamedEvent) => boolean; done: (e: StreamedEvent) => void; fail: (error: Error) => void }>();
+  const drifts: Error[] = [];
+  const checked = <T>(value: T): T => {
+    if (drifts.length) throw drifts[0];
+    return value;
+  };
   void (async () => {
     const decoder = new TextDecoder();
     let buffer = '';
@@ -43,6 +52,11 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
             .join('\n');
           if (!data) continue;
           const event = JSON.parse(data) as StreamedEvent;
+          const drift = checkEventAsync(event, 'live stream event');
+          if (drift) {
+            drifts.push(drift);
+            for (const waiter of [...waiters]) waiter.fail(drift);
+          }
           events.push(event);
           for (const waiter of [...waiters]) {
             if (waiter.match(event)) {
@@ -58,8 +72,9 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
   })();
   return {
     events,
-    all: (match) => events.filter(match),
+    all: (match) => checked(events.filter(match)),
     next(match, timeoutMs = 5000, what = 'event') {
+      if (drifts.length) return Promise.reject(drifts[0]);
       const seen = events.find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((done, fail) => {
@@ -68,6 +83,11 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
           done: (e: StreamedEvent) => {
             clearTimeout(timer);
             done(e);
+          },
+          fail: (error: Error) => {
+            clearTimeout(timer);
+            waiters.delete(waiter);
+            fail(error);
           },
         };
         const timer = setTimeout(() => {

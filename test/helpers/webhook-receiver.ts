@@ -2,6 +2,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { waitFor } from './daemon.js';
+import { checkEventAsync } from './event-contract.js';
 
 export interface ReceivedDelivery {
   path: string;
@@ -41,6 +42,11 @@ export interface Receiver {
 
 export async function startReceiver(port = 0): Promise<Receiver> {
   const held: Array<{ delivery: ReceivedDelivery; res: ServerResponse }> = [];
+  const drifts: Error[] = [];
+  const checked = <T>(value: T): T => {
+    if (drifts.length) throw drifts[0];
+    return value;
+  };
   let server: Server;
   const reply = (delivery: ReceivedDelivery, res: ServerResponse, status: number) => {
     delivery.status = status;
@@ -53,15 +59,15 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     base: '',
     port,
     received: [],
-    on: (path) => receiver.received.filter((d) => d.path === path),
+    on: (path) => checked(receiver.received.filter((d) => d.path === path)),
     answer: () => 200,
     release(status = 200) {
       for (const { delivery, res } of held.splice(0)) reply(delivery, res, status);
     },
     async waitForCount(count, path, timeoutMs = 10_000) {
       const list = () => (path ? receiver.on(path) : receiver.received);
-      await waitFor(() => list().length >= count, timeoutMs, `${count} deliveries${path ? ` on ${path}` : ''} (got ${list().length})`);
-      return list();
+      await waitFor(() => checked(list()).length >= count, timeoutMs, `${count} deliveries${path ? ` on ${path}` : ''} (got ${list().length})`);
+      return checked(list());
     },
     async stop() {
       server.closeAllConnections();
@@ -81,6 +87,11 @@ export async function startReceiver(port = 0): Promise<Receiver> {
           }
           const path = req.url ?? '/';
           const delivery: ReceivedDelivery = { path, headers: req.headers, raw, json, at: Date.now(), answered: false };
+          // every webhook delivery is an event envelope: the contract check fails the test that received a drifting one
+          if (req.headers['x-webhook-event'] !== undefined) {
+            const drift = checkEventAsync(json, `webhook delivery ${req.headers['x-webhook-event']} on ${path}`);
+            if (drift) drifts.push(drift);
+          }
           const index = receiver.on(path).length;
           receiver.received.push(delivery);
           const answer = receiver.answer(delivery, index);

@@ -16,7 +16,7 @@ describe('answers after the commit', () => {
 
   before(async () => {
     const app = createApp({
-      routes: [{ method: 'POST', path: '/write', access: 'public', summary: 'a write', schema: {}, handler: () => ({ written: true }) }],
+      routes: [{ method: 'POST', path: '/write', access: 'public', summary: 'a write', operationId: 'write', responses: { 200: { data: {} } }, schema: {}, handler: () => ({ written: true }) }],
       auth: {} as Authenticators,
       logger: createLogger('silent'),
       metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }) }),

@@ -4,6 +4,7 @@ import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { channelParams, createChannelBody } from '../schemas/channels.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 const CHANNEL = '/api/sessions/:session/channels/:channelId';
@@ -12,6 +13,8 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
   const toggle = (method: 'POST' | 'DELETE', what: 'follow' | 'mute', on: boolean): RouteDef => ({
     method,
     path: `${CHANNEL}/${what}`,
+    operationId: `${on ? '' : 'un'}${what}Channel`,
+    responses: { 200: { data: ref('Done') } },
     access: 'chats:manage',
     sessionFrom: 'params',
     summary: `${on ? '' : 'un'}${what} a channel`,
@@ -27,6 +30,8 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/channels',
+      operationId: 'createChannel',
+      responses: { 201: { data: ref('Channel') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'create a channel owned by the session',
@@ -41,6 +46,8 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/channels',
+      operationId: 'listChannels',
+      responses: { 200: { data: listOf('Channel') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the channels the session owns or follows',
@@ -53,6 +60,8 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     {
       method: 'GET',
       path: CHANNEL,
+      operationId: 'getChannel',
+      responses: { 200: { data: ref('Channel') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'a channel (preview: true when the session does not follow it)',
@@ -62,6 +71,8 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: CHANNEL,
+      operationId: 'deleteChannel',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a channel (its owner only)',

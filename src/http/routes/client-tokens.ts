@@ -4,6 +4,7 @@ import { sessionParams } from '../schemas/common.js';
 import { clientRulesBody, mintTokenBody } from '../schemas/client-tokens.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
+import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export const DEFAULT_TTL_SECONDS = 900;
@@ -13,6 +14,12 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
     {
       method: 'POST',
       path: '/api/client-tokens',
+      operationId: 'mintClientToken',
+      example: {
+        body: { session: 'shop', ephemeralId: 'visitor-42', ttlSeconds: 600 },
+        data: { token: 'svc_ct_eyJhbGciOiJIUzI1NiJ9.eyJzZXNzaW9uIjoic2hvcCJ9.c2lnbmF0dXJl', expiresAt: '2026-01-01T00:10:00.000Z', session: 'shop', ephemeralId: 'visitor-42' },
+      },
+      responses: { 201: { data: ref('ClientToken') } },
       access: 'sessions:manage',
       sessionFrom: 'body',
       summary: 'mint a short-lived client token for one session and ephemeralId',
@@ -31,6 +38,8 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
     {
       method: 'GET',
       path: '/api/sessions/:session/client-rules',
+      operationId: 'getClientRules',
+      responses: { 200: { data: ref('ClientRules') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'the client rules of a session (404 when none)',
@@ -43,6 +52,8 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
     {
       method: 'PUT',
       path: '/api/sessions/:session/client-rules',
+      operationId: 'setClientRules',
+      responses: { 200: { data: ref('ClientRules') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'create or replace the client rules of a session',
@@ -55,6 +66,8 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
     {
       method: 'DELETE',
       path: '/api/sessions/:session/client-rules',
+      operationId: 'deleteClientRules',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'remove the client rules; every client token of the session is refused from now on',

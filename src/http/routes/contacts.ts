@@ -3,6 +3,7 @@ import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { checkBody, contactParams } from '../schemas/contacts.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 const CONTACT = '/api/sessions/:session/contacts/:contactId';
@@ -11,6 +12,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
   const block = (method: 'POST' | 'DELETE', blocked: boolean): RouteDef => ({
     method,
     path: `${CONTACT}/block`,
+    operationId: blocked ? 'blockContact' : 'unblockContact',
+    responses: { 200: { data: ref('Done') } },
     access: 'chats:manage',
     sessionFrom: 'params',
     summary: blocked ? 'block a contact' : 'unblock a contact',
@@ -25,6 +28,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/contacts',
+      operationId: 'listContacts',
+      responses: { 200: { data: listOf('Contact') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'the contacts the session has seen on the network',
@@ -37,6 +42,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/contacts/check',
+      operationId: 'checkContacts',
+      responses: { 200: { data: listOf('ContactCheck') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'whether phone numbers are registered, with their LIDs ({phoneNumbers:[…]} or a bare array)',
@@ -48,6 +55,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
     {
       method: 'GET',
       path: CONTACT,
+      operationId: 'getContact',
+      responses: { 200: { data: ref('Contact') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'a contact (phone number, JID or LID)',
@@ -57,6 +66,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
     {
       method: 'GET',
       path: `${CONTACT}/picture`,
+      operationId: 'getContactPicture',
+      responses: { 200: { data: ref('ContactPicture') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'the profile picture URL; 404 PICTURE_NOT_FOUND when none or hidden',

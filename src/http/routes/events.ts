@@ -15,6 +15,8 @@ export function eventRoutes({ bus, apiKeys }: Services, streams: Set<PassThrough
     {
       method: 'GET',
       path: '/api/events/stream',
+      operationId: 'streamEvents',
+      responses: { 200: { raw: { contentType: 'text/event-stream', schema: { type: 'string' } }, description: 'Server-Sent Events: each event as `id`, `event` and `data` (the event envelope as JSON)' } },
       access: 'webhooks:manage',
       sessionFrom: ({ query }) => (query as { session?: string }).session,
       summary: 'live events as Server-Sent Events (query: session, events as a comma list)',

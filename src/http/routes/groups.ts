@@ -5,6 +5,7 @@ import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { createGroupBody, descriptionBody, groupParams, joinBody, joinQuery, participantsBody, pictureBody, subjectBody } from '../schemas/groups.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref, withRequired } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 const GROUP = '/api/sessions/:session/groups/:groupId';
@@ -13,6 +14,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
   const participantsRoute = (method: 'POST' | 'DELETE', path: string, action: ParticipantAction, summary: string): RouteDef => ({
     method,
     path,
+    operationId: `${action}GroupParticipants`,
+    responses: { 200: { data: ref('ParticipantResults') } },
     access: 'chats:manage',
     sessionFrom: 'params',
     summary,
@@ -27,6 +30,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/groups',
+      operationId: 'createGroup',
+      responses: { 201: { data: withRequired('Group', ['results']) } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'create a group; the session becomes its super admin; results per participant',
@@ -41,6 +46,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/groups',
+      operationId: 'listGroups',
+      responses: { 200: { data: listOf('Group') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the groups the session is in',
@@ -54,6 +61,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/groups/join',
+      operationId: 'previewGroupInvite',
+      responses: { 200: { data: ref('InvitePreview') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'preview the group an invite code opens, without joining',
@@ -63,6 +72,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/groups/join',
+      operationId: 'joinGroup',
+      responses: { 200: { data: ref('Group') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'join the group of an invite code (the code only, not the link)',
@@ -75,6 +86,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'GET',
       path: GROUP,
+      operationId: 'getGroup',
+      responses: { 200: { data: ref('Group') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'a group with its participants',
@@ -84,6 +97,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: GROUP,
+      operationId: 'deleteGroup',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a group (its creator only)',
@@ -96,6 +111,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'POST',
       path: `${GROUP}/leave`,
+      operationId: 'leaveGroup',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'the session leaves the group',
@@ -108,6 +125,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'PUT',
       path: `${GROUP}/subject`,
+      operationId: 'setGroupSubject',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'rename the group (admins)',
@@ -121,6 +140,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'PUT',
       path: `${GROUP}/description`,
+      operationId: 'setGroupDescription',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'set the group description; empty clears it (admins)',
@@ -134,6 +155,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'PUT',
       path: `${GROUP}/picture`,
+      operationId: 'setGroupPicture',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'set the group picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB; admins)',
@@ -147,6 +170,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'GET',
       path: `${GROUP}/participants`,
+      operationId: 'listGroupParticipants',
+      responses: { 200: { data: listOf('Participant') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the participants with phoneNumber, lid, isAdmin, isSuperAdmin',
@@ -164,6 +189,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'GET',
       path: `${GROUP}/invite`,
+      operationId: 'getGroupInvite',
+      responses: { 200: { data: ref('Invite') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the current invite code and link (admins)',
@@ -173,6 +200,8 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: `${GROUP}/invite`,
+      operationId: 'revokeGroupInvite',
+      responses: { 200: { data: ref('Invite') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'revoke the invite link; returns the new code (the old one stops working; admins)',

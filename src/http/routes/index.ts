@@ -4,8 +4,11 @@ import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 import { clientTokenRoutes } from './client-tokens.js';
+import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
+import { buildOpenApiDocument } from '../openapi.js';
+import { openApiRoutes } from './openapi.js';
 import { keyRoutes } from './keys.js';
 import { mediaRoutes } from './media.js';
 import { messageRoutes } from './messages.js';
@@ -20,8 +23,10 @@ import { sessionRoutes } from './sessions.js';
 import { webhookRoutes } from './webhooks.js';
 
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
-  return [
+  const routes: RouteDef[] = [
     ...healthRoutes(services, metrics),
+    ...openApiRoutes(services, () => document),
+    ...docsRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
@@ -37,4 +42,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...sandboxRoutes(services),
     ...sandboxChatRoutes(services),
   ];
+  // built at start, from the very records the router runs
+  const document = buildOpenApiDocument(routes, { version: services.version, serverUrl: `http://${services.config.host}:${services.config.port}` });
+  return routes;
 }

@@ -5,6 +5,7 @@ import { emptyBody } from '../schemas/common.js';
 import { createKeyBody, keyParams, type CreateKeyBody } from '../schemas/keys.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref, withRequired } from '../schemas/resources.js';
 import type { AppContext, RouteDef } from '../types.js';
 
 /** The calling API key, or the operator for the master key. */
@@ -15,12 +16,15 @@ function ownerOf(ctx: AppContext): KeyOwner {
 
 export function keyRoutes({ apiKeys }: Services): RouteDef[] {
   return (['/api/account/keys', '/api/admin/keys'] as const).flatMap((base): RouteDef[] => {
-    const access = base === '/api/admin/keys' ? 'master' : 'keys:manage';
+    const admin = base === '/api/admin/keys';
+    const access = admin ? 'master' : 'keys:manage';
     return [
       {
         method: 'POST',
         path: base,
         access,
+        operationId: admin ? 'createAdminKey' : 'createApiKey',
+        responses: { 201: { data: withRequired('ApiKey', ['key']) } },
         summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
         handler({ body, ctx }) {
@@ -33,6 +37,8 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         method: 'GET',
         path: base,
         access,
+        operationId: admin ? 'listAdminKeys' : 'listApiKeys',
+        responses: { 200: { data: listOf('ApiKey') } },
         summary: 'list API keys (never the keys themselves): all for the master key, those it created for an API key',
         schema: {},
         handler: ({ ctx }) => apiKeys.list(ownerOf(ctx)),
@@ -41,6 +47,8 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         method: 'DELETE',
         path: `${base}/:id`,
         access,
+        operationId: admin ? 'revokeAdminKey' : 'revokeApiKey',
+        responses: { 200: { data: ref('Done') } },
         summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
         handler({ params, ctx }) {

@@ -3,6 +3,7 @@ import { paging, sessionParams } from '../schemas/common.js';
 import { createLabelBody, labelChatsBody, labelParams, updateLabelBody } from '../schemas/labels.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 const LABEL = '/api/sessions/:session/labels/:labelId';
@@ -11,6 +12,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
   const chatsRoute = (method: 'POST' | 'DELETE', assigned: boolean): RouteDef => ({
     method,
     path: `${LABEL}/chats`,
+    operationId: assigned ? 'addLabelChats' : 'removeLabelChats',
+    responses: { 200: { data: ref('LabelChats') } },
     access: 'chats:manage',
     sessionFrom: 'params',
     summary: assigned ? 'put the label on chats ({chatIds:[…]} or a bare array)' : 'take the label off chats ({chatIds:[…]} or a bare array)',
@@ -24,6 +27,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/labels',
+      operationId: 'listLabels',
+      responses: { 200: { data: listOf('Label') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the labels of a business session',
@@ -36,6 +41,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/labels',
+      operationId: 'createLabel',
+      responses: { 201: { data: ref('Label') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'create a label {name, color}',
@@ -49,6 +56,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
     {
       method: 'PUT',
       path: LABEL,
+      operationId: 'updateLabel',
+      responses: { 200: { data: ref('Label') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'rename or recolour a label {name?, color?}',
@@ -58,6 +67,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: LABEL,
+      operationId: 'deleteLabel',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a label and its chat assignments',
@@ -70,6 +81,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
     {
       method: 'GET',
       path: `${LABEL}/chats`,
+      operationId: 'listLabelChats',
+      responses: { 200: { data: { type: 'array', items: { type: 'string' } } } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'the chats that have the label',

@@ -5,6 +5,7 @@ import { mediaView } from '../../media/records.js';
 import { emptyBody } from '../schemas/common.js';
 import { mediaParams, settingsBody } from '../schemas/media.js';
 import type { Services } from '../services.js';
+import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteDef[] {
@@ -12,6 +13,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
     {
       method: 'GET',
       path: '/api/sessions/:session/media/:mediaId',
+      operationId: 'getMedia',
+      responses: { 200: { data: ref('MediaRecord') } },
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'the media record (without the file)',
@@ -21,6 +24,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
     {
       method: 'POST',
       path: '/api/sessions/:session/media/:mediaId/download',
+      operationId: 'downloadMedia',
+      responses: { 200: { raw: { contentType: 'application/octet-stream', schema: { type: 'string', format: 'binary' } }, description: 'the decrypted file, with its own Content-Type and Content-Disposition' } },
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'the decrypted file, streamed with its Content-Type',
@@ -37,6 +42,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
     {
       method: 'POST',
       path: '/api/sessions/:session/media/:mediaId/persist',
+      operationId: 'persistMedia',
+      responses: { 200: { data: ref('PersistResult') } },
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'upload the file to the configured S3-compatible bucket',
@@ -46,6 +53,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
     {
       method: 'GET',
       path: '/api/admin/settings',
+      operationId: 'getSettings',
+      responses: { 200: { data: ref('Settings') } },
       access: 'master',
       summary: 'run-time settings (the S3 secret is never returned)',
       schema: {},
@@ -54,6 +63,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
     {
       method: 'PUT',
       path: '/api/admin/settings',
+      operationId: 'updateSettings',
+      responses: { 200: { data: ref('Settings') } },
       access: 'master',
       summary: 'change run-time settings; s3 fields merge, s3: null removes the storage',
       schema: { body: settingsBody },

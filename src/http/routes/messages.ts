@@ -4,6 +4,7 @@ import { sessionParams } from '../schemas/common.js';
 import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
+import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function messageRoutes({ messaging }: Services): RouteDef[] {
@@ -11,6 +12,19 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/messages/send',
+      operationId: 'sendMessage',
+      example: {
+        body: { session: 'shop', chatId: '+15550001111', type: 'text', text: 'Hello *world*' },
+        data: {
+          messageId: '3EB0C4A1F2D3E4B5A6C7',
+          status: 'sent',
+          timestamp: '2026-01-01T00:00:00.000Z',
+          chatId: '15550001111@s.whatsapp.net',
+          phoneNumber: '+15550001111',
+          lid: '200000000000001@lid',
+        },
+      },
+      responses: { 200: { data: ref('SendResult') }, 202: { data: ref('CommandAccepted'), description: 'accepted (`Prefer: respond-async`); the outcome arrives as a command.result event' } },
       access: 'messages:send',
       sessionFrom: 'body',
       summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
@@ -28,6 +42,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/messages/:messageId/edit',
+      operationId: 'editMessage',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'edit the text of a message the session sent',
@@ -40,6 +56,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: '/api/sessions/:session/messages/:messageId',
+      operationId: 'deleteMessage',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'delete a message the session sent, for everyone',
@@ -52,6 +70,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/messages/react',
+      operationId: 'reactToMessage',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'react to a message (an empty reaction removes it)',
@@ -64,6 +84,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/messages/typing',
+      operationId: 'sendTyping',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'send a typing indicator (returns at once)',
@@ -76,6 +98,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/messages/seen',
+      operationId: 'markMessageSeen',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'send a read receipt for a message',
@@ -88,6 +112,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/messages/star',
+      operationId: 'starMessage',
+      responses: { 200: { data: ref('Done') } },
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'star or unstar a message',

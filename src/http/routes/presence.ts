@@ -3,6 +3,7 @@ import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { presenceParams, setPresenceBody } from '../schemas/presence.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function presenceRoutes({ presence }: Services): RouteDef[] {
@@ -10,6 +11,8 @@ export function presenceRoutes({ presence }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/presence',
+      operationId: 'setPresence',
+      responses: { 200: { data: ref('Done') } },
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'set the session\'s own presence (available or unavailable)',
@@ -22,6 +25,8 @@ export function presenceRoutes({ presence }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/presence',
+      operationId: 'listPresence',
+      responses: { 200: { data: listOf('Presence') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'last-known presence of every subscribed contact',
@@ -34,6 +39,8 @@ export function presenceRoutes({ presence }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/sessions/:session/presence/:chatId',
+      operationId: 'getPresence',
+      responses: { 200: { data: ref('Presence') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'last-known presence of one contact',
@@ -43,6 +50,8 @@ export function presenceRoutes({ presence }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sessions/:session/presence/:chatId/subscribe',
+      operationId: 'subscribePresence',
+      responses: { 200: { data: ref('Done') } },
       access: 'contacts:read',
       sessionFrom: 'params',
       summary: 'subscribe to a contact\'s presence; presence.update events follow',

@@ -10,6 +10,7 @@ import { sandboxCallBody, sandboxChatBody, sandboxContactBody, sandboxGroupBody,
 import type { SessionManager } from '../../sessions/manager.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
+import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 import { sandboxSession } from './sandbox.js';
 
@@ -24,6 +25,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/presence',
+      operationId: 'sandboxPresence',
+      responses: { 200: { data: ref('SandboxPresence') } },
       access: 'master',
       summary: 'a contact\'s presence changes (availability reaches subscribers; chat states reach the chat)',
       schema: { params: sessionParams, body: sandboxPresenceBody },
@@ -37,6 +40,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/call',
+      operationId: 'sandboxCall',
+      responses: { 200: { data: ref('SandboxCall') } },
       access: 'master',
       summary: 'a call from a contact reaches the session: received, missed, accepted or rejected',
       schema: { params: sessionParams, body: sandboxCallBody },
@@ -48,6 +53,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/contacts',
+      operationId: 'sandboxUpdateContact',
+      responses: { 200: { data: ref('SandboxContact') } },
       access: 'master',
       summary: 'a number changes its profile (names, picture, hiding the picture) or the session saves it under a name; contact.update follows',
       schema: { params: sessionParams, body: sandboxContactBody },
@@ -60,6 +67,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/groups',
+      operationId: 'sandboxGroupAction',
+      responses: { 200: { data: ref('SandboxGroupAction') } },
       access: 'master',
       summary: 'a virtual contact joins by invite code, leaves, renames, or changes participants of a group, with the rights it has there',
       schema: { params: sessionParams, body: sandboxGroupBody },
@@ -77,6 +86,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/chats',
+      operationId: 'sandboxChatAction',
+      responses: { 200: { data: ref('Done') } },
       access: 'master',
       summary: 'the phone archives, mutes, reads, clears or deletes a chat; the chat.* event follows',
       schema: { params: sessionParams, body: sandboxChatBody },

@@ -9,6 +9,7 @@ import { buildContent, checkContentFields, checkMentions, type ContentFields } f
 import type { ContactAction } from '../../engine/sandbox/messenger.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
+import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function sandboxSession(sessions: SessionManager, name: string): SandboxSession {
@@ -29,6 +30,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/pair',
+      operationId: 'sandboxPair',
+      responses: { 200: { data: ref('Done') } },
       access: 'master',
       summary: 'the simulated phone scans the QR (or enters the pairing code); with `history`, it then sends that seeded history once (history.sync)',
       schema: { params: sessionParams, body: pairBody },
@@ -46,6 +49,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/inbound',
+      operationId: 'sandboxInbound',
+      responses: { 200: { data: { oneOf: [ref('SandboxMessage'), ref('Done')] }, description: '`{messageId}` for a message; success for an action on a message' } },
       access: 'master',
       summary: 'a virtual contact sends a message to the session, or reacts to, edits, revokes, reads or votes on one',
       schema: { params: sessionParams, body: inboundBody },
@@ -68,6 +73,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/inbound/burst',
+      operationId: 'sandboxInboundBurst',
+      responses: { 200: { data: ref('SandboxBurst') } },
       access: 'master',
       summary: 'virtual contacts send `count` text messages in a burst (load tests); answers when all were ingested',
       schema: { params: sessionParams, body: burstBody },
@@ -80,6 +87,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/history',
+      operationId: 'sandboxHistorySync',
+      responses: { 200: { data: ref('SandboxHistory') } },
       access: 'master',
       summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each)',
       schema: { params: sessionParams, body: historyBody },
@@ -92,6 +101,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/sandbox/sessions/:session/disconnect',
+      operationId: 'sandboxDisconnect',
+      responses: { 200: { data: ref('Done') } },
       access: 'master',
       summary: 'the network drops the session with a status reason',
       schema: { params: sessionParams, body: disconnectBody },

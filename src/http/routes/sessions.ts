@@ -7,6 +7,7 @@ import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { createSessionBody, pairingCodeBody, qrQuery, type CreateSessionBody } from '../schemas/sessions.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function sessionRoutes({ sessions, messaging, clientRules }: Services): RouteDef[] {
@@ -14,6 +15,20 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions',
+      operationId: 'createSession',
+      responses: { 201: { data: ref('Session') } },
+      example: {
+        body: { name: 'shop', engine: 'sandbox', start: true },
+        data: {
+          name: 'shop',
+          engine: 'sandbox',
+          status: 'CONNECTING',
+          statusReason: 'SCAN_QR',
+          config: {},
+          createdAt: '2026-01-01T00:00:00.000Z',
+          updatedAt: '2026-01-01T00:00:00.000Z',
+        },
+      },
       access: 'sessions:manage',
       sessionFrom: ({ body }) => (body as CreateSessionBody).name,
       summary: 'create a session (optionally starting it)',
@@ -36,6 +51,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'GET',
       path: '/api/sessions',
+      operationId: 'listSessions',
+      responses: { 200: { data: listOf('Session') } },
       access: 'sessions:read',
       summary: 'list sessions',
       schema: { query: paging },
@@ -54,6 +71,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'GET',
       path: '/api/sessions/:session',
+      operationId: 'getSession',
+      responses: { 200: { data: ref('Session') } },
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'get one session',
@@ -63,6 +82,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions/:session/start',
+      operationId: 'startSession',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'start a session',
@@ -75,6 +96,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions/:session/stop',
+      operationId: 'stopSession',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'stop a session, keeping its credentials',
@@ -87,6 +110,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions/:session/restart',
+      operationId: 'restartSession',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'stop then start a session',
@@ -99,6 +124,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions/:session/logout',
+      operationId: 'logoutSession',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'unlink the device and clear its credentials; the session is kept',
@@ -111,6 +138,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'DELETE',
       path: '/api/sessions/:session',
+      operationId: 'deleteSession',
+      responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'delete a session and all its data (the account is not logged out)',
@@ -125,6 +154,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'GET',
       path: '/api/sessions/:session/pairing/qr',
+      operationId: 'getPairingQr',
+      responses: { 200: { data: ref('PairingQr') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'the current pairing QR code',
@@ -138,6 +169,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
     {
       method: 'POST',
       path: '/api/sessions/:session/pairing/code',
+      operationId: 'requestPairingCode',
+      responses: { 200: { data: ref('PairingCode') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'request an 8-character pairing code for a phone number (starts the session when needed)',

@@ -13,6 +13,7 @@ import {
 } from '../schemas/webhooks.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
+import { listOf, ref, withRequired } from '../schemas/resources.js';
 import type { AppContext, RouteDef } from '../types.js';
 
 /** The sessions a session-limited API key may use, or null for the master key and unlimited keys. */
@@ -46,6 +47,24 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/webhooks',
+      operationId: 'createWebhook',
+      example: {
+        body: { url: 'https://example.com/hooks/whatsapp', events: ['message.received', 'session.status'], session: 'shop' },
+        data: {
+          id: 7,
+          url: 'https://example.com/hooks/whatsapp',
+          events: ['message.received', 'session.status'],
+          session: 'shop',
+          enabled: true,
+          headers: [],
+          retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' },
+          signatureScheme: 'body',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          updatedAt: '2026-01-01T00:00:00.000Z',
+          hmacKey: '9f2c4e6a8b0d1f3e5a7c9e1b3d5f7a9c2e4b6d8f0a1c3e5b7d9f1a3c5e7b9d0f',
+        },
+      },
+      responses: { 201: { data: withRequired('Webhook', ['hmacKey']) } },
       access: 'webhooks:manage',
       sessionFrom: ({ body }) => (body as CreateWebhookBody).session,
       summary: 'register a webhook (the hmacKey is returned only here)',
@@ -60,6 +79,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/webhooks',
+      operationId: 'listWebhooks',
+      responses: { 200: { data: listOf('Webhook') } },
       access: 'webhooks:manage',
       summary: 'list webhooks (without their keys)',
       schema: { query: paging },
@@ -71,6 +92,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/webhooks/:id',
+      operationId: 'getWebhook',
+      responses: { 200: { data: ref('Webhook') } },
       access: 'webhooks:manage',
       summary: 'get one webhook (without its key)',
       schema: { params: webhookParams },
@@ -79,6 +102,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'PUT',
       path: '/api/webhooks/:id',
+      operationId: 'updateWebhook',
+      responses: { 200: { data: ref('Webhook') } },
       access: 'webhooks:manage',
       summary: 'partial update: only supplied fields change; headers replace the list; a new hmacKey applies to the next attempt',
       schema: { params: webhookParams, body: updateWebhookBody },
@@ -92,6 +117,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'DELETE',
       path: '/api/webhooks/:id',
+      operationId: 'deleteWebhook',
+      responses: { 200: { data: ref('Done') } },
       access: 'webhooks:manage',
       summary: 'delete a webhook; attempts in flight complete, pending deliveries are dropped',
       schema: { params: webhookParams },
@@ -104,6 +131,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'GET',
       path: '/api/webhooks/:id/deliveries',
+      operationId: 'listDeliveries',
+      responses: { 200: { data: listOf('Delivery') } },
       access: 'webhooks:manage',
       summary: 'the delivery log of a webhook, newest first (query: status, limit, offset)',
       schema: { params: webhookParams, query: deliveriesQuery },
@@ -116,6 +145,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
     {
       method: 'POST',
       path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
+      operationId: 'retryDelivery',
+      responses: { 200: { data: ref('Delivery') } },
       access: 'webhooks:manage',
       summary: 're-queue a delivery now with a fresh retry budget',
       schema: { params: deliveryParams, body: emptyBody },

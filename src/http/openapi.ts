@@ -1,0 +1,363 @@
+// The OpenAPI 3.1 document, built from the route table and the schemas the daemon validates with, so it cannot drift:
+// paths, parameters, bodies, success responses from the route records; error responses derived from the route's kind
+// and src/http/error-status.ts; the 31 events as the document's webhooks.
+import { actionOfRoute } from '../auth/client-actions.js';
+import type { ErrorCode } from '../errors.js';
+import { EVENT_TYPES } from '../events/catalogue.js';
+import { eventEnvelopeSchema, eventPayloadSchemas } from '../events/schemas.js';
+import { BODY_LIMIT_BYTES } from './app.js';
+import { errorStatus } from './error-status.js';
+import { resourceSchemas } from './schemas/resources.js';
+import type { RouteDef, RouteResponse } from './types.js';
+
+
+export interface OpenApiOptions {
+  version: string;
+  /** the daemon's address in `servers` */
+  serverUrl?: string;
+}
+
+export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, OperationObject>> };
+type OperationObject = Record<string, unknown> & { operationId: string };
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  501: 'NotImplemented',
+  502: 'BadGateway',
+  503: 'ServiceUnavailable',
+};
+
+const responseName = (status: number) => STATUS_TEXT[status] ?? `Error${status}`;
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** `/api/sessions/:session` → `/api/sessions/{session}` */
+export function openApiPath(routerPath: string): string {
+  return routerPath.replace(/:(\w+)/g, '{$1}');
+}
+
+export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions): OpenApiDocument {
+  const statuses = new Set<number>();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of routes) {
+    const operation = operationOf(route);
+    for (const status of errorStatusesOf(route)) statuses.add(status);
+    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation;
+  }
+  const tags = [...new Set(routes.map(tagOf))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Session Gateway',
+      version: options.version,
+      summary: 'A self-hosted WhatsApp session gateway: sessions, messages, webhooks, client tokens.',
+      description:
+        'REST API v1 of the session gateway daemon. Success bodies are `{"data": …}`; errors are ' +
+        '`{"error": {"code", "message", "details?"}}` with the status of their code. Every response carries `X-Request-Id`. ' +
+        'The prose reference is docs/API.md; events and their payloads are in the `webhooks` section and docs/EVENTS.md.',
+      license: { name: 'MIT', identifier: 'MIT' },
+    },
+    servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:3000', description: 'the daemon (GATEWAY_HOST, GATEWAY_PORT)' }],
+    tags,
+    paths,
+    webhooks: webhooksOf(),
+    components: {
+      schemas: { ...resourceSchemas, ...errorSchemas(), ...eventSchemas() },
+      responses: Object.fromEntries([...statuses].sort((a, b) => a - b).map((status) => [responseName(status), errorResponse(status)])),
+      headers: HEADERS,
+      securitySchemes: {
+        masterKey: { type: 'http', scheme: 'bearer', description: 'the master key (`GATEWAY_MASTER_KEY`): every route, including admin and sandbox routes' },
+        apiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'svc_…',
+          description: 'an API key (`svc_…`) with the scope the operation lists; optionally limited to some sessions',
+        },
+        clientToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'svc_ct_ + JWT',
+          description: "a client token (`svc_ct_…`) for browser code: the client routes of one session, under that session's client rules",
+        },
+      },
+    },
+  };
+}
+
+function operationOf(route: RouteDef): OperationObject {
+  const parameters = [...parametersOf(route.schema.params, 'path'), ...parametersOf(route.schema.query, 'query')];
+  // a route that can answer 202 does so when asked with Prefer: respond-async
+  if (route.responses[202]) {
+    parameters.push({
+      name: 'Prefer',
+      in: 'header',
+      required: false,
+      description: '`respond-async`: answer 202 at once; the outcome arrives as a command.result event',
+      schema: { type: 'string', example: 'respond-async' },
+    });
+  }
+  const operation: OperationObject = {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: accessDescription(route),
+    tags: [tagOf(route)],
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.schema.body ? { requestBody: requestBodyOf(route) } : {}),
+    responses: { ...successResponses(route), ...errorResponses(route) },
+    security: securityOf(route),
+  };
+  if (route.access !== 'public' && route.access !== 'master' && route.access !== 'key') operation['x-required-scope'] = route.access;
+  return operation;
+}
+
+function parametersOf(schema: object | undefined, where: 'path' | 'query'): Array<Record<string, unknown>> {
+  const s = schema as { properties?: Record<string, object>; required?: string[] } | undefined;
+  return Object.entries(s?.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || (s?.required ?? []).includes(name),
+    schema: property,
+  }));
+}
+
+function requestBodyOf(route: RouteDef): Record<string, unknown> {
+  const schema = route.schema.body as { required?: unknown[]; type?: string };
+  const optional = schema.required === undefined && schema.type === 'object';
+  return {
+    required: !optional,
+    description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
+    'x-body-limit-bytes': BODY_LIMIT_BYTES,
+    content: {
+      'application/json': {
+        schema: route.schema.body,
+        ...(route.example?.body !== undefined ? { example: route.example.body } : {}),
+      },
+    },
+  };
+}
+
+const isList = (route: RouteDef) => Boolean((route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties?.limit);
+
+function successResponses(route: RouteDef): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(route.responses) as Array<[string, RouteResponse]>) {
+    const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('XRequestId') };
+    if (isList(route)) headers['X-Total-Count'] = headerRef('XTotalCount');
+    if (status === '202') headers['Preference-Applied'] = headerRef('PreferenceApplied');
+    if ('raw' in response) {
+      out[status] = { description: response.description, headers, content: { [response.raw.contentType]: { schema: response.raw.schema ?? {} } } };
+      continue;
+    }
+    const example = route.example?.data !== undefined && status !== '202' ? { example: { data: route.example.data } } : {};
+    out[status] = {
+      description: response.description ?? (status === '201' ? 'created' : 'success'),
+      headers,
+      content: {
+        'application/json': {
+          schema: { type: 'object', additionalProperties: false, required: ['data'], properties: { data: response.data } },
+          ...example,
+        },
+      },
+    };
+  }
+  return out;
+}
+
+/**
+ * The error statuses a route can answer, from what the route is: every route can be refused as bad input (400, e.g.
+ * an unknown query parameter), fail (500) or be shed (503); keyed routes add 401/403/429; a route that names a thing
+ * in its path or body can miss it (404); a route on a session can find it in the wrong state (409) and meet the
+ * network (501, 502); a route that reads a body can get one too large (413) or not JSON (415).
+ */
+export function errorStatusesOf(route: RouteDef): number[] {
+  const statuses = new Set([400, 500, 503]);
+  if (route.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
+  const sessionScoped = route.path.includes(':session') || route.sessionFrom !== undefined;
+  if (route.path.includes(':') || route.sessionFrom !== undefined) statuses.add(404);
+  if (sessionScoped || route.path.startsWith('/api/sandbox/') || route.path.startsWith('/api/admin/settings')) [409, 501, 502].forEach((s) => statuses.add(s));
+  if (route.schema.body) [413, 415].forEach((s) => statuses.add(s));
+  return [...statuses].sort((a, b) => a - b);
+}
+
+function errorResponses(route: RouteDef): Record<string, unknown> {
+  return Object.fromEntries(errorStatusesOf(route).map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
+}
+
+function codesOf(status: number): ErrorCode[] {
+  return (Object.keys(errorStatus) as ErrorCode[]).filter((code) => errorStatus[code] === status);
+}
+
+/** The error envelope, once for every code, and once per status with the codes of that status. */
+function errorSchemas(): Record<string, object> {
+  const envelope = (codes: ErrorCode[], description: string) => ({
+    type: 'object',
+    description,
+    additionalProperties: false,
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code', 'message'],
+        properties: {
+          code: { enum: codes },
+          message: { type: 'string', description: 'a human sentence' },
+          details: {
+            type: 'array',
+            description: 'the fields at fault',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['path', 'message'],
+              properties: { path: { type: 'string', description: 'JSON pointer into the body, query or path parameters' }, message: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+  });
+  // every status, not only those the routes list: answers outside a route (404, 405) have the envelope too
+  const statuses = [...new Set(Object.values(errorStatus))].sort((a, b) => a - b);
+  return Object.fromEntries(statuses.map((status) => [`Error${status}`, envelope(codesOf(status), `the error envelope of a ${status}`)]));
+}
+
+function errorResponse(status: number): Record<string, unknown> {
+  const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('XRequestId') };
+  if (status === 429 || status === 503) headers['Retry-After'] = headerRef('RetryAfter');
+  return {
+    description: `${codesOf(status).join(', ')}`,
+    headers,
+    content: { 'application/json': { schema: schemaRef(`Error${status}`) } },
+  };
+}
+
+const HEADERS = {
+  XRequestId: { description: 'the request id (yours, echoed, when it is 1–128 of `A-Za-z0-9._:-`)', schema: { type: 'string' } },
+  XTotalCount: { description: 'the number of items in the whole list, not the page', schema: { type: 'integer', minimum: 0 } },
+  RetryAfter: { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  PreferenceApplied: { description: '`respond-async` when the answer is 202', schema: { type: 'string', const: 'respond-async' } },
+};
+
+/** the headers of every webhook delivery */
+const WEBHOOK_HEADERS = {
+  WebhookSignature: {
+    required: true,
+    description: 'HMAC-SHA256 of the raw body keyed with the webhook hmacKey, lowercase hex (`sha256=<hex>` with webhooks.signaturePrefix)',
+    schema: { type: 'string', pattern: '^(sha256=)?[0-9a-f]{64}$' },
+  },
+  WebhookId: { required: true, description: 'the delivery id (= envelope id), the same on every retry', schema: { type: 'string' } },
+  WebhookEvent: { required: true, description: 'the event type', schema: { type: 'string' } },
+  WebhookTimestamp: { required: true, description: 'Unix seconds when this attempt was made', schema: { type: 'integer' } },
+  WebhookAttempt: { required: true, description: '1 for the first try, 2 for the first retry, …', schema: { type: 'integer', minimum: 1 } },
+};
+
+function securityOf(route: RouteDef): Array<Record<string, string[]>> {
+  if (route.access === 'public') return [];
+  if (route.access === 'master') return [{ masterKey: [] }];
+  if (route.access === 'key') return [{ masterKey: [] }, { apiKey: [] }];
+  const action = actionOfRoute(route.method, route.path);
+  return [{ masterKey: [] }, { apiKey: [route.access] }, ...(action ? [{ clientToken: [action] }] : [])];
+}
+
+function accessDescription(route: RouteDef): string {
+  if (route.access === 'public') return 'No key needed.';
+  if (route.access === 'master') return 'Needs the master key.';
+  if (route.access === 'key') return 'Needs the master key or any API key.';
+  const action = actionOfRoute(route.method, route.path);
+  return (
+    `Needs the master key or an API key with the \`${route.access}\` scope` +
+    (action ? `, or a client token of the session whose rules allow \`${action}\`.` : '.')
+  );
+}
+
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Health: 'liveness, metrics, this document and its reference page (/docs)',
+  Sessions: 'linked WhatsApp accounts: lifecycle and pairing',
+  'API keys': 'scoped API keys',
+  Messages: 'send, edit, delete, react, typing, read receipts, stars',
+  'Client access': 'client tokens for browser code and the client rules that govern them',
+  Media: 'media records, downloads and S3 persistence',
+  Settings: 'run-time settings (master key)',
+  Events: 'the live event stream',
+  Webhooks: 'webhooks and their delivery log',
+  Groups: 'groups, participants and invites',
+  Channels: 'channels (newsletters)',
+  Presence: 'own presence and contacts’ presence',
+  Contacts: 'contacts, number checks, blocking',
+  Labels: 'labels of business accounts',
+  Sandbox: 'the simulated network of the sandbox engine (master key)',
+};
+
+function tagOf(route: RouteDef): string {
+  const p = route.path;
+  if (p.startsWith('/api/sandbox/')) return 'Sandbox';
+  if (p === '/api/health' || p === '/metrics' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')) return 'Health';
+  if (p.endsWith('/keys') || p.includes('/keys/')) return 'API keys';
+  if (p.startsWith('/api/admin/settings')) return 'Settings';
+  if (p.startsWith('/api/client-tokens') || p.includes('/client-rules')) return 'Client access';
+  if (p.startsWith('/api/events')) return 'Events';
+  if (p.startsWith('/api/webhooks')) return 'Webhooks';
+  if (p.startsWith('/api/messages') || p.includes('/messages/')) return 'Messages';
+  const resource = /^\/api\/sessions\/:session\/(\w+)/.exec(p)?.[1];
+  const byResource: Record<string, string> = { media: 'Media', groups: 'Groups', channels: 'Channels', presence: 'Presence', contacts: 'Contacts', labels: 'Labels' };
+  return (resource && byResource[resource]) ?? 'Sessions';
+}
+
+const pascal = (type: string) => type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+export const payloadSchemaName = (type: string) => `${pascal(type)}Payload`;
+
+function eventSchemas(): Record<string, object> {
+  return {
+    EventEnvelope: eventEnvelopeSchema,
+    ...Object.fromEntries(EVENT_TYPES.map((type) => [payloadSchemaName(type), eventPayloadSchemas[type]])),
+  };
+}
+
+/** Each event as an OpenAPI 3.1 webhook: the signed POST the gateway makes to a registered URL. */
+function webhooksOf(): Record<string, unknown> {
+  const signature = ['WebhookSignature', 'WebhookId', 'WebhookEvent', 'WebhookTimestamp', 'WebhookAttempt'];
+  const headerName: Record<string, string> = {
+    WebhookSignature: 'X-Webhook-Signature',
+    WebhookId: 'X-Webhook-Id',
+    WebhookEvent: 'X-Webhook-Event',
+    WebhookTimestamp: 'X-Webhook-Timestamp',
+    WebhookAttempt: 'X-Webhook-Attempt',
+  };
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          operationId: `on${pascal(type)}`,
+          summary: `the ${type} event, delivered to each matching webhook`,
+          tags: ['Events'],
+          parameters: signature.map((name) => {
+            const { required, description, schema } = WEBHOOK_HEADERS[name as keyof typeof WEBHOOK_HEADERS] as { required: boolean; description: string; schema: object };
+            return { name: headerName[name], in: 'header', required, description, schema };
+          }),
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { allOf: [schemaRef('EventEnvelope'), { properties: { event: { const: type }, payload: schemaRef(payloadSchemaName(type)) } }] },
+              },
+            },
+          },
+          responses: {
+            '2XX': { description: 'any 2xx acknowledges the delivery; anything else (a 3xx too), or no answer in time, is retried' },
+          },
+          security: [],
+        },
+      },
+    ]),
+  );
+}

@@ -1,0 +1,303 @@
+// Response schemas: one JSON Schema per resource the API answers with (the `data` of a response), reused by $ref.
+// They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
+// Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
+import { STATUS_REASONS } from '../../engine/types.js';
+import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
+import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
+import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
+import { EVENT_TYPES } from '../../events/catalogue.js';
+import { SCOPES } from '../../auth/scopes.js';
+import { sessionName } from './common.js';
+
+const str = { type: 'string' } as const;
+const nullableStr = { type: ['string', 'null'] } as const;
+const dateTime = { type: 'string', format: 'date-time' } as const;
+const int = { type: 'integer' } as const;
+const bool = { type: 'boolean' } as const;
+const jid = { type: 'string', description: 'a JID (`…@s.whatsapp.net`, `…@g.us`, `…@lid`, `…@newsletter`)' } as const;
+
+/** An object schema whose listed properties are all required unless named in `optional`. */
+function resource(description: string, properties: Record<string, object>, optional: string[] = []): object {
+  return {
+    type: 'object',
+    description,
+    additionalProperties: false,
+    required: Object.keys(properties).filter((name) => !optional.includes(name)),
+    properties,
+  };
+}
+
+/** a reference between resources (typed `ref` below cannot be used inside the table it is typed by) */
+const inner = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+export const resourceSchemas = {
+  Done: resource('a mutation without a result', { success: { const: true }, message: str }),
+  Health: resource('liveness, version and session counts', {
+    status: { const: 'ok' },
+    version: str,
+    uptime: { type: 'integer', minimum: 0, description: 'seconds since the daemon started' },
+    sessions: resource('session counts', { total: int, connected: int }),
+  }),
+  Session: resource(
+    'one linked WhatsApp account',
+    {
+      name: sessionName,
+      engine: { enum: ['baileys', 'sandbox'] },
+      status: { enum: ['CONNECTING', 'CONNECTED', 'DISCONNECTED'] },
+      statusReason: { enum: [...STATUS_REASONS, null], description: 'null when the session was never started, or is connected' },
+      phoneNumber: { type: 'string', description: 'E.164, once paired' },
+      pushName: str,
+      businessName: str,
+      platform: { type: 'string', description: '`smba` (business) or `consumer`' },
+      lid: str,
+      proxy: { type: 'string', description: 'the proxy URL with its password masked as `***`' },
+      config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`)' },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+    },
+    ['phoneNumber', 'pushName', 'businessName', 'platform', 'lid', 'proxy'],
+  ),
+  PairingQr: resource(
+    'the current pairing QR code',
+    { qr: { type: 'string', description: 'the QR payload to draw' }, expiresAt: dateTime, image: { type: 'string', description: 'PNG data URI (with `format=image`)' } },
+    ['image'],
+  ),
+  PairingCode: resource('an 8-character pairing code to enter on the phone', {
+    code: { type: 'string', minLength: 8, maxLength: 8 },
+    phoneNumber: { type: 'string', description: 'E.164' },
+  }),
+  ApiKey: resource(
+    'an API key (its secret only in the create response)',
+    {
+      id: str,
+      name: str,
+      prefix: { type: 'string', description: 'the first characters of the key, to recognise it' },
+      scopes: { type: 'array', items: { enum: [...SCOPES] } },
+      sessions: { type: ['array', 'null'], items: sessionName, description: 'the sessions the key is limited to; null = all' },
+      rateLimitPerMinute: { type: ['integer', 'null'], minimum: 1, description: 'requests a minute this key may make; null = unlimited' },
+      createdBy: { ...nullableStr, description: 'id of the API key that created this one; null = the operator (master key)' },
+      createdAt: dateTime,
+      lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
+      key: { type: 'string', description: 'the key itself: only in the create response, shown once' },
+    },
+    ['key'],
+  ),
+  SendResult: resource(
+    'a sent message',
+    {
+      messageId: str,
+      status: { const: 'sent' },
+      timestamp: dateTime,
+      chatId: jid,
+      phoneNumber: { type: 'string', description: 'the target, when it is a person' },
+      lid: str,
+      mediaId: { type: 'string', description: 'the media record of a media message' },
+    },
+    ['phoneNumber', 'lid', 'mediaId'],
+  ),
+  CommandAccepted: resource('an accepted asynchronous command; its outcome arrives as a command.result event', {
+    commandId: { type: 'string', format: 'uuid' },
+    status: { const: 'accepted' },
+  }),
+  ClientToken: resource('a minted client token', {
+    token: { type: 'string', pattern: '^svc_ct_' },
+    expiresAt: dateTime,
+    session: sessionName,
+    ephemeralId: str,
+  }),
+  ClientRules: resource('the client rules of a session', {
+    session: sessionName,
+    recipientMode: { enum: ['none', 'conversation', 'any'] },
+    enabled: bool,
+    allowedActions: { type: 'string', description: 'comma-separated client actions' },
+    rateLimitPerMinute: { type: 'integer', minimum: 0 },
+    dailySendCap: { type: 'integer', minimum: 0 },
+    allowedOrigins: { type: 'string', description: 'comma-separated origins; empty = any' },
+    updatedAt: dateTime,
+  }),
+  MediaRecord: resource(
+    'a media file sent or received (without its bytes)',
+    {
+      id: str,
+      messageId: str,
+      session: sessionName,
+      mimeType: str,
+      size: { type: ['integer', 'null'], description: 'bytes; null when unknown' },
+      filename: str,
+      persisted: bool,
+      s3Url: str,
+      createdAt: dateTime,
+    },
+    ['filename', 's3Url'],
+  ),
+  PersistResult: resource('a media file uploaded to S3', {
+    url: str,
+    key: str,
+    bucket: str,
+    size: { type: ['integer', 'null'] },
+    mimeType: str,
+  }),
+  Settings: resource('run-time settings (the S3 secret is never returned)', {
+    s3: {
+      oneOf: [
+        { type: 'null' },
+        resource(
+          'S3-compatible storage',
+          {
+            endpoint: str,
+            region: str,
+            bucket: str,
+            accessKeyId: str,
+            forcePathStyle: bool,
+            keyPrefix: str,
+            publicBaseUrl: str,
+            presignExpiresSeconds: int,
+            secretAccessKeySet: bool,
+          },
+          ['endpoint', 'publicBaseUrl'],
+        ),
+      ],
+    },
+    autoPersist: bool,
+  }),
+  Webhook: resource(
+    'a webhook (its hmacKey only in the create response)',
+    {
+      id: { type: 'integer', minimum: 1 },
+      url: str,
+      events: { type: 'array', items: { enum: [...EVENT_TYPES] }, description: '[] = every event' },
+      session: { ...nullableStr, description: 'only events of this session; null = every session' },
+      enabled: bool,
+      headers: {
+        type: 'array',
+        items: resource('a custom header; its value is never shown', { name: str, value: { const: HEADER_VALUE_MASK, description: 'always masked' } }),
+      },
+      retries: resource('retry policy', { attempts: int, delaySeconds: int, policy: { enum: [...RETRY_POLICY_NAMES] } }),
+      signatureScheme: { enum: [...SIGNATURE_SCHEMES], description: '`body`: HMAC of the body; `timestamp.body`: HMAC of `<X-Webhook-Timestamp>.<body>`' },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+      hmacKey: { type: 'string', description: 'the signing key: only in the create response' },
+    },
+    ['hmacKey'],
+  ),
+  Delivery: resource('one delivery of an event to a webhook', {
+    id: { type: 'string', description: 'the delivery id (envelope `id`, `X-Webhook-Id`)' },
+    eventId: str,
+    event: { enum: [...EVENT_TYPES] },
+    session: str,
+    status: { enum: ['pending', 'succeeded', 'failed'] },
+    attempts: int,
+    lastStatusCode: { type: ['integer', 'null'] },
+    lastError: nullableStr,
+    nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  }),
+  Participant: resource(
+    'a group participant',
+    { phoneNumber: str, lid: str, isAdmin: bool, isSuperAdmin: { type: 'boolean', description: 'the creator' } },
+    ['phoneNumber', 'lid'],
+  ),
+  ParticipantResult: resource(
+    'the outcome for one participant of a participants request',
+    {
+      participant: jid,
+      status: { enum: ['added', 'removed', 'promoted', 'demoted', 'failed'] },
+      error: resource('why it failed', { code: str, message: str }),
+    },
+    ['error'],
+  ),
+  Group: resource(
+    'a group with its participants (`results` only in the create response)',
+    {
+      id: jid,
+      name: str,
+      description: str,
+      ownerLid: str,
+      createdAt: { type: 'integer', description: 'Unix seconds' },
+      participants: { type: 'array', items: inner('Participant') },
+      results: { type: 'array', items: inner('ParticipantResult') },
+    },
+    ['ownerLid', 'results'],
+  ),
+  ParticipantResults: resource('per-participant outcomes', { id: jid, results: { type: 'array', items: inner('ParticipantResult') } }),
+  Invite: resource('a group invite', { code: str, url: { type: 'string', format: 'uri' } }),
+  InvitePreview: resource(
+    'the group an invite code opens',
+    {
+      id: jid,
+      subject: str,
+      size: int,
+      createdAt: { type: 'integer', description: 'Unix seconds' },
+      creatorLid: str,
+      participants: { type: 'array', items: inner('Participant') },
+    },
+    ['creatorLid'],
+  ),
+  Channel: resource('a channel (newsletter)', {
+    lid: jid,
+    name: str,
+    description: str,
+    profileUrl: nullableStr,
+    followers: int,
+    muted: bool,
+    preview: { type: 'boolean', description: 'the session neither owns nor follows it' },
+    role: { enum: ['owner', 'follower', 'guest'] },
+  }),
+  Presence: resource(
+    'the last-known presence of a contact',
+    { chatId: jid, presence: { enum: ['available', 'unavailable', 'composing', 'recording'] }, lastSeen: dateTime },
+    ['lastSeen'],
+  ),
+  Contact: resource('a contact; null when unknown', {
+    id: jid,
+    phoneNumber: nullableStr,
+    name: nullableStr,
+    savedName: nullableStr,
+    businessName: nullableStr,
+    lid: nullableStr,
+    pictureUrl: nullableStr,
+  }),
+  ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
+  ContactPicture: resource('a profile picture', { id: jid, url: str }),
+  Label: resource('a label of a business account', {
+    id: { type: 'string', pattern: '^[0-9]+$' },
+    name: str,
+    color: { type: 'integer', minimum: 0, maximum: 19 },
+  }),
+  LabelChats: resource('every chat that has the label now', { labelId: str, chatIds: { type: 'array', items: jid } }),
+  SandboxMessage: resource('a message a virtual contact sent', { messageId: str }),
+  SandboxBurst: resource('a burst of inbound messages', { count: int, durationMs: int }),
+  SandboxHistory: resource('a history sync', { messages: int, durationMs: int }),
+  SandboxPresence: resource('whether this session was told', { delivered: bool }),
+  SandboxCall: resource('a call', { callId: str }),
+  SandboxContact: resource('a virtual contact', { id: jid, phoneNumber: str, lid: str }),
+  SandboxGroupAction: resource(
+    'a virtual contact acted in a group',
+    {
+      groupId: jid,
+      results: {
+        type: 'array',
+        items: resource('outcome per participant', { participant: jid, ok: bool, failure: str }, ['failure']),
+      },
+      group: inner('Group'),
+    },
+    ['results', 'group'],
+  ),
+} as const;
+
+export type ResourceName = keyof typeof resourceSchemas;
+
+/** A reference to a resource schema (components.schemas in the OpenAPI document). */
+export function ref(name: ResourceName): { $ref: string } {
+  return inner(name);
+}
+
+export function listOf(name: ResourceName): object {
+  return { type: 'array', items: ref(name) };
+}
+
+/** The resource with some of its optional fields required (e.g. the API key with its secret, on create). */
+export function withRequired(name: ResourceName, required: string[]): object {
+  return { allOf: [ref(name), { required }] };
+}
