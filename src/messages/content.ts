@@ -6,6 +6,7 @@ import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js
 import { checkTargetUrl, type UrlPolicy } from '../webhooks/url-guard.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
+import { isBase64Text } from '../media/base64.js';
 
 export const MEDIA_URL_MAX_BYTES = 50 * 1024 * 1024;
 export const MEDIA_BASE64_MAX_BYTES = 70 * 1024 * 1024;
@@ -156,7 +157,7 @@ async function fromUrl(raw: string, media: MediaSource) {
 function fromBase64(raw: string): { data: Buffer; contentType?: string; filename?: undefined } {
   const match = /^data:([\w.+-]+\/[\w.+-]+)?(;[^,]*)?,/.exec(raw.slice(0, 200));
   const payload = match ? raw.slice(match[0].length) : raw;
-  if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(payload) && !/^[A-Za-z0-9_\-\r\n]*={0,2}\s*$/.test(payload)) {
+  if (!isBase64Text(payload, { mixedAlphabets: false })) {
     throw ValidationError.field('/base64', 'is not valid base64');
   }
   if (Math.floor((payload.length * 3) / 4) > MEDIA_BASE64_MAX_BYTES + 4) {
