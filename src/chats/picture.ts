@@ -4,7 +4,7 @@ import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { sniffMime } from '../media/mime.js';
 import { isBase64Text } from '../media/base64.js';
-import type { MediaSource } from '../messages/content.js';
+import { limited, type MediaSource } from '../messages/content.js';
 import { checkTargetUrl } from '../webhooks/url-guard.js';
 
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
@@ -17,7 +17,7 @@ export async function loadPicture(input: { url?: string; base64?: string }, sour
   }
   if (input.url !== undefined) {
     const url = checkTargetUrl(input.url, source.urlPolicy, 'MEDIA_URL_REJECTED');
-    const fetched = await fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField);
+    const fetched = await limited(source, () => fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField));
     return { data: fetched.data, mimeType: pictureType(fetched.data, urlField), sourceUrl: url.href };
   }
   const data = decodeBase64(input.base64!);

@@ -57,6 +57,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
       GATEWAY_DATA_DIR: dataDir,
       GATEWAY_DEFAULT_ENGINE: 'sandbox',
       GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      // loopback media servers in tests (media URLs have their own opt-in)
+      GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true',
       GATEWAY_LOG_LEVEL: 'info',
       ...options.env,
     },
