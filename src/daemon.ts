@@ -93,7 +93,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
-  const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
+  const mediaService = new MediaService({
+    records: media,
+    sessions,
+    settings: runtimeSettings,
+    logger: logger.child({ module: 'media' }),
+    s3Connection: { connectTimeoutMs: config.media.s3ConnectTimeoutMs, requestTimeoutMs: config.media.s3RequestTimeoutMs, allowPrivateEndpoint: config.media.s3AllowPrivateEndpoint },
+    autoPersistTimeoutMs: config.media.autoPersistTimeoutMs,
+  });
   sessions.addEventProcessor(mediaService.autoPersist());
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it

@@ -2,13 +2,15 @@
 import { ValidationError } from '../../errors.js';
 import type { RuntimeSettings, RuntimeSettingsPatch } from '../../config/runtime-settings.js';
 import { safeMime } from '../../media/mime.js';
+import { checkTargetUrl, type UrlPolicy } from '../../webhooks/url-guard.js';
 import { mediaView } from '../../media/records.js';
 import { emptyBody } from '../schemas/common.js';
 import { mediaParams, settingsBody } from '../schemas/media.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
-export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteDef[] {
+export function mediaRoutes({ mediaService, runtimeSettings, config }: Services): RouteDef[] {
+  const endpointPolicy = { allowPrivateTargets: config.media.s3AllowPrivateEndpoint };
   return [
     {
       method: 'GET',
@@ -59,17 +61,26 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       access: 'master',
       summary: 'change run-time settings; s3 fields merge, s3: null removes the storage',
       schema: { body: settingsBody },
-      handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, checkSettings),
+      handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, (next) => checkSettings(next, endpointPolicy)),
     },
   ];
 }
 
-function checkSettings(next: RuntimeSettings): void {
+function checkSettings(next: RuntimeSettings, endpointPolicy: UrlPolicy): void {
   if (!next.s3) {
     if (next.autoPersist) throw ValidationError.field('/autoPersist', 'needs S3 settings first');
     return;
   }
   for (const field of ['bucket', 'accessKeyId', 'secretAccessKey'] as const) {
     if (!next.s3[field]) throw ValidationError.field(`/s3/${field}`, 'is required for S3 storage');
+  }
+  if (next.s3.endpoint !== undefined) {
+    // a private endpoint (a local MinIO) needs media.s3AllowPrivateEndpoint; connections are checked again when made
+    try {
+      checkTargetUrl(next.s3.endpoint, endpointPolicy, 'MEDIA_URL_REJECTED');
+    } catch (err) {
+      const why = (err as { details?: Array<{ message: string }> }).details?.[0]?.message ?? (err as Error).message;
+      throw ValidationError.field('/s3/endpoint', `${why}${endpointPolicy.allowPrivateTargets ? '' : ' (set media.s3AllowPrivateEndpoint for a local S3 server)'}`);
+    }
   }
 }
