@@ -9,7 +9,7 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { S3Settings } from '../config/runtime-settings.js';
 import { NetworkError } from '../errors.js';
-import { isBlockedAddress } from '../webhooks/url-guard.js';
+import { checkTargetUrl, isBlockedAddress } from '../webhooks/url-guard.js';
 
 export interface S3Connection {
   connectTimeoutMs: number;
@@ -35,6 +35,14 @@ export class S3Storage {
     readonly settings: S3Settings,
     connection: S3Connection = DEFAULT_S3_CONNECTION,
   ) {
+    if (settings.endpoint && !connection.allowPrivateEndpoint) {
+      // settings stored before the endpoint was checked, or a literal address (connections to those skip the lookup)
+      try {
+        checkTargetUrl(settings.endpoint, { allowPrivateTargets: false }, 'MEDIA_URL_REJECTED');
+      } catch {
+        throw new NetworkError('the configured S3 endpoint is not a public https URL; set media.s3AllowPrivateEndpoint for a local S3 server', undefined, 'S3_ERROR');
+      }
+    }
     const lookup = connection.allowPrivateEndpoint ? undefined : publicOnlyLookup;
     this.client = new S3Client({
       // without these a stalled endpoint holds an upload (and the received-message events queued behind auto-persist) forever

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { GatewayError, NetworkError } from '../../src/errors.js';
 import { errorStatus } from '../../src/http/error-status.js';
 import { MediaService } from '../../src/media/service.js';
+import { DEFAULT_S3_CONNECTION } from '../../src/media/s3.js';
 import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import { startS3, type TestS3 } from '../helpers/s3.js';
@@ -419,6 +420,8 @@ describe('engine download failures', () => {
         sessions: { get: () => ({}), connected } as any,
         settings: { onChange: () => {}, get: () => ({ s3: s3.settings, autoPersist: false }) } as any,
         logger: { warn: () => {}, error: () => {} } as any,
+        // s3rver listens on loopback
+        s3Connection: { ...DEFAULT_S3_CONNECTION, allowPrivateEndpoint: true },
       });
       const content = await service.open('s', row.id);
       const chunks: Buffer[] = [];
