@@ -126,7 +126,6 @@ export class MediaService {
   }
 
   private async persistRow(session: string, row: MediaRow, storage: S3Storage): Promise<PersistResult> {
-    const id = row.id;
     if (row.persisted && row.s3Key) {
       // already in the bucket: answer with it rather than upload it again (each call would cost a download and an upload)
       const size = await storage.head(row.s3Key);
