@@ -20,6 +20,7 @@ import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
 import { VERSION } from './version.js';
 import { BlobStore } from './media/blob-store.js';
+import { ByteBudget, FetchLimiter } from './media/fetch-limiter.js';
 import { MediaRecords } from './media/records.js';
 import { createMessageIngest } from './messages/ingest.js';
 import { MessagingService } from './messages/service.js';
@@ -92,10 +93,22 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
-  const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
+  const mediaService = new MediaService({
+    records: media,
+    sessions,
+    settings: runtimeSettings,
+    logger: logger.child({ module: 'media' }),
+    s3Connection: { connectTimeoutMs: config.media.s3ConnectTimeoutMs, requestTimeoutMs: config.media.s3RequestTimeoutMs, allowPrivateEndpoint: config.media.s3AllowPrivateEndpoint },
+    autoPersistTimeoutMs: config.media.autoPersistTimeoutMs,
+  });
   sessions.addEventProcessor(mediaService.autoPersist());
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
-  const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
+  // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it
+  const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue);
+  const mediaUrlPolicy = { allowPrivateTargets: config.media.allowPrivateUrls };
+  const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: createGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
+  const publicOnly = { allowPrivateTargets: false };
+  const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: createGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
@@ -103,7 +116,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });

@@ -3,7 +3,8 @@ import { GatewayError, ValidationError } from '../errors.js';
 import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { sniffMime } from '../media/mime.js';
-import type { MediaSource } from '../messages/content.js';
+import { isBase64Text } from '../media/base64.js';
+import { limited, type MediaSource } from '../messages/content.js';
 import { checkTargetUrl } from '../webhooks/url-guard.js';
 
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
@@ -16,7 +17,7 @@ export async function loadPicture(input: { url?: string; base64?: string }, sour
   }
   if (input.url !== undefined) {
     const url = checkTargetUrl(input.url, source.urlPolicy, 'MEDIA_URL_REJECTED');
-    const fetched = await fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField);
+    const fetched = await limited(source, () => fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField));
     return { data: fetched.data, mimeType: pictureType(fetched.data, urlField), sourceUrl: url.href };
   }
   const data = decodeBase64(input.base64!);
@@ -25,7 +26,7 @@ export async function loadPicture(input: { url?: string; base64?: string }, sour
 
 function decodeBase64(raw: string): Buffer {
   const payload = raw.replace(/^data:[\w.+-]+\/[\w.+-]+(;[^,]*)?,/, '');
-  if (!/^[A-Za-z0-9+/_\-\r\n]*={0,2}\s*$/.test(payload)) throw ValidationError.field('/base64', 'is not valid base64');
+  if (!isBase64Text(payload, { mixedAlphabets: true })) throw ValidationError.field('/base64', 'is not valid base64');
   if ((payload.length * 3) / 4 > PICTURE_MAX_BYTES + 4) {
     throw new GatewayError('PAYLOAD_TOO_LARGE', `base64: a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB`, [{ path: '/base64', message: 'is too large' }]);
   }

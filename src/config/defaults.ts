@@ -7,7 +7,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   dataDir: './data',
   logLevel: 'info',
   auth: {},
-  engine: { default: 'baileys', baileys: {} },
+  engine: { default: 'baileys', baileys: { mediaHosts: [], mediaDownloadTimeoutMs: 300_000, mediaDownloadMaxBytes: 2 * 1024 * 1024 * 1024 + 1024 * 1024 } },
   sessions: {
     qrRotationSeconds: 20,
     qrMaxRotations: 6,
@@ -16,8 +16,17 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     reconnectMaxAttempts: 10,
     maxSessions: 10_000,
   },
-  messages: { retentionDays: 30 },
-  media: { localCacheMaxBytes: 1024 * 1024 * 1024 },
+  messages: { retentionDays: 30, asyncMaxQueuedBytes: 256 * 1024 * 1024 },
+  media: {
+    localCacheMaxBytes: 1024 * 1024 * 1024,
+    allowPrivateUrls: false,
+    urlFetchConcurrency: 4,
+    urlFetchQueue: 16,
+    s3AllowPrivateEndpoint: false,
+    s3ConnectTimeoutMs: 10_000,
+    s3RequestTimeoutMs: 60_000,
+    autoPersistTimeoutMs: 120_000,
+  },
   webhooks: {
     allowPrivateTargets: false,
     signaturePrefix: false,

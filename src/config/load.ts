@@ -24,7 +24,7 @@ export interface LoadOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-type EnvRule = { path: string[]; type: 'string' | 'integer' | 'boolean' };
+type EnvRule = { path: string[]; type: 'string' | 'integer' | 'boolean' | 'list' };
 
 const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_HOST: { path: ['host'], type: 'string' },
@@ -33,6 +33,9 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_MASTER_KEY: { path: ['auth', 'masterKey'], type: 'string' },
   GATEWAY_DEFAULT_ENGINE: { path: ['engine', 'default'], type: 'string' },
   GATEWAY_BAILEYS_WS_URL: { path: ['engine', 'baileys', 'websocketUrl'], type: 'string' },
+  GATEWAY_BAILEYS_MEDIA_HOSTS: { path: ['engine', 'baileys', 'mediaHosts'], type: 'list' },
+  GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: { path: ['media', 'allowPrivateUrls'], type: 'boolean' },
+  GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: { path: ['media', 's3AllowPrivateEndpoint'], type: 'boolean' },
   GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: { path: ['webhooks', 'allowPrivateTargets'], type: 'boolean' },
   CLIENT_TOKEN_MAX_TTL: { path: ['clientTokens', 'maxTtlSeconds'], type: 'integer' },
   GATEWAY_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
@@ -82,6 +85,8 @@ function applyEnv(target: Record<string, unknown>, env: NodeJS.ProcessEnv): stri
     if (rule.type === 'integer') {
       value = /^-?\d+$/.test(raw.trim()) ? Number(raw) : NaN;
       if (Number.isNaN(value)) problems.push(`${name}: must be an integer, got "${raw}"`);
+    } else if (rule.type === 'list') {
+      value = raw.split(',').map((item) => item.trim()).filter(Boolean);
     } else if (rule.type === 'boolean') {
       const lowered = raw.trim().toLowerCase();
       if (['1', 'true', 'yes', 'on'].includes(lowered)) value = true;

@@ -9,7 +9,16 @@ export interface GatewayConfig {
   auth: { masterKey?: string };
   engine: {
     default: EngineName;
-    baileys: { websocketUrl?: string; browser?: [string, string, string] };
+    baileys: {
+      websocketUrl?: string;
+      browser?: [string, string, string];
+      /** `host[:port]` of WhatsApp media servers besides *.whatsapp.net (an emulator's); trusted, fetched without the URL guard */
+      mediaHosts: string[];
+      /** a media download from the CDN must finish within this, ms */
+      mediaDownloadTimeoutMs: number;
+      /** and may be at most this many encrypted bytes */
+      mediaDownloadMaxBytes: number;
+    };
   };
   sessions: {
     qrRotationSeconds: number;
@@ -20,9 +29,28 @@ export interface GatewayConfig {
     /** sessions that may exist at once; creating one more answers 409 LIMIT_REACHED */
     maxSessions: number;
   };
-  messages: { retentionDays: number };
+  messages: {
+    retentionDays: number;
+    /** estimated bytes held by accepted `Prefer: respond-async` sends not yet done; past it 503 SERVER_BUSY */
+    asyncMaxQueuedBytes: number;
+  };
   /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
-  media: { localCacheMaxBytes: number };
+  media: {
+    localCacheMaxBytes: number;
+    /** media and picture URLs may point at loopback/private hosts or use http (never for client tokens) */
+    allowPrivateUrls: boolean;
+    /** URL media downloads at once, in the whole daemon */
+    urlFetchConcurrency: number;
+    /** URL media downloads waiting for a slot; past it 503 SERVER_BUSY */
+    urlFetchQueue: number;
+    /** the admin S3 endpoint may be a loopback/private host (a local MinIO) */
+    s3AllowPrivateEndpoint: boolean;
+    /** S3: connect timeout, and longest silence on an open request, ms */
+    s3ConnectTimeoutMs: number;
+    s3RequestTimeoutMs: number;
+    /** auto-persist of one received file (all attempts) must finish within this, ms; then the event goes out without mediaUrl */
+    autoPersistTimeoutMs: number;
+  };
   webhooks: {
     allowPrivateTargets: boolean;
     signaturePrefix: boolean;

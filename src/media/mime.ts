@@ -50,3 +50,20 @@ const EXTENSIONS: Record<string, string> = {
 export function extensionFor(mime: string): string {
   return EXTENSIONS[baseMime(mime)] ?? 'bin';
 }
+
+/**
+ * `type/subtype` with optional `; name=value` parameters, nothing else: no spaces inside the type, no line breaks
+ * (a stored type becomes a Content-Type header on download). The send schema uses the same pattern.
+ */
+export const MIME_PATTERN = '^[a-zA-Z0-9][\\w.+-]*/[\\w.+-]+([ \\t]*;[ \\t]*[\\w.+-]+=("[^"\\r\\n\\\\]*"|[\\w.+-]+))*$';
+const MIME_RE = new RegExp(MIME_PATTERN);
+const MIME_MAX_LENGTH = 255;
+
+export function isValidMime(mime: unknown): mime is string {
+  return typeof mime === 'string' && mime.length <= MIME_MAX_LENGTH && MIME_RE.test(mime);
+}
+
+/** A type from a remote sender or a stored row: itself when well-formed, else application/octet-stream. */
+export function safeMime(mime: unknown): string {
+  return isValidMime(mime) ? mime : 'application/octet-stream';
+}

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MediaAttachment } from '../engine/types.js';
 import type { MediaRepo, MediaRow } from '../store/media.js';
 import type { BlobStore } from './blob-store.js';
-import { extensionFor } from './mime.js';
+import { extensionFor, safeMime } from './mime.js';
 
 export interface MediaView {
   id: string;
@@ -52,7 +52,7 @@ export class MediaRecords {
     const id = randomUUID();
     let blob: string | null = null;
     if (attachment.data) {
-      blob = blobName(id, attachment.mimeType);
+      blob = blobName(id, safeMime(attachment.mimeType));
       this.blobs.writeSync(blob, attachment.data);
     }
     const row = {
@@ -60,7 +60,7 @@ export class MediaRecords {
       session,
       messageId,
       chatId,
-      mimeType: attachment.mimeType,
+      mimeType: safeMime(attachment.mimeType),
       size: attachment.size ?? attachment.data?.length ?? null,
       filename: attachment.filename ?? null,
       blob,

@@ -2,9 +2,24 @@
 import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { S3Settings } from '../config/runtime-settings.js';
 import { NetworkError } from '../errors.js';
+import { checkTargetUrl, isBlockedAddress } from '../webhooks/url-guard.js';
+
+export interface S3Connection {
+  connectTimeoutMs: number;
+  /** longest a request (and its answer) may take, and longest silence on its socket, ms */
+  requestTimeoutMs: number;
+  /** the endpoint may resolve to loopback/private addresses (a local MinIO); otherwise such a connection is refused */
+  allowPrivateEndpoint: boolean;
+}
+
+export const DEFAULT_S3_CONNECTION: S3Connection = { connectTimeoutMs: 10_000, requestTimeoutMs: 60_000, allowPrivateEndpoint: false };
 
 export interface UploadedObject {
   key: string;
@@ -16,8 +31,29 @@ export interface UploadedObject {
 export class S3Storage {
   private readonly client: S3Client;
 
-  constructor(readonly settings: S3Settings) {
+  constructor(
+    readonly settings: S3Settings,
+    connection: S3Connection = DEFAULT_S3_CONNECTION,
+  ) {
+    if (settings.endpoint && !connection.allowPrivateEndpoint) {
+      // settings stored before the endpoint was checked, or a literal address (connections to those skip the lookup)
+      try {
+        checkTargetUrl(settings.endpoint, { allowPrivateTargets: false }, 'MEDIA_URL_REJECTED');
+      } catch {
+        throw new NetworkError('the configured S3 endpoint is not a public https URL; set media.s3AllowPrivateEndpoint for a local S3 server', undefined, 'S3_ERROR');
+      }
+    }
+    const lookup = connection.allowPrivateEndpoint ? undefined : publicOnlyLookup;
     this.client = new S3Client({
+      // without these a stalled endpoint holds an upload (and the received-message events queued behind auto-persist) forever
+      requestHandler: {
+        connectionTimeout: connection.connectTimeoutMs,
+        requestTimeout: connection.requestTimeoutMs,
+        throwOnRequestTimeout: true,
+        socketTimeout: connection.requestTimeoutMs,
+        httpAgent: new HttpAgent({ keepAlive: true, ...(lookup ? { lookup } : {}) }),
+        httpsAgent: new HttpsAgent({ keepAlive: true, ...(lookup ? { lookup } : {}) }),
+      },
       region: settings.region,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       forcePathStyle: settings.forcePathStyle,
@@ -43,7 +79,7 @@ export class S3Storage {
       });
       await upload.done();
     } catch (err) {
-      throw new NetworkError(`S3 upload failed: ${s3Message(err)}`, err, 'S3_ERROR');
+      throw new NetworkError('the S3 storage failed the upload (the daemon log has the detail)', err, 'S3_ERROR');
     }
     return { key, bucket: this.settings.bucket, objectUrl: await this.objectUrl(key) };
   }
@@ -55,7 +91,7 @@ export class S3Storage {
       return { stream: object.Body as Readable, size: object.ContentLength ?? null };
     } catch (err) {
       if (isMissing(err)) return undefined;
-      throw new NetworkError(`S3 read failed: ${s3Message(err)}`, err, 'S3_ERROR');
+      throw new NetworkError('the S3 storage failed the read (the daemon log has the detail)', err, 'S3_ERROR');
     }
   }
 
@@ -66,7 +102,7 @@ export class S3Storage {
       return head.ContentLength ?? null;
     } catch (err) {
       if (isMissing(err)) return undefined;
-      throw new NetworkError(`S3 read failed: ${s3Message(err)}`, err, 'S3_ERROR');
+      throw new NetworkError('the S3 storage failed the read (the daemon log has the detail)', err, 'S3_ERROR');
     }
   }
 
@@ -102,7 +138,20 @@ function isMissing(err: unknown): boolean {
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 }
 
-function s3Message(err: unknown): string {
+/** Resolves like the system does, but refuses a name with any loopback/private/internal address (DNS rebinding). */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
+    if (err) return callback(err, '', 0);
+    const blocked = addresses.find((a) => isBlockedAddress(a.address));
+    if (blocked) return callback(Object.assign(new Error(`refused to connect: ${hostname} resolved to a non-public address (${blocked.address})`), { code: 'ERR_BLOCKED_TARGET' }), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+    const first = addresses[0]!;
+    callback(null, first.address, first.family);
+  });
+};
+
+/** The S3 error's own words, for the log only: callers get a generic sentence (it may name buckets, hosts or accounts). */
+export function s3Message(err: unknown): string {
   const e = err as { name?: string; message?: string; Code?: string };
   return [e.Code ?? e.name, e.message].filter(Boolean).join(': ') || String(err);
 }

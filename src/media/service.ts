@@ -7,7 +7,7 @@ import type { EngineEventProcessor, SessionManager } from '../sessions/manager.j
 import type { MediaRow } from '../store/media.js';
 import { extensionFor } from './mime.js';
 import type { MediaRecords } from './records.js';
-import { S3Storage } from './s3.js';
+import { DEFAULT_S3_CONNECTION, S3Storage, s3Message, type S3Connection } from './s3.js';
 
 export interface PersistResult {
   url: string;
@@ -37,6 +37,10 @@ export class MediaService {
       logger: Logger;
       /** pause between auto-persist attempts, ms */
       retryDelayMs?: number;
+      /** timeouts and endpoint policy of the S3 client */
+      s3Connection?: S3Connection;
+      /** all attempts of one auto-persist end within this, ms */
+      autoPersistTimeoutMs?: number;
     },
   ) {
     deps.settings.onChange(() => this.resetStorage());
@@ -55,7 +59,15 @@ export class MediaService {
    * session not connected). Nothing left → MEDIA_EXPIRED, or the network's own error.
    */
   async open(session: string, id: string): Promise<MediaContent> {
-    const row = this.get(session, id);
+    try {
+      return await this.openRow(session, this.get(session, id));
+    } catch (err) {
+      throw this.logged(err, session, id);
+    }
+  }
+
+  private async openRow(session: string, row: MediaRow): Promise<MediaContent> {
+    const id = row.id;
     const filename = row.filename ?? `${row.id}.${extensionFor(row.mimeType)}`;
     const local = row.blob ? this.deps.records.blobs.open(row.blob) : undefined;
     if (local) return { stream: local.stream, mimeType: row.mimeType, size: local.size, filename };
@@ -100,15 +112,29 @@ export class MediaService {
   async persist(session: string, id: string): Promise<PersistResult> {
     const row = this.get(session, id);
     const storage = this.requireStorage();
-    if (row.persisted && row.s3Key && !(row.blob && this.deps.records.blobs.exists(row.blob))) {
-      // no local copy, but the object is already in the bucket: answer with it rather than download it again
+    try {
+      return await this.persistRow(session, row, storage);
+    } catch (err) {
+      throw this.logged(err, session, id);
+    }
+  }
+
+  /** S3's own error text goes to the log, never to the caller (the error they get says so). */
+  private logged(err: unknown, session: string, mediaId: string): unknown {
+    if (err instanceof GatewayError && err.code === 'S3_ERROR') this.deps.logger.warn({ session, mediaId, detail: s3Message(err.cause) }, err.message);
+    return err;
+  }
+
+  private async persistRow(session: string, row: MediaRow, storage: S3Storage): Promise<PersistResult> {
+    if (row.persisted && row.s3Key) {
+      // already in the bucket: answer with it rather than upload it again (each call would cost a download and an upload)
       const size = await storage.head(row.s3Key);
       if (size !== undefined) {
         return { url: await storage.readUrl(row.s3Key), key: row.s3Key, bucket: storage.settings.bucket, size: size ?? row.size, mimeType: row.mimeType };
       }
     }
     const key = objectKey(storage.settings, row);
-    const content = await this.open(session, id);
+    const content = await this.openRow(session, row);
     const uploaded = await storage.upload(key, content.stream, row.mimeType, content.size);
     this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
     return { url: await storage.readUrl(key), key, bucket: uploaded.bucket, size: content.size, mimeType: row.mimeType };
@@ -121,10 +147,30 @@ export class MediaService {
       if (type !== 'message.received' || typeof mediaId !== 'string') return;
       const { autoPersist, s3 } = this.deps.settings.get();
       if (!autoPersist || !s3) return;
-      return this.persistWithRetries(session, mediaId).then((url) => {
+      return this.persistWithin(session, mediaId).then((url) => {
         if (url) payload.mediaUrl = url;
       });
     };
+  }
+
+  /**
+   * The session's later events wait for this one, so a stalled storage must not hold them: past the deadline the event
+   * goes out without mediaUrl (the upload may still finish in the background and mark the record persisted).
+   */
+  private async persistWithin(session: string, mediaId: string): Promise<string | undefined> {
+    const ms = this.deps.autoPersistTimeoutMs ?? 120_000;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<undefined>((done) => {
+      timer = setTimeout(() => {
+        this.deps.logger.warn({ session, mediaId, timeoutMs: ms }, 'auto-persist did not finish in time; the message goes out without mediaUrl');
+        done(undefined);
+      }, ms);
+    });
+    try {
+      return await Promise.race([this.persistWithRetries(session, mediaId), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private async persistWithRetries(session: string, mediaId: string): Promise<string | undefined> {
@@ -149,7 +195,7 @@ export class MediaService {
   private currentStorage(): S3Storage | undefined {
     const s3 = this.deps.settings.get().s3;
     if (!s3) return undefined;
-    this.storage ??= new S3Storage(s3);
+    this.storage ??= new S3Storage(s3, this.deps.s3Connection ?? DEFAULT_S3_CONNECTION);
     return this.storage;
   }
 

@@ -6,6 +6,8 @@ import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js
 import { checkTargetUrl, type UrlPolicy } from '../webhooks/url-guard.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
+import { isBase64Text } from '../media/base64.js';
+import type { FetchLimiter } from '../media/fetch-limiter.js';
 
 export const MEDIA_URL_MAX_BYTES = 50 * 1024 * 1024;
 export const MEDIA_BASE64_MAX_BYTES = 70 * 1024 * 1024;
@@ -120,6 +122,13 @@ export function vcardDisplayName(vcard: string): string {
 export interface MediaSource {
   urlPolicy: UrlPolicy;
   dispatcher: Dispatcher;
+  /** the daemon-wide bound on concurrent URL downloads */
+  limiter?: FetchLimiter;
+}
+
+/** Runs a URL download within the source's concurrency bound. */
+export function limited<T>(media: MediaSource, work: () => Promise<T>): Promise<T> {
+  return media.limiter ? media.limiter.run(work) : work();
 }
 
 /** Builds engine content, downloading or decoding media; runs after checkContentFields. */
@@ -150,13 +159,13 @@ export async function buildContent(body: ContentFields, media: MediaSource): Pro
 
 async function fromUrl(raw: string, media: MediaSource) {
   const url = checkTargetUrl(raw, media.urlPolicy, 'MEDIA_URL_REJECTED');
-  return fetchMediaUrl(media.dispatcher, url, { maxBytes: MEDIA_URL_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS });
+  return limited(media, () => fetchMediaUrl(media.dispatcher, url, { maxBytes: MEDIA_URL_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS }));
 }
 
 function fromBase64(raw: string): { data: Buffer; contentType?: string; filename?: undefined } {
   const match = /^data:([\w.+-]+\/[\w.+-]+)?(;[^,]*)?,/.exec(raw.slice(0, 200));
   const payload = match ? raw.slice(match[0].length) : raw;
-  if (!/^[A-Za-z0-9+/\r\n]*={0,2}\s*$/.test(payload) && !/^[A-Za-z0-9_\-\r\n]*={0,2}\s*$/.test(payload)) {
+  if (!isBase64Text(payload, { mixedAlphabets: false })) {
     throw ValidationError.field('/base64', 'is not valid base64');
   }
   if (Math.floor((payload.length * 3) / 4) > MEDIA_BASE64_MAX_BYTES + 4) {

@@ -10,7 +10,8 @@ import type { Logger } from '../logger.js';
 import type { MediaRecords } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessageRow, MessagesRepo } from '../store/messages.js';
-import { buildContent, checkContentFields, checkMentions, type ContentFields, type MediaSource } from './content.js';
+import type { ByteBudget } from '../media/fetch-limiter.js';
+import { buildContent, checkContentFields, checkMentions, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
 import { extraOf } from './ingest.js';
 
 export interface SendBody extends ContentFields {
@@ -18,6 +19,17 @@ export interface SendBody extends ContentFields {
   chatId: string;
   quotedMessage?: { messageId: string; chatId?: string; participant?: string; fromMe?: boolean };
   isForwarded?: boolean;
+}
+
+/** who asks: client tokens never get the private-URL opt-in */
+export interface SendCaller {
+  client?: boolean;
+}
+
+/** What an async send may hold until it is done: its base64 text and decoded bytes, or a URL download at its limit. */
+function heldBytes(body: SendBody): number {
+  const base64 = body.base64?.length ?? 0;
+  return 64 * 1024 + base64 + Math.ceil((base64 * 3) / 4) + (body.url !== undefined ? MEDIA_URL_MAX_BYTES : 0);
 }
 
 export interface SendResult {
@@ -48,6 +60,10 @@ export class MessagingService {
       media: MediaRecords;
       bus: EventBus;
       mediaSource: MediaSource;
+      /** media source for client tokens: never the private-URL opt-in */
+      clientMediaSource?: MediaSource;
+      /** bytes that accepted async sends may hold until they are done */
+      asyncBudget?: ByteBudget;
       logger: Logger;
       /** opens the tick's write transaction, so a message's row and its event commit together (and cost one commit) */
       beginWrite?: () => void;
@@ -63,9 +79,9 @@ export class MessagingService {
     return { chatId, engine: this.deps.sessions.connected(body.session) };
   }
 
-  async send(body: SendBody): Promise<SendResult> {
+  async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
     const { chatId } = this.prepare(body);
-    const content = await buildContent(body, this.deps.mediaSource);
+    const content = await buildContent(body, caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource);
     const options: SendOptions = {
       ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage) } : {}),
       ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
@@ -81,10 +97,11 @@ export class MessagingService {
   }
 
   /** `Prefer: respond-async`: checks now, sends in the background, reports through command.result. */
-  sendAsync(body: SendBody): { commandId: string; status: 'accepted' } {
+  sendAsync(body: SendBody, caller: SendCaller = {}): { commandId: string; status: 'accepted' } {
     this.prepare(body);
+    const release = this.deps.asyncBudget?.reserve(heldBytes(body)) ?? (() => {});
     const commandId = randomUUID();
-    void this.send(body).then(
+    void this.send(body, caller).finally(release).then(
       (result) => this.deps.bus.emit(body.session, 'command.result', { commandId, success: true, result }),
       (err: unknown) => {
         const error = err instanceof GatewayError ? err : new GatewayError('INTERNAL', (err as Error).message);

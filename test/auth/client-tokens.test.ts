@@ -1,7 +1,5 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { CLIENT_ROUTES } from '../../src/auth/client-actions.js';
 import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
@@ -372,42 +370,29 @@ describe('enforcement', () => {
   });
 
   test('daily cap under parallel sends: cap 2, five at once → exactly 2 pass and 3 get 429 DAILY_CAP_REACHED', async () => {
-    // the image is served after a pause, so all five requests are inside the gateway before the first send finishes:
-    // a cap checked before the handler but counted only after it would let all five through
-    const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-    let fetched = 0;
-    const slow = createServer((_req, res) => {
-      fetched += 1;
-      setTimeout(() => {
-        res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': PNG.length });
-        res.end(PNG);
-      }, 400);
-    });
-    await new Promise<void>((done) => slow.listen(0, '127.0.0.1', done));
-    try {
-      const imageUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/pixel.png`;
-      await pairedSession(daemon, 'par', '+15550200021');
-      await rules('par', { recipientMode: 'any', allowedActions: ALL_ACTIONS, dailySendCap: 2 });
-      const token = await mint('par', 'burst');
-      const results = await Promise.all(
-        Array.from({ length: 5 }, (_, i) => asClient(token, 'POST', '/api/messages/send', { session: 'par', chatId: B, type: 'image', url: imageUrl, caption: `parallel ${i}` })),
-      );
-      const statuses = results.map((r) => r.status).sort();
-      assert.deepEqual(statuses, [200, 200, 429, 429, 429], JSON.stringify(results.map((r) => r.body)));
-      assert.equal(fetched, 2, 'refused sends never reach the handler');
-      for (const refused of results.filter((r) => r.status === 429)) {
-        assert.equal(refused.body.error.code, 'DAILY_CAP_REACHED');
-        assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
-      }
-      // reactions draw from the same count
-      const messageId = results.find((r) => r.status === 200)!.body.data.messageId;
-      const reaction = await asClient(token, 'POST', '/api/sessions/par/messages/react', { chatId: B, messageId, reaction: '👍' });
-      assert.equal(reaction.status, 429);
-      assert.equal(reaction.body.error.code, 'DAILY_CAP_REACHED');
-    } finally {
-      slow.closeAllConnections();
-      await new Promise((done) => slow.close(done));
+    // safe mode pauses each send (0.4 s and more), so all five requests are inside the gateway before the first send
+    // finishes: a cap checked before the handler but counted only after it would let all five through. (A slow loopback
+    // media URL did this before; client tokens may no longer make the daemon fetch loopback URLs.)
+    const created = await daemon.request('POST', '/api/sessions', { name: 'par', start: true, engine: 'sandbox', config: { safeMode: true } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await daemon.request('POST', '/api/sandbox/sessions/par/pair', { phoneNumber: '+15550200021' })).status, 200);
+    await waitFor(async () => (await daemon.request('GET', '/api/sessions/par')).body.data.status === 'CONNECTED', 5000, 'par CONNECTED');
+    await rules('par', { recipientMode: 'any', allowedActions: ALL_ACTIONS, dailySendCap: 2 });
+    const token = await mint('par', 'burst');
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => asClient(token, 'POST', '/api/messages/send', { session: 'par', chatId: B, type: 'text', text: `parallel ${i}` })),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 200, 429, 429, 429], JSON.stringify(results.map((r) => r.body)));
+    for (const refused of results.filter((r) => r.status === 429)) {
+      assert.equal(refused.body.error.code, 'DAILY_CAP_REACHED');
+      assert.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
     }
+    // reactions draw from the same count
+    const messageId = results.find((r) => r.status === 200)!.body.data.messageId;
+    const reaction = await asClient(token, 'POST', '/api/sessions/par/messages/react', { chatId: B, messageId, reaction: '👍' });
+    assert.equal(reaction.status, 429);
+    assert.equal(reaction.body.error.code, 'DAILY_CAP_REACHED');
   });
 
   test('daily cap: a send that fails gives its slot back (only successful sends count)', async () => {

@@ -58,6 +58,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
       GATEWAY_DATA_DIR: dataDir,
       GATEWAY_DEFAULT_ENGINE: 'sandbox',
       GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+      // loopback media servers in tests (media URLs have their own opt-in)
+      GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true',
+      GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: 'true',
       GATEWAY_LOG_LEVEL: 'info',
       ...options.env,
     },

@@ -123,7 +123,7 @@ test('the default URL policy (no private targets): http:// and loopback https://
   });
   await new Promise<void>((done) => plain.listen(0, '127.0.0.1', done));
   const plainBase = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
-  const strict = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'false', NODE_EXTRA_CA_CERTS: certFile } });
+  const strict = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'false', NODE_EXTRA_CA_CERTS: certFile } });
   try {
     await pairedSession(strict, 'a', '+15550110001');
     const port = new URL(base).port;

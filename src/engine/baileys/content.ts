@@ -2,6 +2,7 @@
 import { extractMessageContent, proto, toNumber, type WAMessage } from '@whiskeysockets/baileys';
 import type { MessagePayload } from '../payloads.js';
 import type { MessageType } from '../types.js';
+import { safeMime } from '../../media/mime.js';
 
 /** Everything downloadContentFromMessage (and a media re-upload request) needs; stored as the media record's `ref`. */
 export interface BaileysMediaRef {
@@ -63,7 +64,7 @@ export function contentOf(msg: WAMessage): ContentFields | undefined {
   for (const [field, type, mediaType] of MEDIA) {
     const media = content[field] as MediaMessage | null | undefined;
     if (!media) continue;
-    const mimeType = media.mimetype ?? defaultMime(mediaType);
+    const mimeType = media.mimetype ? safeMime(media.mimetype) : defaultMime(mediaType);
     const size = media.fileLength == null ? undefined : toNumber(media.fileLength as never);
     const ref: BaileysMediaRef | undefined = media.mediaKey?.length
       ? {

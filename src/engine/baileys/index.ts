@@ -4,6 +4,7 @@ import type { Logger } from '../../logger.js';
 import type { Engine, EngineSession, SessionOptions } from '../types.js';
 import { baileysLevel, guardConsoleFromLibsignal } from './logger.js';
 import { BaileysSession } from './session.js';
+import { DEFAULT_DOWNLOAD_SETTINGS } from './media-download.js';
 
 export { BaileysSession } from './session.js';
 
@@ -16,6 +17,11 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
     browser: config.engine.baileys.browser ?? DEFAULT_BROWSER,
     logger,
     baileysLogLevel: baileysLevel(config.logLevel),
+    mediaDownload: {
+      trustedHosts: config.engine.baileys.mediaHosts ?? [],
+      timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,
+      maxBytes: config.engine.baileys.mediaDownloadMaxBytes ?? DEFAULT_DOWNLOAD_SETTINGS.maxBytes,
+    },
   };
   return {
     name: 'baileys',

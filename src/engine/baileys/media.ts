@@ -1,9 +1,10 @@
-// Media download on Baileys: decrypting streams from the CDN through the session's proxy, and the re-upload request when a file expired.
-import { downloadContentFromMessage, proto, type WAMessage } from '@whiskeysockets/baileys';
+// Media download on Baileys: decrypting streams from the CDN (media-download.ts), and the re-upload request when a file expired.
+import { proto, type WAMessage } from '@whiskeysockets/baileys';
 import { GatewayError, NetworkError } from '../../errors.js';
 import type { BaileysMediaRef } from './content.js';
 import { errorCode, withTimeout, type SessionContext } from './context.js';
 import { TtlCache } from './cache.js';
+import { DEFAULT_DOWNLOAD_SETTINGS, downloadMedia, type MediaDownloadSettings } from './media-download.js';
 
 const REUPLOAD_TIMEOUT_MS = 30_000;
 const GONE = new Set([404, 410]);
@@ -20,7 +21,10 @@ export class BaileysMedia {
   /** new CDN paths after a re-upload, by media key (the media record keeps the old one) */
   private readonly refreshed = new TtlCache(14 * 24 * 3600_000, 5_000);
 
-  constructor(private readonly ctx: SessionContext) {}
+  constructor(
+    private readonly ctx: SessionContext,
+    private readonly settings: MediaDownloadSettings = DEFAULT_DOWNLOAD_SETTINGS,
+  ) {}
 
   /**
    * The decrypted bytes. A 404/410 from the CDN means the file expired: the phone is asked to upload it again
@@ -33,6 +37,7 @@ export class BaileysMedia {
     try {
       return await this.fetch(current);
     } catch (err) {
+      if (err instanceof GatewayError) throw err;
       if (!GONE.has(errorCode(err) ?? 0)) throw new NetworkError(`media download failed: ${(err as Error).message}`, err, 'MEDIA_DOWNLOAD_FAILED');
     }
     const renewed = await this.reupload(current);
@@ -44,11 +49,7 @@ export class BaileysMedia {
   }
 
   private async fetch(ref: BaileysMediaRef): Promise<NodeJS.ReadableStream> {
-    return downloadContentFromMessage(
-      { mediaKey: Buffer.from(ref.mediaKey, 'base64'), directPath: ref.directPath ?? null, url: ref.url ?? null },
-      ref.mediaType,
-      this.ctx.dispatcher ? { options: { dispatcher: this.ctx.dispatcher } as unknown as RequestInit } : {},
-    );
+    return downloadMedia(ref, Buffer.from(ref.mediaKey, 'base64'), ref.mediaType, this.settings, this.ctx.dispatcher);
   }
 
   private async reupload(ref: BaileysMediaRef): Promise<BaileysMediaRef> {

@@ -23,6 +23,7 @@ import { BaileysGroups } from './groups.js';
 import { bare, Identities } from './identities.js';
 import { bridgeLogger } from './logger.js';
 import { BaileysMedia } from './media.js';
+import type { MediaDownloadSettings } from './media-download.js';
 import { PollVotes } from './polls.js';
 import { proxyRoute, type ProxyRoute } from './proxy.js';
 import { BaileysMessenger } from './send.js';
@@ -33,6 +34,8 @@ export interface BaileysSettings {
   logger: Logger;
   /** the level Baileys logs at (see logger.ts) */
   baileysLogLevel: string;
+  /** media hosts, deadline and byte cap of CDN downloads */
+  mediaDownload?: MediaDownloadSettings;
 }
 
 const FIRST_QR_MS = 60_000;
@@ -99,7 +102,7 @@ export class BaileysSession implements EngineSession {
     this.messenger = new BaileysMessenger(this.ctx);
     this.groups = new BaileysGroups(this.ctx, (id) => this.mapper.pendingJoins.add(id));
     this.chats = new BaileysChats(this.ctx);
-    this.media = new BaileysMedia(this.ctx);
+    this.media = new BaileysMedia(this.ctx, settings.mediaDownload);
   }
 
   get name(): string {

@@ -1,6 +1,8 @@
 // Media routes (record, download, persist) and the admin settings that configure S3 and auto-persist.
 import { ValidationError } from '../../errors.js';
 import type { RuntimeSettings, RuntimeSettingsPatch } from '../../config/runtime-settings.js';
+import { safeMime } from '../../media/mime.js';
+import { checkTargetUrl, type UrlPolicy } from '../../webhooks/url-guard.js';
 import { mediaView } from '../../media/records.js';
 import { emptyBody } from '../schemas/common.js';
 import { mediaParams, settingsBody } from '../schemas/media.js';
@@ -8,7 +10,8 @@ import type { Services } from '../services.js';
 import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
-export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteDef[] {
+export function mediaRoutes({ mediaService, runtimeSettings, config }: Services): RouteDef[] {
+  const endpointPolicy = { allowPrivateTargets: config.media.s3AllowPrivateEndpoint };
   return [
     {
       method: 'GET',
@@ -32,7 +35,8 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       schema: { params: mediaParams, body: emptyBody },
       async handler({ params, ctx }) {
         const content = await mediaService.open(params.session, params.mediaId);
-        ctx.type = content.mimeType;
+        // a row stored before types were checked may hold anything; a header must never carry it as is
+        ctx.type = safeMime(content.mimeType);
         if (content.size !== null) ctx.length = content.size;
         ctx.attachment(content.filename);
         ctx.body = content.stream;
@@ -68,17 +72,26 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       access: 'master',
       summary: 'change run-time settings; s3 fields merge, s3: null removes the storage',
       schema: { body: settingsBody },
-      handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, checkSettings),
+      handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, (next) => checkSettings(next, endpointPolicy)),
     },
   ];
 }
 
-function checkSettings(next: RuntimeSettings): void {
+function checkSettings(next: RuntimeSettings, endpointPolicy: UrlPolicy): void {
   if (!next.s3) {
     if (next.autoPersist) throw ValidationError.field('/autoPersist', 'needs S3 settings first');
     return;
   }
   for (const field of ['bucket', 'accessKeyId', 'secretAccessKey'] as const) {
     if (!next.s3[field]) throw ValidationError.field(`/s3/${field}`, 'is required for S3 storage');
+  }
+  if (next.s3.endpoint !== undefined) {
+    // a private endpoint (a local MinIO) needs media.s3AllowPrivateEndpoint; connections are checked again when made
+    try {
+      checkTargetUrl(next.s3.endpoint, endpointPolicy, 'MEDIA_URL_REJECTED');
+    } catch (err) {
+      const why = (err as { details?: Array<{ message: string }> }).details?.[0]?.message ?? (err as Error).message;
+      throw ValidationError.field('/s3/endpoint', `${why}${endpointPolicy.allowPrivateTargets ? '' : ' (set media.s3AllowPrivateEndpoint for a local S3 server)'}`);
+    }
   }
 }

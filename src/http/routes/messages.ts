@@ -30,13 +30,14 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
       schema: { body: sendMessageBody },
       async handler({ body, ctx }) {
+        const caller = { client: ctx.state.principal?.kind === 'client' };
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
-          const accepted = messaging.sendAsync(body as SendBody);
+          const accepted = messaging.sendAsync(body as SendBody, caller);
           ctx.status = 202;
           ctx.set('Preference-Applied', 'respond-async');
           return accepted;
         }
-        return messaging.send(body as SendBody);
+        return messaging.send(body as SendBody, caller);
       },
     },
     {

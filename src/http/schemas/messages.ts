@@ -1,4 +1,5 @@
 // Schemas of the message routes (SPEC §4 "Messages", limits of §8, field names of DESIGN §3).
+import { MIME_PATTERN } from '../../media/mime.js';
 import { sessionName } from './common.js';
 
 const jidOrPhone = { type: 'string', minLength: 1, maxLength: 128 } as const;
@@ -10,7 +11,7 @@ export const contentProperties = {
   linkPreview: { type: 'boolean' },
   url: { type: 'string', minLength: 1, maxLength: 4096 },
   base64: { type: 'string', minLength: 1 },
-  mimeType: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[\\w.+-]+/[\\w.+-]+' },
+  mimeType: { type: 'string', minLength: 3, maxLength: 255, pattern: MIME_PATTERN },
   caption: { type: 'string', maxLength: 1024 },
   filename: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^/\\\\\\x00-\\x1f]+$' },
   ptt: { type: 'boolean' },
