@@ -112,6 +112,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
+  sessions.onDeleted((name) => {
+    webhooks.deleteForSession(name);
+    apiKeys.forgetSession(name);
+  });
   const webhookHttp = createGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });

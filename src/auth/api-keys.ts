@@ -115,7 +115,18 @@ export class ApiKeys {
     for (const listener of this.revokeListeners) listener(id);
   }
 
-  /** Calls `listener` with the id of each key revoked from now on; returns the unsubscribe function. */
+  /**
+   * A deleted session leaves the lists of the keys limited to it, so a later session of the same name is not theirs;
+   * their open event streams end as on a revoke (they were opened under the old rights).
+   */
+  forgetSession(name: string): void {
+    const ids = this.repo.forgetSession(name);
+    if (!ids.length) return;
+    this.principals.clear();
+    for (const id of ids) for (const listener of this.revokeListeners) listener(id);
+  }
+
+  /** Calls `listener` with the id of each key revoked (or whose sessions shrank) from now on; returns the unsubscribe function. */
   onRevoke(listener: (id: string) => void): () => void {
     this.revokeListeners.add(listener);
     return () => this.revokeListeners.delete(listener);

@@ -51,6 +51,7 @@ const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', '
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
+  private readonly deletedListeners: ((name: string) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
@@ -69,6 +70,11 @@ export class SessionManager {
 
   addEventProcessor(processor: EngineEventProcessor): void {
     this.processors.push(processor);
+  }
+
+  /** Runs after a session is deleted: what was granted on its name must not pass to a later session of that name. */
+  onDeleted(listener: (name: string) => void): void {
+    this.deletedListeners.push(listener);
   }
 
   /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
@@ -187,6 +193,7 @@ export class SessionManager {
     this.get(name);
     await this.teardown(name);
     this.deps.sessions.delete(name);
+    for (const listener of this.deletedListeners) listener(name);
   }
 
   async requestPairingCode(name: string, phoneDigits: string): Promise<string> {

@@ -57,6 +57,13 @@ export function createKeysRepo(db: Db) {
   const remove = db.prepare('DELETE FROM api_keys WHERE id = ?');
   const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  const keysOfSession = db
+    .prepare('SELECT id FROM api_keys WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(api_keys.sessions) WHERE value = @name)')
+    .pluck();
+  const dropSession = db.prepare(
+    `UPDATE api_keys SET sessions = (SELECT json_group_array(value) FROM json_each(api_keys.sessions) WHERE value <> @name)
+     WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(api_keys.sessions) WHERE value = @name)`,
+  );
 
   return {
     insert(key: Omit<ApiKeyRow, 'lastUsedAt'>): void {
@@ -75,6 +82,12 @@ export function createKeysRepo(db: Db) {
     listOwnedBy: (ownerId: string): ApiKeyRow[] => (byOwner.all(ownerId) as RawKey[]).map(toRow),
     countOwnedBy: (ownerId: string): number => countByOwner.get(ownerId) as number,
     delete: (id: string): boolean => remove.run(id).changes > 0,
+    /** Removes a session from every key limited to it (a key left with an empty list reaches no session). */
+    forgetSession: db.transaction((name: string): string[] => {
+      const ids = keysOfSession.all({ name }) as string[];
+      if (ids.length) dropSession.run({ name });
+      return ids;
+    }),
     /** Deletes a key only when `ownerId` created it. */
     deleteOwned: (id: string, ownerId: string): boolean => removeOwned.run(id, ownerId).changes > 0,
     touch: (id: string, at: string): void => void touch.run(at, id),

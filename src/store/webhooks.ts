@@ -93,6 +93,7 @@ export function createWebhooksRepo(db: Db) {
     `UPDATE deliveries SET status = 'failed', next_attempt_at = NULL, last_error = ?, updated_at = ? WHERE webhook_id = ? AND status = 'pending'`,
   );
   const remove = db.prepare('DELETE FROM webhooks WHERE id = ?');
+  const idsOfSession = db.prepare('SELECT id FROM webhooks WHERE session = ?').pluck();
 
   /** Writes the new settings; disabling also fails the webhook's pending deliveries, in the same transaction. */
   const updateWebhook = db.transaction((id: number, fields: WebhookFields, disabledError: string): number => {
@@ -120,5 +121,6 @@ export function createWebhooksRepo(db: Db) {
     },
     /** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
     delete: (id: number): boolean => remove.run(id).changes > 0,
+    idsOfSession: (session: string): number[] => idsOfSession.all(session) as number[],
   };
 }

@@ -11,8 +11,27 @@ export const MAX_HEADERS = 10;
 export const MIN_HMAC_KEY_LENGTH = 16;
 /** RFC 9110 token characters */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** Header names a webhook may not set: ours, and the ones that would break the request. */
-const RESERVED_HEADERS = new Set(['content-type', 'content-length', 'host', 'transfer-encoding', 'connection']);
+/**
+ * Header names a webhook may not set: ours, the ones that would break the request (hop-by-hop and framing headers make
+ * every delivery fail), and proxy credentials, which belong to no receiver.
+ */
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'host',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'proxy-connection',
+]);
+/** RFC 9110 field-value characters: visible ASCII, space, tab, and obs-text; no control characters */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const RESERVED_PREFIX = 'x-webhook-';
 export const DISABLED_ERROR = 'webhook disabled';
 /**
@@ -200,6 +219,11 @@ export class WebhookRegistry {
     this.changed({ type: 'deleted', webhookId: id });
   }
 
+  /** A deleted session's webhooks go with it, so they never attach to a later session of the same name. */
+  deleteForSession(session: string): void {
+    for (const id of this.deps.webhooks.idsOfSession(session)) this.delete(id);
+  }
+
   deliveries(id: number, status: DeliveryStatus | undefined, limit = 1000, offset = 0): { rows: DeliveryView[]; total: number } {
     this.getRow(id);
     const { rows, total } = this.deps.outbox.list(id, status, limit, offset);
@@ -290,7 +314,7 @@ export function checkHeaders(headers: WebhookHeader[]): WebhookHeader[] {
     }
     if (seen.has(lower)) throw ValidationError.field(`/headers/${i}/name`, `"${name}" is given twice`);
     seen.add(lower);
-    if (/[\r\n\0]/.test(value)) throw ValidationError.field(`/headers/${i}/value`, 'must not contain CR, LF or NUL characters');
+    if (!HEADER_VALUE.test(value)) throw ValidationError.field(`/headers/${i}/value`, 'must not contain control characters (CR, LF, NUL, …)');
     return { name, value };
   });
 }

@@ -306,11 +306,12 @@ describe('webhook validation', () => {
       assert.match(error.message, /not a valid header name/);
     }
     await rejects('POST', '/api/webhooks', { url: URL, headers: [{ name: '', value: 'v' }] }, '/headers/0/name');
-    for (const name of ['Content-Type', 'content-length', 'HOST', 'Transfer-Encoding', 'connection', 'X-Webhook-Signature', 'x-webhook-id', 'X-WEBHOOK-Custom']) {
+    const hopByHop = ['Keep-Alive', 'upgrade', 'Expect', 'TE', 'Trailer', 'Proxy-Authorization', 'proxy-connection'];
+    for (const name of ['Content-Type', 'content-length', 'HOST', 'Transfer-Encoding', 'connection', 'X-Webhook-Signature', 'x-webhook-id', 'X-WEBHOOK-Custom', ...hopByHop]) {
       const error = await rejects('POST', '/api/webhooks', { url: URL, headers: [{ name: 'X-Ok', value: '1' }, { name, value: 'v' }] }, '/headers/1/name');
       assert.match(error.message, /cannot be overridden/);
     }
-    for (const value of ['a\r\nInjected: 1', 'line\nbreak', 'cr\r', 'nul\0']) {
+    for (const value of ['a\r\nInjected: 1', 'line\nbreak', 'cr\r', 'nul\0', 'bell\x07', 'del\x7f', 'esc\x1b[0m']) {
       await rejects('POST', '/api/webhooks', { url: URL, headers: [{ name: 'X-Val', value }] }, '/headers/0/value');
     }
     await rejects('POST', '/api/webhooks', { url: URL, headers: [{ name: 'X-Dup', value: '1' }, { name: 'x-dup', value: '2' }] }, '/headers/1/name');
