@@ -21,10 +21,13 @@ export interface SessionView {
 export function maskProxy(proxy: string): string {
   try {
     const url = new URL(proxy);
+    // a user name alone is often the credential itself (token@host); with a password, the password is
     if (url.password) url.password = '***';
+    else if (url.username) url.username = '***';
+    for (const name of [...url.searchParams.keys()]) url.searchParams.set(name, '***');
     return url.toString().replace(/\/$/, '');
   } catch {
-    return proxy;
+    return '***';
   }
 }
 
