@@ -62,6 +62,17 @@ export interface GatewayConfig {
     /** webhooks that may exist at once; registering one more answers 409 LIMIT_REACHED */
     maxWebhooks: number;
   };
+  /** the HTTP server: body limits, timeouts and caps that keep one client from exhausting the daemon */
+  server: {
+    bodyLimitBytes: number;
+    mediaBodyLimitBytes: number;
+    maxLargeBodies: number;
+    maxRequestsInFlight: number;
+    maxConnections: number;
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+  };
+  events: { maxStreams: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */

@@ -17,7 +17,5 @@ export function routeTable(config: GatewayConfig = DEFAULT_CONFIG): RouteDef[] {
 }
 
 export function standaloneDocument(config: GatewayConfig = DEFAULT_CONFIG): OpenApiDocument {
-  return buildOpenApiDocument(routeTable(config), { version: VERSION, serverUrl: serverUrlOf(config) });
+  return buildOpenApiDocument(routeTable(config), { version: VERSION, config });
 }
-
-export const serverUrlOf = (config: GatewayConfig) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;

@@ -5,7 +5,7 @@ import { actionOfRoute } from '../auth/client-actions.js';
 import type { ErrorCode } from '../errors.js';
 import { EVENT_TYPES } from '../events/catalogue.js';
 import { eventEnvelopeSchema, eventPayloadSchemas } from '../events/schemas.js';
-import { BODY_LIMIT_BYTES } from './app.js';
+import type { GatewayConfig } from '../config/types.js';
 import { errorStatus } from './error-status.js';
 import { resourceSchemas } from './schemas/resources.js';
 import type { RouteDef, RouteResponse } from './types.js';
@@ -13,9 +13,11 @@ import type { RouteDef, RouteResponse } from './types.js';
 
 export interface OpenApiOptions {
   version: string;
-  /** the daemon's address in `servers` */
-  serverUrl?: string;
+  /** the daemon's address (`servers`) and body limits come from it */
+  config: GatewayConfig;
 }
+
+export const serverUrlOf = (config: GatewayConfig) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, OperationObject>> };
 type OperationObject = Record<string, unknown> & { operationId: string };
@@ -49,7 +51,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
   const statuses = new Set<number>();
   const paths: OpenApiDocument['paths'] = {};
   for (const route of routes) {
-    const operation = operationOf(route);
+    const operation = operationOf(route, options.config.server);
     for (const status of errorStatusesOf(route)) statuses.add(status);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation;
   }
@@ -66,7 +68,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
         'The prose reference is docs/API.md; events and their payloads are in the `webhooks` section and docs/EVENTS.md.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: options.serverUrl ?? 'http://127.0.0.1:3000', description: 'the daemon (GATEWAY_HOST, GATEWAY_PORT)' }],
+    servers: [{ url: serverUrlOf(options.config), description: 'the daemon (GATEWAY_HOST, GATEWAY_PORT)' }],
     tags,
     paths,
     webhooks: webhooksOf(),
@@ -93,7 +95,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
   };
 }
 
-function operationOf(route: RouteDef): OperationObject {
+function operationOf(route: RouteDef, server: GatewayConfig['server']): OperationObject {
   const parameters = [...parametersOf(route.schema.params, 'path'), ...parametersOf(route.schema.query, 'query')];
   // a route that can answer 202 does so when asked with Prefer: respond-async
   if (route.responses[202]) {
@@ -111,7 +113,7 @@ function operationOf(route: RouteDef): OperationObject {
     description: accessDescription(route),
     tags: [tagOf(route)],
     ...(parameters.length ? { parameters } : {}),
-    ...(route.schema.body ? { requestBody: requestBodyOf(route) } : {}),
+    ...(route.schema.body ? { requestBody: requestBodyOf(route, server) } : {}),
     responses: { ...successResponses(route), ...errorResponses(route) },
     security: securityOf(route),
   };
@@ -129,13 +131,14 @@ function parametersOf(schema: object | undefined, where: 'path' | 'query'): Arra
   }));
 }
 
-function requestBodyOf(route: RouteDef): Record<string, unknown> {
+function requestBodyOf(route: RouteDef, server: GatewayConfig['server']): Record<string, unknown> {
+  const limit = route.bodyLimit === 'media' ? server.mediaBodyLimitBytes : server.bodyLimitBytes;
   const schema = route.schema.body as { required?: unknown[]; type?: string };
   const optional = schema.required === undefined && schema.type === 'object';
   return {
     required: !optional,
-    description: `JSON, at most ${BODY_LIMIT_BYTES / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
-    'x-body-limit-bytes': BODY_LIMIT_BYTES,
+    description: `JSON, at most ${limit / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
+    'x-body-limit-bytes': limit,
     content: {
       'application/json': {
         schema: route.schema.body,

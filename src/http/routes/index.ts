@@ -43,6 +43,6 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...sandboxChatRoutes(services),
   ];
   // built at start, from the very records the router runs
-  const document = buildOpenApiDocument(routes, { version: services.version, serverUrl: `http://${services.config.host}:${services.config.port}` });
+  const document = buildOpenApiDocument(routes, { version: services.version, config: services.config });
   return routes;
 }
