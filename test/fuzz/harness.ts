@@ -1,0 +1,419 @@
+// The route fuzzer: one fast-check arbitrary of HTTP requests over every route of the table, the fixtures that let
+// valid inputs reach the handlers, the per-response properties and the end-of-run checks. Used by
+// test/fuzz/routes.test.ts (fixed seed, bounded count) and test/fuzz/run.ts (`npm run fuzz -- --runs N --seed S`).
+import fc from 'fast-check';
+import { Pool, errors as undiciErrors } from 'undici';
+import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
+import { errorStatus } from '../../src/http/error-status.js';
+import { allRoutes } from '../../src/http/routes/index.js';
+import type { Services } from '../../src/http/services.js';
+import type { RouteDef } from '../../src/http/types.js';
+import type { Metrics } from '../../src/metrics.js';
+import { MASTER_KEY, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { almostValid, junkBodyText, ODD_ENCODINGS, queryString, segment, toJsonText, valid, type Hints } from './arbitraries.js';
+
+/** Every route record, built the way the route-table test builds it: the factories only keep references. */
+export function routeTable(): RouteDef[] {
+  const services = new Proxy({ config: DEFAULT_CONFIG, version: '0.0.0', startedAt: 0 } as unknown as Services, {
+    get: (target, key) => (key in target ? target[key as keyof Services] : {}),
+  });
+  return allRoutes(services, {} as Metrics, new Set());
+}
+
+export const routeId = (route: Pick<RouteDef, 'method' | 'path'>): string => `${route.method} ${route.path}`;
+
+export const REQUEST_TIMEOUT_MS = 10_000;
+const EVENT_STREAM = 'GET /api/events/stream';
+
+/** Sessions the fuzz never aims a destructive route at: the valid send at the end goes through them. */
+const MAIN = 'fz-main';
+const PEER = 'fz-peer';
+const MAIN_PHONE = '+15550000001';
+const PEER_PHONE = '+15550000002';
+/** Sessions destructive routes act on (delete, stop, logout, disconnect, client rules): recreated by `maintain`. */
+const DISPOSABLE = ['fz-temp1', 'fz-temp2'];
+const DESTRUCTIVE = new Set([
+  'DELETE /api/sessions/:session',
+  'POST /api/sessions/:session/stop',
+  'POST /api/sessions/:session/logout',
+  'POST /api/sessions/:session/restart',
+  'POST /api/sandbox/sessions/:session/disconnect',
+  'PUT /api/sessions/:session/client-rules',
+  'DELETE /api/sessions/:session/client-rules',
+]);
+
+export type Auth = 'master' | 'limited' | 'client' | 'none' | 'garbage';
+type Mode = 'valid' | 'almost' | 'junk';
+
+/** One generated request. Printed (shortened) when a property fails, so it can be read and replayed. */
+export interface FuzzCase {
+  route: string;
+  mode: Mode;
+  auth: Auth;
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface Fixtures {
+  limitedKey: string;
+  clientToken: string;
+  clientTokenAt: number;
+  webhookId: number;
+  disposableKeyIds: string[];
+  messageIds: string[];
+  groupIds: string[];
+  labelIds: string[];
+  mediaIds: string[];
+  settings: Record<string, unknown>;
+  sessionShape: string[];
+}
+
+const short = (text: string, max = 300): string => (text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text);
+
+function printable(c: FuzzCase): FuzzCase & { [fc.toStringMethod](): string } {
+  return Object.assign(c, {
+    [fc.toStringMethod]: () =>
+      JSON.stringify({ ...c, path: short(c.path), headers: c.headers, body: c.body === undefined ? undefined : short(c.body) }),
+  });
+}
+
+function hintsFor(route: RouteDef, fx: Fixtures): Hints {
+  const id = routeId(route);
+  const keyRoute = route.path.includes('/keys/');
+  const phones = [MAIN_PHONE, PEER_PHONE, '15550000003', '+9990000000'];
+  const chats = [PEER_PHONE, '15550000002@s.whatsapp.net', ...fx.groupIds, 'status@broadcast'];
+  return {
+    session: DESTRUCTIVE.has(id) ? DISPOSABLE : [MAIN, PEER, ...DISPOSABLE],
+    messageId: fx.messageIds,
+    groupId: fx.groupIds,
+    labelId: fx.labelIds,
+    mediaId: fx.mediaIds,
+    id: keyRoute ? fx.disposableKeyIds : [fx.webhookId],
+    chatId: chats,
+    chatIds: [chats],
+    contactId: phones,
+    phoneNumber: phones,
+    phoneNumbers: [phones],
+    participants: [[PEER_PHONE]],
+    participant: [PEER_PHONE],
+    from: [PEER_PHONE, '+15550000009'],
+    to: [PEER_PHONE],
+    text: ['hello from the fuzzer'],
+    url: ['http://127.0.0.1:9/hook'],
+    type: ['text'],
+  };
+}
+
+const AUTHS: Auth[] = ['master', 'master', 'master', 'master', 'limited', 'limited', 'client', 'client', 'none', 'garbage'];
+const JSON_TYPE = 'application/json';
+const ODD_TYPES = ['text/plain', '', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/merge-patch+json', 'application/jsonx', 'APPLICATION/JSON', '*/*'];
+
+function routeCase(route: RouteDef, fx: Fixtures): fc.Arbitrary<FuzzCase> {
+  const hints = hintsFor(route, fx);
+  const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+  const paramSchemas = ((route.schema.params as { properties?: Record<string, object> } | undefined)?.properties ?? {}) as Record<string, object>;
+  const takesBody = route.method !== 'GET';
+  return fc.constantFrom<Mode>('valid', 'valid', 'almost', 'almost', 'almost', 'junk').chain((mode) => {
+    const params = fc.tuple(...paramNames.map((name) => segment(paramSchemas[name], hints, name, mode === 'valid' ? 'valid' : 'almost')));
+    const query = queryString(route.schema.query, hints, mode === 'valid' ? 'valid' : 'almost');
+    const body: fc.Arbitrary<string | undefined> = !takesBody
+      ? fc.constant(undefined)
+      : mode === 'valid'
+        ? valid(route.schema.body, hints).map(toJsonText)
+        : mode === 'almost'
+          ? almostValid(route.schema.body, hints).map((v) => (v === undefined ? undefined : toJsonText(v)))
+          : junkBodyText;
+    const method = mode === 'junk' ? fc.constantFrom(route.method, route.method, 'PUT', 'PATCH', 'OPTIONS', 'HEAD', 'GET', 'DELETE', 'POST') : fc.constant(route.method);
+    const contentType = mode === 'junk' ? fc.constantFrom(JSON_TYPE, undefined, ...ODD_TYPES) : fc.constant(JSON_TYPE);
+    const extraHeaders = fc.record(
+      {
+        Origin: fc.constantFrom('http://fuzz.example', 'null', 'https://app.example', '%zz'),
+        Prefer: fc.constantFrom('respond-async', 'respond-async, wait=1', 'x'),
+        'X-Request-Id': fc.constantFrom('fuzz-1', '', 'a'.repeat(200), '../..'),
+      },
+      { requiredKeys: [] },
+    );
+    return fc.record({ auth: fc.constantFrom(...AUTHS), params, query, body, method, contentType, extraHeaders }).map((r) => {
+      let path = route.path;
+      paramNames.forEach((name, i) => (path = path.replace(`:${name}`, r.params[i]!)));
+      if (r.query) path += `?${r.query}`;
+      const headers: Record<string, string> = { ...(r.extraHeaders as Record<string, string>) };
+      const sendsBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
+      if (sendsBody && r.contentType !== undefined) headers['Content-Type'] = r.contentType;
+      return printable({ route: routeId(route), mode, auth: r.auth, method: r.method, path, headers, ...(sendsBody ? { body: r.body } : {}) });
+    });
+  });
+}
+
+/** Any route, with an equal share each, plus requests to paths no route has. */
+export function fuzzCases(routes: RouteDef[], fx: Fixtures): fc.Arbitrary<FuzzCase> {
+  const stray = fc
+    .tuple(fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'OPTIONS'), fc.constantFrom('/api/', '/api/sessions/', '/api/nope', '/', '/api/sessions/fz-main/', '//api//sessions', '/api/sandbox/sessions/'), fc.constantFrom('', ...ODD_ENCODINGS), fc.constantFrom(...AUTHS))
+    .map(([method, prefix, tail, auth]) => printable({ route: 'no route', mode: 'junk' as Mode, auth, method, path: prefix + tail, headers: { 'Content-Type': JSON_TYPE, Origin: 'http://fuzz.example' }, ...(method === 'POST' ? { body: '{}' } : {}) }));
+  return fc.oneof(...routes.map((route) => routeCase(route, fx)), stray);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface Outcome {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  ms: number;
+}
+
+export interface Stats {
+  requests: number;
+  byStatus: Record<string, number>;
+  fiveXx: number;
+  hangs: number;
+  maxMs: number;
+  startedAt: number;
+}
+
+export class Fuzzer {
+  readonly stats: Stats = { requests: 0, byStatus: {}, fiveXx: 0, hangs: 0, maxMs: 0, startedAt: Date.now() };
+  private sinceMaintenance = 0;
+
+  private constructor(
+    readonly daemon: TestDaemon,
+    readonly pool: Pool,
+    readonly fx: Fixtures,
+    readonly routes: RouteDef[],
+  ) {}
+
+  static async start(): Promise<Fuzzer> {
+    const daemon = await startDaemon();
+    try {
+      const fx = await setupFixtures(daemon);
+      return new Fuzzer(daemon, new Pool(daemon.url, { connections: 4, keepAliveTimeout: 10_000 }), fx, routeTable());
+    } catch (err) {
+      await daemon.cleanup();
+      throw err;
+    }
+  }
+
+  cases(): fc.Arbitrary<FuzzCase> {
+    return fuzzCases(this.routes, this.fx);
+  }
+
+  private authHeader(auth: Auth): string | undefined {
+    switch (auth) {
+      case 'master':
+        return `Bearer ${MASTER_KEY}`;
+      case 'limited':
+        return `Bearer ${this.fx.limitedKey}`;
+      case 'client':
+        return `Bearer ${this.fx.clientToken}`;
+      case 'garbage':
+        return 'Bearer svc_ct_not.a.jwt';
+      default:
+        return undefined;
+    }
+  }
+
+  /** Sends one case; an event stream is closed once its headers arrived. Rejects on a hang or a dropped connection. */
+  async send(c: FuzzCase): Promise<Outcome> {
+    const headers = { ...c.headers };
+    const auth = this.authHeader(c.auth);
+    if (auth) headers.Authorization = auth;
+    const started = performance.now();
+    const response = await this.pool.request({
+      method: c.method as 'GET',
+      path: c.path,
+      headers,
+      body: c.body,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
+    });
+    let text = '';
+    if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) response.body.destroy();
+    else text = await response.body.text();
+    const ms = performance.now() - started;
+    return { status: response.statusCode, headers: response.headers, text, ms };
+  }
+
+  /** The property every request must hold; throws a readable reason otherwise. */
+  async check(c: FuzzCase): Promise<void> {
+    if (++this.sinceMaintenance >= 150) {
+      this.sinceMaintenance = 0;
+      await maintain(this.daemon, this.fx);
+    }
+    let outcome: Outcome;
+    try {
+      outcome = await this.send(c);
+    } catch (err) {
+      const timedOut = err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
+      if (timedOut) this.stats.hangs++;
+      throw new Error(`${timedOut ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : `request failed: ${(err as Error).message}`}`);
+    }
+    this.record(outcome);
+    const problem = problemOf(c, outcome);
+    if (problem) throw new Error(`${problem}\n  answer: ${outcome.status} ${short(outcome.text, 600)}`);
+  }
+
+  private record(o: Outcome): void {
+    this.stats.requests++;
+    this.stats.byStatus[o.status] = (this.stats.byStatus[o.status] ?? 0) + 1;
+    if (o.status >= 500) this.stats.fiveXx++;
+    this.stats.maxMs = Math.max(this.stats.maxMs, o.ms);
+  }
+
+  /** The daemon is healthy, a valid send works, nothing observable changed its prototype, and nothing was logged as failed. */
+  async finalChecks(): Promise<string[]> {
+    await maintain(this.daemon, this.fx);
+    return finalProblems(this.daemon, this.fx);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close().catch(() => undefined);
+    await this.daemon.cleanup();
+  }
+}
+
+/** Why an answer breaks the contract, or undefined when it keeps it. */
+export function problemOf(c: FuzzCase, o: Outcome): string | undefined {
+  if (o.status >= 500) return `5xx answer ${o.status}`;
+  if (!o.headers['x-request-id']) return 'no X-Request-Id header';
+  if (o.status < 400 || c.method === 'HEAD') return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(o.text);
+  } catch {
+    return 'an error answer that is not JSON';
+  }
+  const envelope = body as { error?: { code?: unknown; message?: unknown; details?: unknown } };
+  if (!envelope || typeof envelope !== 'object' || Object.keys(envelope).join() !== 'error' || !envelope.error || typeof envelope.error !== 'object') {
+    return 'an error answer not shaped {error:{code,message,details?}}';
+  }
+  const { code, message, details } = envelope.error;
+  const extra = Object.keys(envelope.error).filter((k) => !['code', 'message', 'details'].includes(k));
+  if (extra.length) return `error carries unknown fields ${extra.join(', ')}`;
+  if (typeof code !== 'string' || !(code in errorStatus)) return `error code ${String(code)} is not in the error table`;
+  if (errorStatus[code as keyof typeof errorStatus] !== o.status) return `error code ${code} maps to ${errorStatus[code as keyof typeof errorStatus]}, answered ${o.status}`;
+  if (typeof message !== 'string' || !message) return 'error without a message';
+  if (details !== undefined) {
+    if (!Array.isArray(details)) return 'error details is not an array';
+    for (const d of details as { path?: unknown; message?: unknown }[]) {
+      if (!d || typeof d.path !== 'string' || typeof d.message !== 'string') return 'an error detail is not {path, message}';
+    }
+  }
+  if (o.status === 429 && !o.headers['retry-after']) return '429 without Retry-After';
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fixtures: sessions paired through the sandbox, a limited key, a client token, a webhook, a message, a group, a label.
+
+async function must(daemon: TestDaemon, method: string, path: string, body?: unknown, expect: number[] = [200, 201]): Promise<any> {
+  const response = await daemon.request(method, path, body);
+  if (!expect.includes(response.status)) throw new Error(`fixture ${method} ${path}: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body?.data;
+}
+
+async function setupFixtures(daemon: TestDaemon): Promise<Fixtures> {
+  await pairedSession(daemon, MAIN, MAIN_PHONE, { business: true });
+  await pairedSession(daemon, PEER, PEER_PHONE);
+  const limited = await must(daemon, 'POST', '/api/admin/keys', { name: 'fuzz-limited', scopes: ['messages:send', 'sessions:read', 'contacts:read'], sessions: [MAIN] });
+  const disposableKeyIds: string[] = [];
+  for (const name of ['fuzz-d1', 'fuzz-d2']) disposableKeyIds.push((await must(daemon, 'POST', '/api/admin/keys', { name, scopes: ['sessions:read'] })).id);
+  const webhook = await must(daemon, 'POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['session.status'] });
+  const sent = await must(daemon, 'POST', '/api/messages/send', { session: MAIN, chatId: PEER_PHONE, type: 'text', text: 'fixture' });
+  const image = await must(daemon, 'POST', '/api/messages/send', {
+    session: MAIN,
+    chatId: PEER_PHONE,
+    type: 'image',
+    base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+    mimeType: 'image/png',
+  });
+  const group = await must(daemon, 'POST', `/api/sessions/${MAIN}/groups`, { session: MAIN, name: 'fuzz group', participants: [PEER_PHONE] }).catch(() => undefined);
+  const label = await must(daemon, 'POST', `/api/sessions/${MAIN}/labels`, { name: 'fuzz', color: 1 }).catch(() => undefined);
+  const settings = (await must(daemon, 'GET', '/api/admin/settings')) as Record<string, unknown>;
+  const fx: Fixtures = {
+    limitedKey: limited.key,
+    clientToken: '',
+    clientTokenAt: 0,
+    webhookId: webhook.id,
+    disposableKeyIds,
+    messageIds: [sent.messageId, image.messageId].filter(Boolean),
+    groupIds: [group?.id ?? group?.jid].filter(Boolean),
+    labelIds: [label?.id].filter(Boolean),
+    mediaIds: [image.mediaId].filter(Boolean),
+    settings,
+    sessionShape: [],
+  };
+  await maintain(daemon, fx);
+  fx.sessionShape = Object.keys((await must(daemon, 'GET', `/api/sessions/${MAIN}`)) as object).sort();
+  return fx;
+}
+
+/** Puts the fixtures back the way the fuzz needs them and drops what it created, so a long run stays bounded. */
+export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> {
+  await must(daemon, 'PUT', '/api/admin/settings', { autoPersist: fx.settings.autoPersist ?? false, s3: null });
+  const sessions = (await must(daemon, 'GET', '/api/sessions?limit=1000')) as { name: string; status: string }[];
+  for (const s of sessions) {
+    if (![MAIN, PEER, ...DISPOSABLE].includes(s.name)) await must(daemon, 'DELETE', `/api/sessions/${encodeURIComponent(s.name)}`, undefined, [200, 404]);
+  }
+  for (const [name, phone] of [[MAIN, MAIN_PHONE], [PEER, PEER_PHONE]] as const) {
+    const s = sessions.find((x) => x.name === name);
+    if (s?.status === 'CONNECTED') continue;
+    if (!s) throw new Error(`fixture session ${name} is gone`);
+    await must(daemon, 'POST', `/api/sessions/${name}/start`, {}, [200, 201, 409]);
+    await must(daemon, 'POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber: phone, ...(name === MAIN ? { business: true } : {}) }, [200, 409]);
+    await waitFor(async () => (await daemon.request('GET', `/api/sessions/${name}`)).body?.data?.status === 'CONNECTED', 5000, `${name} CONNECTED`);
+  }
+  for (const [i, name] of DISPOSABLE.entries()) {
+    if (!sessions.some((s) => s.name === name)) {
+      await must(daemon, 'POST', '/api/sessions', { name, start: true, engine: 'sandbox' });
+      if (i === 0) await must(daemon, 'POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber: `+1555000010${i}` }, [200, 409]);
+    }
+  }
+  const webhooks = (await must(daemon, 'GET', '/api/webhooks?limit=1000')) as { id: number }[];
+  for (const w of webhooks) if (w.id !== fx.webhookId) await must(daemon, 'DELETE', `/api/webhooks/${w.id}`, undefined, [200, 404]);
+  const keys = (await must(daemon, 'GET', '/api/admin/keys')) as { id: string; name: string }[];
+  for (const k of keys) if (!k.name.startsWith('fuzz-')) await must(daemon, 'DELETE', `/api/admin/keys/${k.id}`, undefined, [200, 404]);
+  if (Date.now() - fx.clientTokenAt > 5 * 60_000) {
+    await must(daemon, 'PUT', `/api/sessions/${MAIN}/client-rules`, { recipientMode: 'any', enabled: true, allowedActions: 'send_message,send_reaction,send_typing,send_seen,read_presence,subscribe_presence,read_contact', allowedOrigins: 'https://app.example' });
+    fx.clientToken = (await must(daemon, 'POST', '/api/client-tokens', { session: MAIN, ephemeralId: 'fuzz', ttlSeconds: 900 })).token;
+    fx.clientTokenAt = Date.now();
+  }
+}
+
+async function finalProblems(daemon: TestDaemon, fx: Fixtures): Promise<string[]> {
+  const problems: string[] = [];
+  const health = await daemon.request('GET', '/api/health', undefined, null);
+  if (health.status !== 200 || health.body?.data?.status !== 'ok') problems.push(`health: ${health.status} ${JSON.stringify(health.body)}`);
+  const sent = await daemon.request('POST', '/api/messages/send', { session: MAIN, chatId: PEER_PHONE, type: 'text', text: 'still working' });
+  if (sent.status !== 200 && sent.status !== 201) problems.push(`valid send: ${sent.status} ${JSON.stringify(sent.body)}`);
+  // prototype pollution, seen from outside: defaults and refusals that a polluted Object.prototype would change
+  const canary = await daemon.request('POST', '/api/sessions', { name: 'fz-canary' });
+  if (canary.body?.data?.engine !== 'sandbox') problems.push(`a session created without an engine got ${JSON.stringify(canary.body)}`);
+  await daemon.request('DELETE', '/api/sessions/fz-canary');
+  const shape = Object.keys((await daemon.request('GET', `/api/sessions/${MAIN}`)).body?.data ?? {}).sort();
+  if (shape.join() !== fx.sessionShape.join()) problems.push(`a session's fields changed: ${shape.join()} (was ${fx.sessionShape.join()})`);
+  const escalate = await daemon.request('GET', '/api/admin/keys', undefined, fx.limitedKey);
+  if (escalate.status !== 403) problems.push(`the limited key reached an admin route: ${escalate.status}`);
+  const other = await daemon.request('GET', `/api/sessions/${PEER}`, undefined, fx.limitedKey);
+  if (other.status !== 403) problems.push(`the limited key reached another session: ${other.status}`);
+  const anonymous = await daemon.request('GET', '/api/sessions', undefined, null);
+  if (anonymous.status !== 401) problems.push(`no key listed sessions: ${anonymous.status}`);
+  const failed = daemon.output().split('\n').filter((line) => line.includes('request failed'));
+  if (failed.length) problems.push(`the daemon logged ${failed.length} "request failed" line(s), first: ${short(failed[0]!, 2000)}`);
+  return problems;
+}
+
+/** fast-check parameters from `--runs N --seed S [--path P]`. */
+export function parseArgs(argv: string[], defaults: { runs: number; seed: number }): { numRuns: number; seed: number; path?: string } {
+  const value = (name: string) => {
+    const i = argv.indexOf(`--${name}`);
+    return i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  };
+  const runs = Number(value('runs') ?? defaults.runs);
+  const seed = Number(value('seed') ?? defaults.seed);
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed)) throw new Error('usage: npm run fuzz -- [--runs N] [--seed S] [--path P]');
+  return { numRuns: runs, seed, path: value('path') };
+}
+
+export { fc };
