@@ -2,6 +2,7 @@
 import { Router } from '@koa/router';
 import { assertAccess, type Principal } from '../auth/scopes.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
+import { noQuery } from './schemas/common.js';
 import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, RouteDef, RouteInput } from './types.js';
 
@@ -16,7 +17,7 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuar
   for (const route of routes) {
     const validate = {
       params: route.schema.params ? compileValidator(route.schema.params, 'params') : undefined,
-      query: route.schema.query ? compileValidator(route.schema.query, 'query') : undefined,
+      query: compileValidator(route.schema.query ?? noQuery, 'query'),
       body: route.schema.body ? compileValidator(route.schema.body, 'body') : undefined,
     } satisfies Record<string, Validator | undefined>;
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -25,7 +26,7 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuar
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
       const input: RouteInput = {
         params: validate.params ? validate.params({ ...ctx.params }) : ctx.params,
-        query: validate.query ? validate.query({ ...ctx.query }) : ctx.query,
+        query: validate.query({ ...ctx.query }),
         body: validate.body ? validate.body(ctx.state.body) : ctx.state.body,
         ctx,
       };

@@ -9,13 +9,23 @@ export const sessionParams = {
   properties: { session: sessionName },
 } as const;
 
+/** The largest `offset` a list takes: far past any real list, and small enough for SQLite and exact in a double. */
+export const MAX_OFFSET = 1_000_000_000;
+
+export const pagingProperties = {
+  limit: { type: 'integer', minimum: 1, maximum: 1000 },
+  offset: { type: 'integer', minimum: 0, maximum: MAX_OFFSET },
+} as const;
+
+/** Query parameters are closed everywhere: an unknown one (a typo like `limt`) is a 400 naming it. */
 export const paging = {
   type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 1000 },
-    offset: { type: 'integer', minimum: 0 },
-  },
+  additionalProperties: false,
+  properties: pagingProperties,
 } as const;
+
+/** The query schema of a route that takes no query parameters (the router applies it when a route names none). */
+export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
 

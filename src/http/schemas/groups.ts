@@ -54,6 +54,7 @@ export const participantsBody = {
 
 export const joinQuery = {
   type: 'object',
+  additionalProperties: false,
   required: ['inviteCode'],
   properties: { inviteCode: { type: 'string', minLength: 1, maxLength: 1024 } },
 } as const;

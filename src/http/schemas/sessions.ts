@@ -32,6 +32,7 @@ export const createSessionBody = {
 
 export const qrQuery = {
   type: 'object',
+  additionalProperties: false,
   properties: { format: { enum: ['text', 'image'] } },
 } as const;
 
