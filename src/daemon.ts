@@ -1,5 +1,5 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
@@ -22,6 +22,7 @@ import { VERSION } from './version.js';
 import { BlobStore } from './media/blob-store.js';
 import { MediaRecords } from './media/records.js';
 import { createMessageIngest } from './messages/ingest.js';
+import { createMessageLookup } from './messages/lookup.js';
 import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
@@ -86,10 +87,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
-  sessions.setMessageLookup((session, id, chatId) => {
-    const row = messagesRepo.find(session, id, chatId);
-    return row && { id: row.id, chatId: row.chatId, fromMe: row.fromMe, ...(row.sender ? { participant: row.sender } : {}), type: row.type, ...(row.text ? { text: row.text } : {}), ...(row.raw ? { raw: JSON.parse(row.raw) } : {}) };
-  });
+  sessions.setMessageLookup(createMessageLookup(messagesRepo));
   const settingsRepo = createSettingsRepo(db);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
@@ -142,22 +140,26 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const app = createApp({
     routes: allRoutes(services, metrics, eventStreams),
     auth: { masterKeyDigest: sha256(masterKey), apiKeys, clientToken: (token) => clientTokens.principal(token) },
-    clientGuard: (principal, route, input) =>
-      clientRules.enforce(principal, {
-        method: route.method,
-        routePath: route.path,
-        session: sessionOf(route, input),
-        chatId: (input.body as { chatId?: string } | undefined)?.chatId,
-        origin: input.ctx.get('Origin') || undefined,
-      }),
+    clientGuard: {
+      admit: (principal, route, ctx) => void clientRules.admit(principal, { method: route.method, routePath: route.path, origin: ctx.get('Origin') || undefined }),
+      enforce: (principal, route, input) =>
+        clientRules.enforce(principal, {
+          method: route.method,
+          routePath: route.path,
+          session: sessionOf(route, input),
+          chatId: (input.body as { chatId?: string } | undefined)?.chatId,
+          origin: input.ctx.get('Origin') || undefined,
+        }),
+    },
+    bodyLimits: { defaultBytes: config.server.bodyLimitBytes, mediaBytes: config.server.mediaBodyLimitBytes, maxLargeBodies: config.server.maxLargeBodies },
+    maxRequestsInFlight: config.server.maxRequestsInFlight,
     early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,
     isDraining: () => draining,
     committed: tick.committed,
   });
-  const server = createServer(app.callback());
-  server.keepAliveTimeout = 5000;
+  const server = createHttpServer(app.callback(), config.server);
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -191,6 +193,24 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     })());
 
   return { url, port, logger, services, close };
+}
+
+/**
+ * requestTimeout bounds receiving a request (headers and body), not answering it: event streams last for hours.
+ * Node checks both timeouts every connectionsCheckingInterval (30 s by default), too coarse for a 10 s headers timeout.
+ */
+function createHttpServer(listener: RequestListener, settings: GatewayConfig['server']): Server {
+  const server = createServer(
+    {
+      requestTimeout: settings.requestTimeoutMs,
+      headersTimeout: settings.headersTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(settings.headersTimeoutMs / 4))),
+    },
+    listener,
+  );
+  server.keepAliveTimeout = 5000;
+  server.maxConnections = settings.maxConnections;
+  return server;
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -57,6 +57,7 @@ export type ErrorCode =
   | 'MEDIA_DOWNLOAD_FAILED'
   | 'S3_ERROR'
   | 'SHUTTING_DOWN'
+  | 'SERVER_BUSY'
   | 'INTERNAL';
 
 export interface ErrorDetail {
@@ -93,6 +94,17 @@ export class RateLimitedError extends GatewayError {
   constructor(code: 'RATE_LIMITED' | 'DAILY_CAP_REACHED', message: string, retryAfterSeconds: number) {
     super(code, message);
     this.name = 'RateLimitedError';
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+/** 503 with Retry-After: a capacity limit (requests in flight, large bodies, event streams) is reached for now. */
+export class ServerBusyError extends GatewayError {
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, retryAfterSeconds = 1) {
+    super('SERVER_BUSY', message);
+    this.name = 'ServerBusyError';
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
 }

@@ -40,5 +40,15 @@ export function matchClientPath(path: string): { session?: string; methods: stri
   const hits = MATCHERS.filter((m) => m.regex.test(path));
   if (!hits.length) return undefined;
   const session = hits[0]!.regex.exec(path)?.groups?.session;
-  return { ...(session ? { session: decodeURIComponent(session) } : {}), methods: [...new Set(hits.map((h) => h.method))] };
+  const decoded = session === undefined ? undefined : safeDecode(session);
+  return { ...(decoded ? { session: decoded } : {}), methods: [...new Set(hits.map((h) => h.method))] };
+}
+
+/** a malformed escape names no session (the request itself is refused with 400 by the HTTP layer) */
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }

@@ -112,12 +112,8 @@ export class ClientRules {
     return candidates.some((rules) => rules.enabled && (rules.allowedOrigins.length === 0 || rules.allowedOrigins.includes(origin)));
   }
 
-  /**
-   * The checks of SPEC §5 and §7 in order; throws the refusal. For a capped send it reserves the send in the
-   * daily count before the handler runs (so parallel requests cannot all pass a cap they see as not yet
-   * reached) and returns the grant to release when the send fails, so that only successful sends count.
-   */
-  enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
+  /** The checks that need no request body (rules, enabled, origin, route), run before the body is read; enforce repeats them. */
+  admit(principal: Extract<Principal, { kind: 'client' }>, request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'>): { rules: ClientRulesRow; action: ClientAction } {
     const rules = this.repo.get(principal.session);
     if (!rules) throw new GatewayError('NO_CLIENT_RULES', `session ${principal.session} has no client rules; client tokens are refused`);
     if (!rules.enabled) throw new GatewayError('CLIENT_ACCESS_DISABLED', `client access to session ${principal.session} is disabled`);
@@ -126,6 +122,16 @@ export class ClientRules {
     }
     const action = actionOfRoute(request.method, request.routePath);
     if (!action) throw new GatewayError('ACTION_NOT_ALLOWED', `client tokens cannot call ${request.method} ${request.routePath}`);
+    return { rules, action };
+  }
+
+  /**
+   * The checks of SPEC §5 and §7 in order; throws the refusal. For a capped send it reserves the send in the
+   * daily count before the handler runs (so parallel requests cannot all pass a cap they see as not yet
+   * reached) and returns the grant to release when the send fails, so that only successful sends count.
+   */
+  enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
+    const { rules, action } = this.admit(principal, request);
     if (request.session !== principal.session) {
       throw new GatewayError('SESSION_MISMATCH', `this token is for session ${principal.session}, not ${request.session ?? '(none)'}`);
     }

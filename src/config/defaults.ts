@@ -25,6 +25,17 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     perWebhookConcurrency: 16,
     retentionDays: 7,
   },
+  server: {
+    bodyLimitBytes: 1024 * 1024,
+    // base64 media may be 70 MB decoded, about 94 MB encoded, plus the JSON around it
+    mediaBodyLimitBytes: 100 * 1024 * 1024,
+    maxLargeBodies: 4,
+    maxRequestsInFlight: 256,
+    maxConnections: 1024,
+    requestTimeoutMs: 60_000,
+    headersTimeoutMs: 10_000,
+  },
+  events: { maxStreams: 64 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   shutdownTimeoutMs: 4000,

@@ -54,7 +54,11 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   const problems = applyEnv(merged, env);
   if (problems.length) throw new ConfigError('invalid environment', problems);
   validate(merged, path);
-  return merged as unknown as GatewayConfig;
+  const config = merged as unknown as GatewayConfig;
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['server.headersTimeoutMs: must not exceed server.requestTimeoutMs']);
+  }
+  return config;
 }
 
 function readYaml(path: string, required: boolean): Record<string, unknown> {

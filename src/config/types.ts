@@ -29,6 +29,17 @@ export interface GatewayConfig {
     perWebhookConcurrency: number;
     retentionDays: number;
   };
+  /** the HTTP server: body limits, timeouts and caps that keep one client from exhausting the daemon */
+  server: {
+    bodyLimitBytes: number;
+    mediaBodyLimitBytes: number;
+    maxLargeBodies: number;
+    maxRequestsInFlight: number;
+    maxConnections: number;
+    requestTimeoutMs: number;
+    headersTimeoutMs: number;
+  };
+  events: { maxStreams: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
   shutdownTimeoutMs: number;

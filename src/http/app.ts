@@ -1,22 +1,31 @@
 // The Koa application: middleware in order, on one screen, then the routes.
 import Koa from 'koa';
+import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { errorHandler } from './middleware/errors.js';
-import { jsonBody } from './middleware/json-body.js';
+import { inFlightCap, wellEncodedPath } from './middleware/capacity.js';
+import type { BodyLimits } from './middleware/json-body.js';
 import { requestId } from './middleware/request-id.js';
 import { shutdownGate } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
 import { buildRouter, type ClientGuard } from './router.js';
 import type { AppState, RouteDef } from './types.js';
 
-/** base64 media may be 70 MB decoded, about 94 MB encoded, plus the JSON around it */
-export const BODY_LIMIT_BYTES = 100 * 1024 * 1024;
+const DEFAULT_BODY_LIMITS: BodyLimits = {
+  defaultBytes: DEFAULT_CONFIG.server.bodyLimitBytes,
+  mediaBytes: DEFAULT_CONFIG.server.mediaBodyLimitBytes,
+  maxLargeBodies: DEFAULT_CONFIG.server.maxLargeBodies,
+};
 
 export interface AppOptions {
   routes: RouteDef[];
   auth: Authenticators;
   clientGuard?: ClientGuard;
+  /** bodies are read inside the route, after authentication, with the route's limit (default: server.* defaults) */
+  bodyLimits?: BodyLimits;
+  /** requests in flight past which new ones get 503 (health and metrics exempt) */
+  maxRequestsInFlight?: number;
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
@@ -28,15 +37,16 @@ export interface AppOptions {
 
 export function createApp(options: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
-  const router = buildRouter(options.routes, options.auth, options.clientGuard);
+  const router = buildRouter(options.routes, options.auth, options.bodyLimits ?? DEFAULT_BODY_LIMITS, options.clientGuard);
 
   app.use(requestId());
   app.use(countResponses(options.metrics));
   app.use(errorHandler(options.logger));
   app.use(shutdownGate(options.isDraining));
+  app.use(inFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight));
+  app.use(wellEncodedPath());
   if (options.committed) app.use(answerAfterCommit(options.committed));
   for (const middleware of options.early ?? []) app.use(middleware);
-  app.use(jsonBody({ limitBytes: BODY_LIMIT_BYTES }));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
 

@@ -58,5 +58,6 @@ export const errorStatus: Record<ErrorCode, number> = {
   MEDIA_DOWNLOAD_FAILED: 400,
   S3_ERROR: 502,
   SHUTTING_DOWN: 503,
+  SERVER_BUSY: 503,
   INTERNAL: 500,
 };

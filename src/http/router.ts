@@ -1,37 +1,48 @@
-// Turns route records into a Koa router: authenticate, validate params/query/body, check access, run the handler, wrap `data`.
+// Turns route records into a Koa router. Per request, in order: authenticate, validate params/query, check the scope
+// (and the session when it is in the path), and only then read the body with the route's limit, validate it, check the
+// session it names (and the client rules that need it), run the handler, wrap `data`.
 import { Router } from '@koa/router';
 import { assertAccess, type Principal } from '../auth/scopes.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
+import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { noQuery } from './schemas/common.js';
 import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, RouteDef, RouteInput } from './types.js';
 
-/**
- * Checks a client-token principal on a route (client rules plug in here). It takes what it counts (e.g. a send
- * from a daily cap) before the handler runs, and may return a grant that is released when the handler fails.
- */
-export type ClientGuard = (principal: Extract<Principal, { kind: 'client' }>, route: RouteDef, input: RouteInput) => { release(): void } | undefined;
+type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
 
-export function buildRouter(routes: RouteDef[], auth: Authenticators, clientGuard?: ClientGuard): Router {
+/**
+ * Checks a client-token principal on a route (client rules plug in here). `admit` runs before the body is read and
+ * refuses what it can without it; `enforce` runs after, takes what it counts (e.g. a send from a daily cap) before the
+ * handler runs, and may return a grant that is released when the handler fails.
+ */
+export interface ClientGuard {
+  admit(principal: ClientPrincipal, route: RouteDef, ctx: AppContext): void;
+  enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): { release(): void } | undefined;
+}
+
+export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard): Router {
   const router = new Router();
+  const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
   for (const route of routes) {
     const validate = {
       params: route.schema.params ? compileValidator(route.schema.params, 'params') : undefined,
       query: compileValidator(route.schema.query ?? noQuery, 'query'),
       body: route.schema.body ? compileValidator(route.schema.body, 'body') : undefined,
     } satisfies Record<string, Validator | undefined>;
+    const bodyLimit = route.bodyLimit === 'media' ? limits.mediaBytes : limits.defaultBytes;
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
     router[method](route.path, async function routeHandler(koaCtx) {
       const ctx = koaCtx as unknown as AppContext;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
-      const input: RouteInput = {
-        params: validate.params ? validate.params({ ...ctx.params }) : ctx.params,
-        query: validate.query({ ...ctx.query }),
-        body: validate.body ? validate.body(ctx.state.body) : ctx.state.body,
-        ctx,
-      };
+      const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
+      const query = validate.query({ ...ctx.query });
+      if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
+      else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
+      await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
+      const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
       let grant: { release(): void } | undefined;
-      if (principal?.kind === 'client' && clientGuard) grant = clientGuard(principal, route, input);
+      if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
       else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
       let data: unknown;
       try {

@@ -37,6 +37,8 @@ export interface RouteDef {
   summary: string;
   /** where the session this route acts on is found, for session-limited keys and client tokens */
   sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
+  /** routes that take base64 media read bodies up to server.mediaBodyLimitBytes; the others up to server.bodyLimitBytes */
+  bodyLimit?: 'media';
   /** returns the value of `data`; undefined when the handler wrote ctx.body itself */
   handler(input: RouteInput): unknown | Promise<unknown>;
 }

@@ -1,6 +1,6 @@
 // The one place that writes error responses: {error:{code,message,details}} with the status of the code.
 import type { Middleware } from 'koa';
-import { GatewayError, RateLimitedError } from '../../errors.js';
+import { GatewayError, RateLimitedError, ServerBusyError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
@@ -18,7 +18,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       if (status >= 500 && error.code === 'INTERNAL') {
         logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
-      if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      if (error instanceof RateLimitedError || error instanceof ServerBusyError) ctx.set('Retry-After', String(error.retryAfterSeconds));
       ctx.status = status;
       ctx.body = {
         error: {

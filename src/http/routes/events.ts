@@ -1,16 +1,19 @@
 // GET /api/events/stream: live events over Server-Sent Events, filtered by session and event type (operators, `gateway events tail`).
 import { PassThrough } from 'node:stream';
-import { ValidationError } from '../../errors.js';
+import { ServerBusyError, ValidationError } from '../../errors.js';
 import { isEventType } from '../../events/catalogue.js';
 import { sessionName } from '../schemas/common.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
 const HEARTBEAT_MS = 15_000;
-/** a client that stops reading is dropped once this much is buffered for it */
-const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/**
+ * A client that stops reading is dropped once this much waits for it in the stream (beyond the socket's own buffers):
+ * enough for a burst of a few hundred events, small enough that maxStreams idle readers cannot take the memory.
+ */
+const MAX_BUFFERED_BYTES = 256 * 1024;
 
-export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): RouteDef[] {
+export function eventRoutes({ bus, config }: Services, streams: Set<PassThrough>): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -30,6 +33,7 @@ export function eventRoutes({ bus }: Services, streams: Set<PassThrough>): Route
         const unknown = wanted.filter((e: string) => e !== '*' && !isEventType(e));
         if (unknown.length) throw ValidationError.field('/events', `unknown event types: ${unknown.join(', ')}`);
         const types = wanted.includes('*') ? new Set<string>() : new Set(wanted);
+        if (streams.size >= config.events.maxStreams) throw new ServerBusyError(`${config.events.maxStreams} event streams are open already; retry later`, 5);
         // a session-limited key hears only its own sessions
         const principal = ctx.state.principal;
         const allowed = principal?.kind === 'key' && principal.sessions ? new Set(principal.sessions) : null;

@@ -138,6 +138,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'set the group picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB; admins)',
       schema: { params: groupParams, body: pictureBody },
+      bodyLimit: 'media',
       async handler({ params, body }) {
         if (body.session !== undefined) checkBodySession(params.session, body.session);
         await groups.setPicture(params.session, params.groupId, body);

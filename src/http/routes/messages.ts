@@ -15,6 +15,7 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       sessionFrom: 'body',
       summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
       schema: { body: sendMessageBody },
+      bodyLimit: 'media',
       async handler({ body, ctx }) {
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
           const accepted = messaging.sendAsync(body as SendBody);

@@ -49,6 +49,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'a virtual contact sends a message to the session, or reacts to, edits, revokes, reads or votes on one',
       schema: { params: sessionParams, body: inboundBody },
+      bodyLimit: 'media',
       async handler({ params, body }) {
         const messenger = connectedMessenger(sessions, params.session);
         const from = contactDigits(body.from);

@@ -1,0 +1,35 @@
+// Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), and the
+// refusal of paths whose percent-encoding is malformed (400, before anything decodes them).
+import type { Middleware } from 'koa';
+import { ServerBusyError, ValidationError } from '../../errors.js';
+import type { AppState } from '../types.js';
+
+/** Monitoring keeps working under load: these paths are never refused by the in-flight cap. */
+const EXEMPT = new Set(['/api/health', '/metrics']);
+
+export function inFlightCap(max: number): Middleware<AppState> {
+  let inFlight = 0;
+  return async function inFlightCapMiddleware(ctx, next) {
+    if (EXEMPT.has(ctx.path)) return next();
+    if (inFlight >= max) throw new ServerBusyError(`${max} requests are in flight already; retry shortly`);
+    inFlight++;
+    try {
+      await next();
+    } finally {
+      inFlight--;
+    }
+  };
+}
+
+export function wellEncodedPath(): Middleware<AppState> {
+  return async function wellEncodedPathMiddleware(ctx, next) {
+    if (ctx.path.includes('%')) {
+      try {
+        decodeURIComponent(ctx.path);
+      } catch {
+        throw new ValidationError('the request path has malformed percent-encoding', [{ path: '/path', message: 'malformed percent-encoding' }]);
+      }
+    }
+    await next();
+  };
+}
