@@ -18,6 +18,8 @@ try {
 } catch (err) {
   failed = true;
   console.error((err as Error).message);
+  const cause = (err as Error).cause as Error | undefined;
+  if (cause) console.error(`Reason: ${cause.message ?? String(cause)}`);
 }
 clearInterval(progress);
 const problems = await fuzzer.finalChecks().catch((err: Error) => [`final checks failed: ${err.message}`]);
@@ -25,5 +27,10 @@ for (const p of problems) console.error(`final check: ${p}`);
 const s = fuzzer.stats;
 const seconds = (Date.now() - started) / 1000;
 console.log(JSON.stringify({ seed: options.seed, runs: options.numRuns, requests: s.requests, fiveXx: s.fiveXx, hangs: s.hangs, seconds: Number(seconds.toFixed(1)), requestsPerSecond: Math.round(s.requests / seconds), slowestMs: Math.round(s.maxMs), byStatus: s.byStatus }, null, 2));
+if (process.env.FUZZ_REACH) {
+  for (const [route, row] of Object.entries(s.reach).sort()) {
+    if (!Object.keys(row).some((status) => status.startsWith('2'))) console.log('not reached:', route, JSON.stringify(row));
+  }
+}
 await fuzzer.close();
 process.exit(failed || problems.length ? 1 : 0);
