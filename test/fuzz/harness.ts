@@ -80,18 +80,30 @@ export interface FuzzCase {
   body?: string;
 }
 
+/** Fixture ids the fuzz refers to; they change when a fuzzed request deletes one and `maintain` recreates it. */
+type RefName = 'webhook' | 'group' | 'channel' | 'label' | 'media' | 'message' | 'delivery' | 'key1' | 'key2';
+
 export interface Fixtures {
   limitedKey: string;
   clientToken: string;
   clientTokenAt: number;
-  webhookId: number;
-  disposableKeyIds: string[];
-  messageIds: string[];
-  groupIds: string[];
-  labelIds: string[];
-  mediaIds: string[];
+  refs: Record<RefName, string>;
   settings: Record<string, unknown>;
   sessionShape: string[];
+}
+
+/**
+ * A generated value names a fixture by a token resolved when the request is sent, so a shrunk or replayed case
+ * means "the current group", whatever its id is in this run. The token survives encodeURIComponent.
+ */
+const ref = (name: RefName): string => `__fx_${name}__`;
+const REF_TOKEN = /__fx_(\w+?)__/g;
+
+function resolveRefs(text: string, fx: Fixtures, encode: boolean): string {
+  return text.replace(REF_TOKEN, (token, name: string) => {
+    const value = fx.refs[name as RefName];
+    return value === undefined ? token : encode ? encodeURIComponent(value) : value;
+  });
 }
 
 const short = (text: string, max = 300): string => (text.length > max ? `${text.slice(0, max)}…(${text.length} chars)` : text);
@@ -103,18 +115,20 @@ function printable(c: FuzzCase): FuzzCase & { [fc.toStringMethod](): string } {
   });
 }
 
-function hintsFor(route: RouteDef, fx: Fixtures): Hints {
+function hintsFor(route: RouteDef): Hints {
   const id = routeId(route);
   const keyRoute = route.path.includes('/keys/');
   const phones = [MAIN_PHONE, PEER_PHONE, '15550000003', '+9990000000'];
-  const chats = [PEER_PHONE, '15550000002@s.whatsapp.net', ...fx.groupIds, 'status@broadcast'];
+  const chats = [PEER_PHONE, '15550000002@s.whatsapp.net', ref('group'), 'status@broadcast'];
   return {
     session: DESTRUCTIVE.has(id) ? DISPOSABLE : [MAIN, PEER, ...DISPOSABLE],
-    messageId: fx.messageIds,
-    groupId: fx.groupIds,
-    labelId: fx.labelIds,
-    mediaId: fx.mediaIds,
-    id: keyRoute ? fx.disposableKeyIds : [fx.webhookId],
+    messageId: [ref('message')],
+    groupId: [ref('group')],
+    channelId: [ref('channel')],
+    labelId: [ref('label')],
+    mediaId: [ref('media')],
+    deliveryId: [ref('delivery')],
+    id: keyRoute ? [ref('key1'), ref('key2')] : [ref('webhook')],
     chatId: chats,
     chatIds: [chats],
     contactId: phones,
@@ -130,24 +144,67 @@ function hintsFor(route: RouteDef, fx: Fixtures): Hints {
   };
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+const safeDecode = (s: string): string => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+};
+
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+
+/** Message contents that hold together across fields (a schema alone cannot say a text message has no `url`). */
+function contents(): Record<string, unknown>[] {
+  return [
+    { type: 'text', text: 'hi' },
+    { type: 'text', text: 'quoted', quotedMessage: { messageId: ref('message') } },
+    { type: 'text', text: 'hi @15550000002', mentions: [PEER_PHONE] },
+    { type: 'image', base64: PNG, mimeType: 'image/png', caption: 'c' },
+    { type: 'sticker', base64: PNG, mimeType: 'image/webp' },
+    { type: 'file', base64: 'aGVsbG8=', mimeType: 'text/plain', filename: 'a.txt' },
+    { type: 'voice', base64: 'aGVsbG8=', mimeType: 'audio/ogg', ptt: true },
+    { type: 'image', url: 'https://127.0.0.1:9/x.png' },
+    { type: 'poll', pollTitle: 'p', pollOptions: ['a', 'b'], pollMultiSelect: true },
+    { type: 'location', latitude: 1.5, longitude: -2.25, name: 'n', address: 'a' },
+    { type: 'contact', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:A\nTEL:+15550000002\nEND:VCARD' },
+  ];
+}
+
+/** Hand-written valid bodies for routes whose fields depend on each other; mutated like the generated ones. */
+const EXAMPLES: Record<string, () => unknown[]> = {
+  'POST /api/messages/send': () => contents().flatMap((c) => [{ session: MAIN, chatId: PEER_PHONE, ...c }, { session: MAIN, chatId: ref('group'), ...c }]),
+  'POST /api/sandbox/sessions/:session/inbound': () => contents().map((c) => ({ from: PEER_PHONE, ...c })),
+  'POST /api/client-tokens': () => [{ session: MAIN, ephemeralId: 'e1', ttlSeconds: 60 }],
+  'PUT /api/sessions/:session/client-rules': () => [{ recipientMode: 'conversation', enabled: true, allowedActions: 'send_message', rateLimitPerMinute: 5, allowedOrigins: 'https://app.example' }],
+  'POST /api/webhooks': () => [{ url: 'http://127.0.0.1:9/x', events: ['message.received'], session: MAIN, headers: [{ name: 'X-A', value: 'b' }], retries: { attempts: 1, delaySeconds: 1, policy: 'constant' } }],
+  'PUT /api/webhooks/:id': () => [{ enabled: false }, { session: null }, { events: ['*'] }],
+  'POST /api/sessions/:session/groups/:groupId/participants': () => [{ session: MAIN, participants: [PEER_PHONE] }],
+  'POST /api/sessions/:session/contacts/check': () => [{ phoneNumbers: [PEER_PHONE, '+9990000000'] }, [PEER_PHONE]],
+  'POST /api/sessions/:session/labels/:labelId/chats': () => [{ chatIds: [PEER_PHONE] }, [PEER_PHONE]],
+};
+
 const AUTHS: Auth[] = ['master', 'master', 'master', 'master', 'limited', 'limited', 'client', 'client', 'none', 'garbage'];
 const JSON_TYPE = 'application/json';
 const ODD_TYPES = ['text/plain', '', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/merge-patch+json', 'application/jsonx', 'APPLICATION/JSON', '*/*'];
 
-function routeCase(route: RouteDef, fx: Fixtures): fc.Arbitrary<FuzzCase> {
-  const hints = hintsFor(route, fx);
+function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
+  const hints = hintsFor(route);
   const paramNames = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
   const paramSchemas = ((route.schema.params as { properties?: Record<string, object> } | undefined)?.properties ?? {}) as Record<string, object>;
   const takesBody = route.method !== 'GET';
   return fc.constantFrom<Mode>('valid', 'valid', 'almost', 'almost', 'almost', 'junk').chain((mode) => {
     const params = fc.tuple(...paramNames.map((name) => segment(paramSchemas[name], hints, name, mode === 'valid' ? 'valid' : 'almost')));
     const query = queryString(route.schema.query, hints, mode === 'valid' ? 'valid' : 'almost');
-    const body: fc.Arbitrary<string | undefined> = !takesBody
+    const examples = EXAMPLES[routeId(route)]?.();
+    const validBody = examples ? fc.oneof(valid(route.schema.body, hints), fc.constantFrom(...examples)) : valid(route.schema.body, hints);
+    const body: fc.Arbitrary<unknown> = !takesBody
       ? fc.constant(undefined)
       : mode === 'valid'
-        ? valid(route.schema.body, hints).map(toJsonText)
+        ? validBody
         : mode === 'almost'
-          ? almostValid(route.schema.body, hints).map((v) => (v === undefined ? undefined : toJsonText(v)))
+          ? almostValid(validBody)
           : junkBodyText;
     const method = mode === 'junk' ? fc.constantFrom(route.method, route.method, 'PUT', 'PATCH', 'OPTIONS', 'HEAD', 'GET', 'DELETE', 'POST') : fc.constant(route.method);
     const contentType = mode === 'junk' ? fc.constantFrom(JSON_TYPE, undefined, ...ODD_TYPES) : fc.constant(JSON_TYPE);
@@ -159,24 +216,31 @@ function routeCase(route: RouteDef, fx: Fixtures): fc.Arbitrary<FuzzCase> {
       },
       { requiredKeys: [] },
     );
-    return fc.record({ auth: fc.constantFrom(...AUTHS), params, query, body, method, contentType, extraHeaders }).map((r) => {
+    const coherent = fc.constantFrom(true, true, true, false);
+    return fc.record({ auth: fc.constantFrom(...AUTHS), params, query, body, method, contentType, extraHeaders, coherent }).map((r) => {
       let path = route.path;
       paramNames.forEach((name, i) => (path = path.replace(`:${name}`, r.params[i]!)));
+      // most bodies name the same session as the path (a route refuses a body naming another)
+      const sessionAt = paramNames.indexOf('session');
+      if (r.coherent && sessionAt >= 0 && isObject(r.body) && typeof r.body.session === 'string') {
+        r.body = { ...r.body, session: safeDecode(r.params[sessionAt]!) };
+      }
+      r.body = r.body === undefined || typeof r.body === 'string' && mode === 'junk' ? r.body : toJsonText(r.body);
       if (r.query) path += `?${r.query}`;
       const headers: Record<string, string> = { ...(r.extraHeaders as Record<string, string>) };
       const sendsBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
       if (sendsBody && r.contentType !== undefined) headers['Content-Type'] = r.contentType;
-      return printable({ route: routeId(route), mode, auth: r.auth, method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body) } : {}) });
+      return printable({ route: routeId(route), mode, auth: r.auth, method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body as string) } : {}) });
     });
   });
 }
 
 /** Any route, with an equal share each, plus requests to paths no route has. */
-export function fuzzCases(routes: RouteDef[], fx: Fixtures): fc.Arbitrary<FuzzCase> {
+export function fuzzCases(routes: RouteDef[]): fc.Arbitrary<FuzzCase> {
   const stray = fc
     .tuple(fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'OPTIONS'), fc.constantFrom('/api/', '/api/sessions/', '/api/nope', '/', '/api/sessions/fz-main/', '//api//sessions', '/api/sandbox/sessions/'), fc.constantFrom('', ...ODD_ENCODINGS), fc.constantFrom(...AUTHS))
     .map(([method, prefix, tail, auth]) => printable({ route: 'no route', mode: 'junk' as Mode, auth, method, path: prefix + tail, headers: { 'Content-Type': JSON_TYPE, Origin: 'http://fuzz.example' }, ...(method === 'POST' ? { body: '{}' } : {}) }));
-  return fc.oneof(...routes.map((route) => routeCase(route, fx)), stray);
+  return fc.oneof(...routes.map((route) => routeCase(route)), stray);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -222,7 +286,7 @@ export class Fuzzer {
   }
 
   cases(): fc.Arbitrary<FuzzCase> {
-    return fuzzCases(this.routes, this.fx);
+    return fuzzCases(this.routes);
   }
 
   private authHeader(auth: Auth): string | undefined {
@@ -248,9 +312,9 @@ export class Fuzzer {
     const started = performance.now();
     const response = await this.pool.request({
       method: c.method as 'GET',
-      path: c.path,
+      path: resolveRefs(c.path, this.fx, true),
       headers,
-      body: c.body,
+      body: c.body === undefined ? undefined : resolveRefs(c.body, this.fx, false),
       headersTimeout: REQUEST_TIMEOUT_MS,
       bodyTimeout: REQUEST_TIMEOUT_MS,
     });
@@ -347,30 +411,13 @@ async function setupFixtures(daemon: TestDaemon): Promise<Fixtures> {
   await pairedSession(daemon, MAIN, MAIN_PHONE, { business: true });
   await pairedSession(daemon, PEER, PEER_PHONE);
   const limited = await must(daemon, 'POST', '/api/admin/keys', { name: 'fuzz-limited', scopes: ['messages:send', 'sessions:read', 'contacts:read'], sessions: [MAIN] });
-  const disposableKeyIds: string[] = [];
-  for (const name of ['fuzz-d1', 'fuzz-d2']) disposableKeyIds.push((await must(daemon, 'POST', '/api/admin/keys', { name, scopes: ['sessions:read'] })).id);
-  const webhook = await must(daemon, 'POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['session.status'] });
   const sent = await must(daemon, 'POST', '/api/messages/send', { session: MAIN, chatId: PEER_PHONE, type: 'text', text: 'fixture' });
-  const image = await must(daemon, 'POST', '/api/messages/send', {
-    session: MAIN,
-    chatId: PEER_PHONE,
-    type: 'image',
-    base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-    mimeType: 'image/png',
-  });
-  const group = await must(daemon, 'POST', `/api/sessions/${MAIN}/groups`, { session: MAIN, name: 'fuzz group', participants: [PEER_PHONE] }).catch(() => undefined);
-  const label = await must(daemon, 'POST', `/api/sessions/${MAIN}/labels`, { name: 'fuzz', color: 1 }).catch(() => undefined);
   const settings = (await must(daemon, 'GET', '/api/admin/settings')) as Record<string, unknown>;
   const fx: Fixtures = {
     limitedKey: limited.key,
     clientToken: '',
     clientTokenAt: 0,
-    webhookId: webhook.id,
-    disposableKeyIds,
-    messageIds: [sent.messageId, image.messageId].filter(Boolean),
-    groupIds: [group?.id ?? group?.jid].filter(Boolean),
-    labelIds: [label?.id].filter(Boolean),
-    mediaIds: [image.mediaId].filter(Boolean),
+    refs: { message: sent.messageId } as Fixtures['refs'],
     settings,
     sessionShape: [],
   };
@@ -378,6 +425,8 @@ async function setupFixtures(daemon: TestDaemon): Promise<Fixtures> {
   fx.sessionShape = Object.keys((await must(daemon, 'GET', `/api/sessions/${MAIN}`)) as object).sort();
   return fx;
 }
+
+const found = async (daemon: TestDaemon, path: string): Promise<boolean> => (await daemon.request('GET', path)).status === 200;
 
 /** Puts the fixtures back the way the fuzz needs them and drops what it created, so a long run stays bounded. */
 export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> {
@@ -400,10 +449,32 @@ export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> 
       if (i === 0) await must(daemon, 'POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber: `+1555000010${i}` }, [200, 409]);
     }
   }
+  const r = fx.refs;
+  const base = `/api/sessions/${MAIN}`;
+  if (!r.webhook || !(await found(daemon, `/api/webhooks/${r.webhook}`))) {
+    r.webhook = String((await must(daemon, 'POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['session.status', 'message.sent'] })).id);
+  }
   const webhooks = (await must(daemon, 'GET', '/api/webhooks?limit=1000')) as { id: number }[];
-  for (const w of webhooks) if (w.id !== fx.webhookId) await must(daemon, 'DELETE', `/api/webhooks/${w.id}`, undefined, [200, 404]);
+  for (const w of webhooks) if (String(w.id) !== r.webhook) await must(daemon, 'DELETE', `/api/webhooks/${w.id}`, undefined, [200, 404]);
+  const deliveries = (await must(daemon, 'GET', `/api/webhooks/${r.webhook}/deliveries?limit=1`)) as { id: string }[];
+  if (deliveries[0]) r.delivery = deliveries[0].id;
+  if (!r.group || !(await found(daemon, `${base}/groups/${encodeURIComponent(r.group)}`))) {
+    r.group = (await must(daemon, 'POST', `${base}/groups`, { session: MAIN, name: 'fuzz group', participants: [PEER_PHONE] })).id;
+  }
+  if (!r.channel || !(await found(daemon, `${base}/channels/${encodeURIComponent(r.channel)}`))) {
+    r.channel = (await must(daemon, 'POST', `${base}/channels`, { session: MAIN, name: 'fuzz channel' })).lid;
+  }
+  const labels = (await must(daemon, 'GET', `${base}/labels`)) as { id: string }[];
+  if (!labels.some((l) => l.id === r.label)) r.label = (await must(daemon, 'POST', `${base}/labels`, { name: 'fuzz', color: 1 })).id;
+  if (!r.media || !(await found(daemon, `${base}/media/${r.media}`))) {
+    const image = await must(daemon, 'POST', '/api/messages/send', { session: MAIN, chatId: PEER_PHONE, type: 'image', base64: PNG, mimeType: 'image/png' });
+    r.media = image.mediaId;
+  }
   const keys = (await must(daemon, 'GET', '/api/admin/keys')) as { id: string; name: string }[];
   for (const k of keys) if (!k.name.startsWith('fuzz-')) await must(daemon, 'DELETE', `/api/admin/keys/${k.id}`, undefined, [200, 404]);
+  for (const name of ['key1', 'key2'] as const) {
+    if (!keys.some((k) => k.id === r[name])) r[name] = (await must(daemon, 'POST', '/api/admin/keys', { name: `fuzz-${name}`, scopes: ['sessions:read'] })).id;
+  }
   if (Date.now() - fx.clientTokenAt > 5 * 60_000) {
     await must(daemon, 'PUT', `/api/sessions/${MAIN}/client-rules`, { recipientMode: 'any', enabled: true, allowedActions: 'send_message,send_reaction,send_typing,send_seen,read_presence,subscribe_presence,read_contact', allowedOrigins: 'https://app.example' });
     fx.clientToken = (await must(daemon, 'POST', '/api/client-tokens', { session: MAIN, ephemeralId: 'fuzz', ttlSeconds: 900 })).token;
