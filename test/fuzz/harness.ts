@@ -66,7 +66,7 @@ function clampLoad(route: string, body: string | undefined): string | undefined 
   }
 }
 
-export type Auth = 'master' | 'limited' | 'client' | 'none' | 'garbage';
+export type Auth = 'master' | 'limited' | 'client' | 'none' | 'garbage' | 'forged' | 'odd';
 type Mode = 'valid' | 'almost' | 'junk';
 
 /** One generated request. Printed (shortened) when a property fails, so it can be read and replayed. */
@@ -185,7 +185,7 @@ const EXAMPLES: Record<string, () => unknown[]> = {
   'POST /api/sessions/:session/labels/:labelId/chats': () => [{ chatIds: [PEER_PHONE] }, [PEER_PHONE]],
 };
 
-const AUTHS: Auth[] = ['master', 'master', 'master', 'master', 'limited', 'limited', 'client', 'client', 'none', 'garbage'];
+const AUTHS: Auth[] = ['master', 'master', 'master', 'master', 'master', 'limited', 'limited', 'client', 'client', 'none', 'garbage', 'forged', 'odd'];
 const JSON_TYPE = 'application/json';
 const ODD_TYPES = ['text/plain', '', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/merge-patch+json', 'application/jsonx', 'APPLICATION/JSON', '*/*'];
 
@@ -213,6 +213,8 @@ function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
         Origin: fc.constantFrom('http://fuzz.example', 'null', 'https://app.example', '%zz'),
         Prefer: fc.constantFrom('respond-async', 'respond-async, wait=1', 'x'),
         'X-Request-Id': fc.constantFrom('fuzz-1', '', 'a'.repeat(200), '../..'),
+        'Content-Encoding': fc.constantFrom('gzip', 'br', 'identity', 'x-unknown'),
+        Accept: fc.constantFrom('text/html', 'application/xml', '*/*'),
       },
       { requiredKeys: [] },
     );
@@ -263,6 +265,28 @@ export interface Stats {
   reach: Record<string, Record<string, number>>;
 }
 
+const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+const GARBAGE_BEARERS = ['Bearer svc_ct_not.a.jwt', 'Bearer svc_', 'Bearer svc_ct_', `Bearer svc_${'a'.repeat(4000)}`, 'Bearer svc_ct_...', 'Bearer svc_ct_%zz.%zz.%zz', `Bearer ${MASTER_KEY}x`, `Bearer ${MASTER_KEY.slice(0, -1)}`];
+const ODD_AUTHORIZATIONS = ['Basic Zm9vOmJhcg==', 'Bearer', 'Bearer ', `bearer ${MASTER_KEY}`, `Bearer  ${MASTER_KEY} `, `Bearer ${MASTER_KEY} extra`, 'Token x', `Bearer\t${MASTER_KEY}`, '\u00e9'];
+
+/** Client tokens that must all be refused: alg none, the signature of another payload, claims of another session or expired. */
+function forge(token: string, n: number): string {
+  const jwt = token.slice('svc_ct_'.length);
+  const [header, payload, signature] = jwt.split('.') as [string, string, string];
+  const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as Record<string, unknown>;
+  const variants = [
+    `${b64({ alg: 'none', typ: 'JWT' })}.${payload}.`,
+    `${header}.${b64({ ...claims, sid: PEER })}.${signature}`,
+    `${header}.${b64({ ...claims, exp: 4_102_444_800 })}.${signature}`,
+    `${header}.${b64({ ...claims, exp: 1 })}.${signature}`,
+    `${b64({ alg: 'HS512', typ: 'JWT' })}.${payload}.${signature}`,
+    `${header}.${payload}.${signature.slice(0, -2)}AA`,
+    `${header}.${b64({ ...claims, __proto__: { admin: true } })}.${signature}`,
+    `${header}.${b64('x'.repeat(3000))}.${signature}`,
+  ];
+  return `svc_ct_${variants[n % variants.length]}`;
+}
+
 export class Fuzzer {
   readonly stats: Stats = { requests: 0, byStatus: {}, fiveXx: 0, hangs: 0, maxMs: 0, startedAt: Date.now(), reach: {} };
   private sinceMaintenance = 0;
@@ -298,7 +322,11 @@ export class Fuzzer {
       case 'client':
         return `Bearer ${this.fx.clientToken}`;
       case 'garbage':
-        return 'Bearer svc_ct_not.a.jwt';
+        return GARBAGE_BEARERS[this.stats.requests % GARBAGE_BEARERS.length];
+      case 'forged':
+        return `Bearer ${forge(this.fx.clientToken, this.stats.requests)}`;
+      case 'odd':
+        return ODD_AUTHORIZATIONS[this.stats.requests % ODD_AUTHORIZATIONS.length];
       default:
         return undefined;
     }
@@ -503,6 +531,27 @@ async function finalProblems(daemon: TestDaemon, fx: Fixtures): Promise<string[]
   const failed = daemon.output().split('\n').filter((line) => line.includes('request failed'));
   if (failed.length) problems.push(`the daemon logged ${failed.length} "request failed" line(s), first: ${short(failed[0]!, 2000)}`);
   return problems;
+}
+
+/**
+ * Runs the property; resolves to undefined when it held, else to a report with the seed, the path, the route and the
+ * shrunk request, and the reason, so `npm run fuzz -- --seed S --path P` replays it.
+ */
+export async function runFuzz(fuzzer: Fuzzer, params: { numRuns: number; seed: number; path?: string }): Promise<string | undefined> {
+  const details = await fc.check(
+    fc.asyncProperty(fuzzer.cases(), (c) => fuzzer.check(c)),
+    params,
+  );
+  if (!details.failed) return undefined;
+  const [c] = details.counterexample ?? [];
+  const reason = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  return [
+    `fuzz property failed after ${details.numRuns} run(s), shrunk ${details.numShrinks} time(s)`,
+    `  seed ${details.seed}, path ${details.counterexamplePath}: replay with npm run fuzz -- --runs ${params.numRuns} --seed ${details.seed} --path ${details.counterexamplePath}`,
+    `  route ${c?.route ?? '?'}`,
+    `  request ${c ? fc.stringify(c) : '?'}`,
+    `  reason ${reason}`,
+  ].join('\n');
 }
 
 /** fast-check parameters from `--runs N --seed S [--path P]`. */

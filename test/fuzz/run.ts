@@ -1,6 +1,6 @@
 // `npm run fuzz -- --runs N --seed S [--path P]`: a long fuzz run against one daemon; prints its figures, and on a
 // failure the seed, path and shrunk request so `--seed S --path P` replays it.
-import { Fuzzer, fc, parseArgs } from './harness.js';
+import { Fuzzer, parseArgs, runFuzz } from './harness.js';
 
 const options = parseArgs(process.argv.slice(2), { runs: 10_000, seed: Date.now() % 2 ** 31 });
 const fuzzer = await Fuzzer.start();
@@ -10,16 +10,10 @@ const progress = setInterval(() => {
   const s = fuzzer.stats;
   process.stderr.write(`… ${s.requests} requests, ${s.fiveXx} 5xx, ${s.hangs} hangs, ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
 }, 30_000);
-try {
-  await fc.assert(
-    fc.asyncProperty(fuzzer.cases(), (c) => fuzzer.check(c)),
-    options,
-  );
-} catch (err) {
+const failure = await runFuzz(fuzzer, options);
+if (failure) {
   failed = true;
-  console.error((err as Error).message);
-  const cause = (err as Error).cause as Error | undefined;
-  if (cause) console.error(`Reason: ${cause.message ?? String(cause)}`);
+  console.error(failure);
 }
 clearInterval(progress);
 const problems = await fuzzer.finalChecks().catch((err: Error) => [`final checks failed: ${err.message}`]);
