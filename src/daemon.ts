@@ -26,7 +26,7 @@ import { createMessageLookup } from './messages/lookup.js';
 import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
-import { createGuardedDispatcher } from './webhooks/url-guard.js';
+import { createGuardedDispatcher } from './net/url-guard.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createOutbox } from './webhooks/outbox.js';
 import { WebhookRegistry } from './webhooks/registry.js';
@@ -73,6 +73,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
+  const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
     sessions: createSessionsRepo(db),
     authState: createAuthStateRepo(db, tick.flush),
@@ -81,6 +82,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     logger: logger.child({ module: 'sessions' }),
     settings: config.sessions,
     defaultEngine: config.engine.default,
+    urlPolicy,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
@@ -92,7 +94,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
   sessions.addEventProcessor(mediaService.autoPersist());
-  const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);

@@ -2,12 +2,18 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import { ID_FORMATS, idFormatMessage } from './schemas/id-formats.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const bodyAjv = addFormats(new Ajv({ allErrors: true, strict: false }));
+const withIdFormats = (ajv: Ajv): Ajv => {
+  for (const [name, format] of Object.entries(ID_FORMATS)) ajv.addFormat(name, { type: 'string', validate: format.validate });
+  return ajv;
+};
+
+const bodyAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false })));
 /** query strings and path segments arrive as strings: coerce them to the schema's types */
-const textAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+const textAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })));
 
 export type Validator = (value: unknown) => unknown;
 
@@ -52,12 +58,12 @@ function pointerEscape(key: string): string {
 
 /**
  * Drops what a failed oneOf/anyOf says about itself and its other branches ("s3 must be null", "must match exactly
- * one schema") when a branch has errors deeper in: those name the field that is actually wrong.
+ * one schema", "must match \"else\" schema") when a branch has errors deeper in: those name the field that is actually wrong.
  */
 function mostSpecific(errors: ErrorObject[]): ErrorObject[] {
   const hasDeeper = (e: ErrorObject) => errors.some((other) => other.instancePath.startsWith(`${e.instancePath}/`));
   const isAlternativeNoise = (e: ErrorObject) =>
-    e.keyword === 'oneOf' || e.keyword === 'anyOf' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
+    e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
   return errors.filter((e) => !(isAlternativeNoise(e) && hasDeeper(e)));
 }
 
@@ -85,6 +91,8 @@ function detailOf(e: ErrorObject, source: string): ErrorDetail {
       return { path: e.instancePath, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'type':
       return { path: e.instancePath, message: `must be ${String(params.type)}` };
+    case 'format':
+      return { path: e.instancePath, message: idFormatMessage(String(params.format)) ?? e.message ?? 'is invalid' };
     case 'pattern':
       return { path: e.instancePath, message: `must match ${String(params.pattern)}` };
     case 'errorMessage':

@@ -47,6 +47,24 @@ const BAD_NUMBERS: Array<[string, string]> = [
   ['5abc', 'trailing junk'],
 ];
 
+describe('the route table', () => {
+  test('every query schema is closed, and every integer in a query or path has both bounds', () => {
+    const problems: string[] = [];
+    for (const route of routes) {
+      const id = `${route.method} ${route.path}`;
+      const query = route.schema.query as { additionalProperties?: boolean } | undefined;
+      if (query && query.additionalProperties !== false) problems.push(`${id}: query schema not closed`);
+      for (const source of ['query', 'params'] as const) {
+        const properties = (route.schema[source] as { properties?: Record<string, { type?: string; minimum?: number; maximum?: number }> } | undefined)?.properties ?? {};
+        for (const [name, schema] of Object.entries(properties)) {
+          if ((schema.type === 'integer' || schema.type === 'number') && (schema.minimum === undefined || schema.maximum === undefined)) problems.push(`${id}: ${source} ${name} unbounded`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+});
+
 describe('numeric query parameters', () => {
   test('the route table has the list routes this test walks', () => {
     assert.ok(listRoutes.length >= 9, `list routes: ${listRoutes.map((r) => r.path).join(', ')}`);

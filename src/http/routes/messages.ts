@@ -1,5 +1,5 @@
 // Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
-import type { SendBody } from '../../messages/service.js';
+import type { QuoteScope, SendBody } from '../../messages/service.js';
 import { sessionParams } from '../schemas/common.js';
 import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
 import { done } from '../respond.js';
@@ -17,13 +17,14 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       schema: { body: sendMessageBody },
       bodyLimit: 'media',
       async handler({ body, ctx }) {
+        const quoteScope: QuoteScope = ctx.state.principal?.kind === 'client' ? 'chat' : 'session';
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
-          const accepted = messaging.sendAsync(body as SendBody);
+          const accepted = messaging.sendAsync(body as SendBody, quoteScope);
           ctx.status = 202;
           ctx.set('Preference-Applied', 'respond-async');
           return accepted;
         }
-        return messaging.send(body as SendBody);
+        return messaging.send(body as SendBody, quoteScope);
       },
     },
     {

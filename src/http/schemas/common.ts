@@ -1,4 +1,6 @@
 // Schema pieces shared by several route files.
+import { idString } from './id-formats.js';
+
 export const SESSION_NAME_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$';
 
 export const sessionName = { type: 'string', minLength: 1, maxLength: 64, pattern: SESSION_NAME_PATTERN } as const;
@@ -29,4 +31,11 @@ export const noQuery = { type: 'object', additionalProperties: false, properties
 
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
 
-export const phoneNumber = { type: 'string', minLength: 5, maxLength: 32, pattern: '^\\+?[0-9 ()-.]{5,31}$' } as const;
+export const phoneNumber = idString('wa-phone-number', 32);
+/** a phone number or its user JID */
+export const phoneOrUserJid = idString('wa-phone');
+/** a person: phone number, user JID or LID */
+export const personId = idString('wa-person');
+/** any chat: a person, group, channel or status@broadcast */
+export const chatId = idString('wa-chat');
+export const groupId = idString('wa-group');

@@ -19,8 +19,10 @@ export const createSessionBody = {
     start: { type: 'boolean' },
     proxy: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^(https?|socks5h?)://' },
     engine: { enum: ENGINE_NAMES },
+    /** closed: only the settings below; anything else (of any size) would be stored and echoed on every read */
     config: {
       type: 'object',
+      additionalProperties: false,
       properties: {
         engine: { enum: ENGINE_NAMES },
         safeMode: { type: 'boolean' },
