@@ -1,0 +1,117 @@
+// Overload protection: caps on requests in flight, large bodies being read and event streams answer 503 SERVER_BUSY
+// with Retry-After at once; the server cuts off slow headers and slow bodies, and event streams outlive those timeouts.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { collectEvents } from '../helpers/events.js';
+import { rawExchange, requestHead, within, type RawExchange } from '../helpers/raw-http.js';
+
+const CONFIG = `
+server:
+  bodyLimitBytes: 4096
+  maxLargeBodies: 1
+  maxRequestsInFlight: 3
+  requestTimeoutMs: 2000
+  headersTimeoutMs: 1000
+events:
+  maxStreams: 2
+`;
+
+let daemon: TestDaemon;
+const open: RawExchange[] = [];
+before(async () => {
+  daemon = await startDaemon({ config: CONFIG });
+});
+after(async () => {
+  for (const exchange of open) exchange.socket.destroy();
+  await daemon.cleanup();
+});
+
+/** An authenticated POST whose body is announced but never finished: it stays in flight until the socket closes. */
+function stuckPost(path: string, length: number): RawExchange {
+  const exchange = rawExchange(daemon.url, requestHead('POST', path, { Authorization: `Bearer ${daemon.masterKey}`, 'Content-Type': 'application/json', 'Content-Length': length }), '{');
+  open.push(exchange);
+  return exchange;
+}
+
+describe('requests in flight (server.maxRequestsInFlight)', () => {
+  test('past the cap → 503 SERVER_BUSY with Retry-After; health exempt; free again once they finish', async () => {
+    const stuck = [stuckPost('/api/sessions', 100), stuckPost('/api/sessions', 100), stuckPost('/api/sessions', 100)];
+    await waitFor(async () => (await daemon.request('GET', '/api/sessions')).status === 503, 5000, 'the in-flight cap to be reached');
+    const busy = await daemon.request('GET', '/api/sessions');
+    assert.equal(busy.status, 503);
+    assert.equal(busy.body.error.code, 'SERVER_BUSY');
+    assert.match(busy.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal((await daemon.request('GET', '/api/health', undefined, null)).status, 200);
+    assert.equal((await daemon.request('GET', '/metrics')).status, 200);
+    for (const exchange of stuck) exchange.socket.destroy();
+    await waitFor(async () => (await daemon.request('GET', '/api/sessions')).status === 200, 5000, 'the cap to free up');
+  });
+});
+
+describe('large bodies (server.maxLargeBodies)', () => {
+  test('a second body over the small limit read at once → 503 SERVER_BUSY; small bodies still pass', async () => {
+    const first = stuckPost('/api/messages/send', 100_000);
+    await waitFor(async () => {
+      const second = await daemon.request('POST', '/api/messages/send', { session: 'x', chatId: '15550001111', text: 'y'.repeat(8000) });
+      return second.status === 503 && second.body.error.code === 'SERVER_BUSY' && second.headers.get('retry-after');
+    }, 5000, 'a second large body to be refused');
+    const small = await daemon.request('POST', '/api/messages/send', { session: 'x', chatId: '15550001111', text: 'hi' });
+    assert.notEqual(small.status, 503, JSON.stringify(small.body));
+    first.socket.destroy();
+    await waitFor(async () => (await daemon.request('POST', '/api/messages/send', { session: 'x', chatId: '15550001111', text: 'y'.repeat(8000) })).status !== 503, 5000, 'the large-body slot to free up');
+  });
+
+  test('a non-media route refuses a body over server.bodyLimitBytes', async () => {
+    const res = await daemon.request('POST', '/api/sessions', { name: 'big', padding: 'x'.repeat(5000) });
+    assert.equal(res.status, 413);
+    assert.equal(res.body.error.code, 'PAYLOAD_TOO_LARGE');
+  });
+});
+
+describe('event streams (events.maxStreams)', () => {
+  test('past the cap → 503 SERVER_BUSY with Retry-After; a closed stream frees its place', async () => {
+    const first = await collectEvents(daemon);
+    const second = await collectEvents(daemon);
+    const third = await daemon.request('GET', '/api/events/stream');
+    assert.equal(third.status, 503);
+    assert.equal(third.body.error.code, 'SERVER_BUSY');
+    assert.match(third.headers.get('retry-after') ?? '', /^\d+$/);
+    first.close();
+    const again = await waitFor(async () => {
+      try {
+        return await collectEvents(daemon);
+      } catch {
+        return undefined;
+      }
+    }, 5000, 'a place for a new stream');
+    again.close();
+    second.close();
+  });
+});
+
+describe('server timeouts', () => {
+  test('headers that never finish are cut off (server.headersTimeoutMs)', async () => {
+    const exchange = rawExchange(daemon.url, 'GET /api/health HTTP/1.1\r\nHost: localhost\r\n');
+    open.push(exchange);
+    await within(exchange.closed, 15_000, 'close of a connection whose headers never finish');
+  });
+
+  test('a body that never finishes is cut off (server.requestTimeoutMs)', async () => {
+    const exchange = rawExchange(daemon.url, requestHead('POST', '/api/sessions', { Authorization: `Bearer ${daemon.masterKey}`, 'Content-Type': 'application/json', 'Content-Length': 100 }), '{');
+    open.push(exchange);
+    await within(exchange.closed, 15_000, 'close of a connection whose body never finishes');
+  });
+
+  test('an event stream outlives the request and headers timeouts and keeps delivering', async () => {
+    const events = await collectEvents(daemon);
+    try {
+      await sleep(3500); // longer than requestTimeoutMs + one timeout check
+      await daemon.request('POST', '/api/sessions', { name: 'late', start: true, engine: 'sandbox' });
+      await events.next((e) => e.session === 'late', 5000, 'an event on a stream older than the request timeout');
+    } finally {
+      events.close();
+    }
+  });
+});
