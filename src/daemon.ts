@@ -1,5 +1,6 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { answerClientError, answerConnect } from './http/client-error.js';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
@@ -205,10 +206,16 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
     {
       requestTimeout: settings.requestTimeoutMs,
       headersTimeout: settings.headersTimeoutMs,
+      // without this Node answers a Host-less HTTP/1.1 request itself, with a bare 400; the app needs no Host
+      requireHostHeader: false,
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(settings.headersTimeoutMs / 4))),
     },
     listener,
   );
+  server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
+  // an Expect other than 100-continue would get Node's bare 417; the app answers it like any request
+  server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;
   server.maxConnections = settings.maxConnections;
   return server;
