@@ -367,6 +367,9 @@ export class Fuzzer {
       if (timedOut) this.stats.hangs++;
       throw new Error(`${timedOut ? `no answer within ${REQUEST_TIMEOUT_MS} ms` : `request failed: ${(err as Error).message}`}`);
     }
+    // a fuzzed S3 configuration would aim the next persist at a fuzzed endpoint (a 502 S3_ERROR by contract): put the
+    // settings back at once
+    if (c.route === 'PUT /api/admin/settings') await restoreSettings(this.daemon, this.fx);
     this.record(outcome);
     if (c.mode === 'valid' && c.auth === 'master') {
       const row = (this.stats.reach[c.route] ??= {});
@@ -457,8 +460,12 @@ async function setupFixtures(daemon: TestDaemon): Promise<Fixtures> {
 const found = async (daemon: TestDaemon, path: string): Promise<boolean> => (await daemon.request('GET', path)).status === 200;
 
 /** Puts the fixtures back the way the fuzz needs them and drops what it created, so a long run stays bounded. */
-export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> {
+async function restoreSettings(daemon: TestDaemon, fx: Fixtures): Promise<void> {
   await must(daemon, 'PUT', '/api/admin/settings', { autoPersist: fx.settings.autoPersist ?? false, s3: null });
+}
+
+export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> {
+  await restoreSettings(daemon, fx);
   const sessions = (await must(daemon, 'GET', '/api/sessions?limit=1000')) as { name: string; status: string }[];
   for (const s of sessions) {
     if (![MAIN, PEER, ...DISPOSABLE].includes(s.name)) await must(daemon, 'DELETE', `/api/sessions/${encodeURIComponent(s.name)}`, undefined, [200, 404]);
