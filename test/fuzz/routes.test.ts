@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Fuzzer, runFuzz } from './harness.js';
 
 const SEED = 16_016;
-const RUNS = 4000;
+const RUNS = 3000;
 
 let fuzzer: Fuzzer;
 before(async () => {
