@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { errorHandler } from './middleware/errors.js';
-import { inFlightCap, wellEncodedPath } from './middleware/capacity.js';
+import { discardUnreadBody, inFlightCap, wellEncodedPath } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { requestId } from './middleware/request-id.js';
 import { shutdownGate } from './middleware/shutdown-gate.js';
@@ -37,9 +37,12 @@ export interface AppOptions {
 
 export function createApp(options: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
-  const router = buildRouter(options.routes, options.auth, options.bodyLimits ?? DEFAULT_BODY_LIMITS, options.clientGuard);
+  const bodyLimits = options.bodyLimits ?? DEFAULT_BODY_LIMITS;
+  const router = buildRouter(options.routes, options.auth, bodyLimits, options.clientGuard);
 
   app.use(requestId());
+  // a refused body is discarded unread, so that the client reads its answer; only a body larger than any route takes is cut
+  app.use(discardUnreadBody(bodyLimits.mediaBytes));
   app.use(countResponses(options.metrics));
   app.use(errorHandler(options.logger));
   app.use(shutdownGate(options.isDraining));

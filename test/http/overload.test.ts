@@ -10,6 +10,7 @@ import { rawExchange, requestHead, within, type RawExchange } from '../helpers/r
 const CONFIG = `
 server:
   bodyLimitBytes: 4096
+  mediaBodyLimitBytes: 65536
   maxLargeBodies: 1
   maxRequestsInFlight: 3
   requestTimeoutMs: 2000
@@ -52,7 +53,7 @@ describe('requests in flight (server.maxRequestsInFlight)', () => {
 
 describe('large bodies (server.maxLargeBodies)', () => {
   test('a second body over the small limit read at once → 503 SERVER_BUSY; small bodies still pass', async () => {
-    const first = stuckPost('/api/messages/send', 100_000);
+    const first = stuckPost('/api/messages/send', 60_000);
     await waitFor(async () => {
       const second = await daemon.request('POST', '/api/messages/send', { session: 'x', chatId: '15550001111', text: 'y'.repeat(8000) });
       return second.status === 503 && second.body.error.code === 'SERVER_BUSY' && second.headers.get('retry-after');
@@ -102,6 +103,22 @@ describe('server timeouts', () => {
     const exchange = rawExchange(daemon.url, requestHead('POST', '/api/sessions', { Authorization: `Bearer ${daemon.masterKey}`, 'Content-Type': 'application/json', 'Content-Length': 100 }), '{');
     open.push(exchange);
     await within(exchange.closed, 15_000, 'close of a connection whose body never finishes');
+  });
+
+  test('a refused body is discarded up to the media limit, then the connection is closed', async () => {
+    const exchange = rawExchange(daemon.url, requestHead('POST', '/api/messages/send', { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' }));
+    open.push(exchange);
+    const answer = await within(exchange.answer, 10_000, 'the 401 of an unauthenticated chunked body');
+    assert.equal(answer.status, 401);
+    const chunk = 'x'.repeat(16 * 1024);
+    const frame = `${chunk.length.toString(16)}\r\n${chunk}\r\n`;
+    let closed = false;
+    void exchange.closed.then(() => (closed = true));
+    for (let i = 0; i < 64 && !closed; i++) {
+      exchange.write(frame);
+      await sleep(5);
+    }
+    await within(exchange.closed, 10_000, 'close of a connection still sending a refused body past the media limit');
   });
 
   test('an event stream outlives the request and headers timeouts and keeps delivering', async () => {

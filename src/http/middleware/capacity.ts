@@ -33,3 +33,25 @@ export function wellEncodedPath(): Middleware<AppState> {
     await next();
   };
 }
+
+/**
+ * A request answered before its body was read (401, 404, 413, 503…): Node reads and discards the rest of the body to keep
+ * the connection, however large it is. Closing at once instead makes many clients (undici among them) see a reset rather
+ * than the answer, so up to `budgetBytes` are discarded (never buffered); past that the connection is closed.
+ */
+export function discardUnreadBody(budgetBytes: number): Middleware<AppState> {
+  return async function discardUnreadBodyMiddleware(ctx, next) {
+    try {
+      await next();
+    } finally {
+      const req = ctx.req;
+      if (!req.complete && !req.readableFlowing && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) {
+        let discarded = 0;
+        req.on('data', (chunk: Buffer) => {
+          discarded += chunk.length;
+          if (discarded > budgetBytes) req.socket.destroy();
+        });
+      }
+    }
+  };
+}
