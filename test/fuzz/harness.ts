@@ -402,7 +402,13 @@ export class Fuzzer {
 export function problemOf(c: FuzzCase, o: Outcome): string | undefined {
   if (o.status >= 500) return `5xx answer ${o.status}`;
   if (!o.headers['x-request-id']) return 'no X-Request-Id header';
-  if (o.status < 400 || c.method === 'HEAD') return undefined;
+  if (c.method === 'HEAD') return undefined;
+  if (o.status < 400) {
+    const json = /^application\/json\b/.test(String(o.headers['content-type'] ?? ''));
+    if (!json || !o.text) return undefined;
+    const keys = Object.keys((JSON.parse(o.text) ?? {}) as object);
+    return keys.length === 1 && keys[0] === 'data' ? undefined : `a ${o.status} answer not shaped {data: …}`;
+  }
   let body: unknown;
   try {
     body = JSON.parse(o.text);
