@@ -74,6 +74,8 @@ export interface FuzzCase {
   route: string;
   mode: Mode;
   auth: Auth;
+  /** which garbage, forged or odd Authorization header */
+  authVariant?: number;
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -221,7 +223,7 @@ function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
       { requiredKeys: [] },
     );
     const coherent = fc.constantFrom(true, true, true, false);
-    return fc.record({ auth: fc.constantFrom(...AUTHS), params, query, body, method, contentType, extraHeaders, coherent }).map((r) => {
+    return fc.record({ auth: fc.constantFrom(...AUTHS), authVariant: fc.nat({ max: 99 }), params, query, body, method, contentType, extraHeaders, coherent }).map((r) => {
       let path = route.path;
       paramNames.forEach((name, i) => (path = path.replace(`:${name}`, r.params[i]!)));
       // most bodies name the same session as the path (a route refuses a body naming another)
@@ -234,7 +236,7 @@ function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
       const headers: Record<string, string> = { ...(r.extraHeaders as Record<string, string>) };
       const sendsBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
       if (sendsBody && r.contentType !== undefined) headers['Content-Type'] = r.contentType;
-      return printable({ route: routeId(route), mode, auth: r.auth, method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body as string) } : {}) });
+      return printable({ route: routeId(route), mode, auth: r.auth, ...(['garbage', 'forged', 'odd'].includes(r.auth) ? { authVariant: r.authVariant } : {}), method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body as string) } : {}) });
     });
   });
 }
@@ -283,7 +285,7 @@ function forge(token: string, n: number): string {
     `${header}.${b64({ ...claims, exp: 1 })}.${signature}`,
     `${b64({ alg: 'HS512', typ: 'JWT' })}.${payload}.${signature}`,
     `${header}.${payload}.${signature.slice(0, -2)}AA`,
-    `${header}.${b64({ ...claims, __proto__: { admin: true } })}.${signature}`,
+    `${header}.${Buffer.from(`{"__proto__":{"admin":true},${JSON.stringify(claims).slice(1)}`).toString('base64url')}.${signature}`,
     `${header}.${b64('x'.repeat(3000))}.${signature}`,
   ];
   return `svc_ct_${variants[n % variants.length]}`;
@@ -315,7 +317,7 @@ export class Fuzzer {
     return fuzzCases(this.routes);
   }
 
-  private authHeader(auth: Auth): string | undefined {
+  private authHeader(auth: Auth, variant: number): string | undefined {
     switch (auth) {
       case 'master':
         return `Bearer ${MASTER_KEY}`;
@@ -324,11 +326,11 @@ export class Fuzzer {
       case 'client':
         return `Bearer ${this.fx.clientToken}`;
       case 'garbage':
-        return GARBAGE_BEARERS[this.stats.requests % GARBAGE_BEARERS.length];
+        return GARBAGE_BEARERS[variant % GARBAGE_BEARERS.length];
       case 'forged':
-        return `Bearer ${forge(this.fx.clientToken, this.stats.requests)}`;
+        return `Bearer ${forge(this.fx.clientToken, variant)}`;
       case 'odd':
-        return ODD_AUTHORIZATIONS[this.stats.requests % ODD_AUTHORIZATIONS.length];
+        return ODD_AUTHORIZATIONS[variant % ODD_AUTHORIZATIONS.length];
       default:
         return undefined;
     }
@@ -337,7 +339,7 @@ export class Fuzzer {
   /** Sends one case; an event stream is closed once its headers arrived. Rejects on a hang or a dropped connection. */
   async send(c: FuzzCase): Promise<Outcome> {
     const headers = { ...c.headers };
-    const auth = this.authHeader(c.auth);
+    const auth = this.authHeader(c.auth, c.authVariant ?? 0);
     if (auth) headers.Authorization = auth;
     const started = performance.now();
     const response = await this.pool.request({
