@@ -31,7 +31,7 @@ export const nastyJson: fc.Arbitrary<unknown> = fc.oneof(
   fc.constantFrom<unknown>(
     -1, 0, -0.5, 1.5, 2 ** 31, 2 ** 53, -(2 ** 63), Number.MAX_SAFE_INTEGER + 2, 1e21, '', ' ', '\u0000', '\ud800', '\u202e\u0041',
     'NaN', 'Infinity', '-1', '1e400', 'true', 'null', '__proto__', 'constructor', '../../etc/passwd', '%00', '%zz', 'a%2Fb',
-    '😀'.repeat(50), 'ǅ\u0301\u0308', '<script>', "'; DROP TABLE sessions; --", null, true, false, [], {}, [[]], [null],
+    '😀'.repeat(50), 'a\r\nX-Injected: 1', 'image/png\r\nX-Injected: 1', 'image/png; charset=\u0000', 'ǅ\u0301\u0308', '<script>', "'; DROP TABLE sessions; --", null, true, false, [], {}, [[]], [null],
     { __proto__: null }, 'x'.repeat(100 * 1024), ['x'.repeat(10_000)],
   ),
   fc.constantFrom(...RAW_TOKENS).map(raw),
@@ -113,7 +113,13 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   if (typeof schema.pattern === 'string') {
     const pattern = new RegExp(schema.pattern);
     const lengthOk = (s: string) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity);
-    return fc.noShrink(fc.stringMatching(pattern).filter(lengthOk));
+    // an unanchored pattern lets anything follow the match: control characters there reach headers and file names
+    return fc.noShrink(
+      fc
+        .tuple(fc.stringMatching(pattern), fc.constantFrom('', '', '', '', '\r\nX-Injected: 1', '\u0000', '\t', ' ;x=y', '/../../x'))
+        .map(([matched, tail]) => matched + tail)
+        .filter((s) => lengthOk(s) && pattern.test(s)),
+    );
   }
   return fc.string({ minLength, maxLength, unit: fc.oneof({ arbitrary: fc.constantFrom(...'abcxyz019 +-_.@'), weight: 4 }, { arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }), weight: 1 }) });
 }

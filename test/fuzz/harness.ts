@@ -74,6 +74,8 @@ export interface FuzzCase {
   route: string;
   mode: Mode;
   auth: Auth;
+  /** which fixture or fuzz-created id a `__fx_…__` reference resolves to */
+  pick?: number;
   /** which garbage, forged or odd Authorization header */
   authVariant?: number;
   method: string;
@@ -90,6 +92,8 @@ export interface Fixtures {
   clientToken: string;
   clientTokenAt: number;
   refs: Record<RefName, string>;
+  /** ids of messages and media the fuzz itself created: a later request may act on them (download what it sent) */
+  learned: Partial<Record<'message' | 'media', string[]>>;
   settings: Record<string, unknown>;
   sessionShape: string[];
 }
@@ -101,9 +105,32 @@ export interface Fixtures {
 const ref = (name: RefName): string => `__fx_${name}__`;
 const REF_TOKEN = /__fx_(\w+?)__/g;
 
-function resolveRefs(text: string, fx: Fixtures, encode: boolean): string {
+const LEARNED_MAX = 64;
+
+function learn(fx: Fixtures, o: Outcome): void {
+  if (o.status < 200 || o.status > 299 || !/^application\/json\b/.test(String(o.headers['content-type'] ?? ''))) return;
+  let data: Record<string, unknown> | undefined;
+  try {
+    data = (JSON.parse(o.text) as { data?: Record<string, unknown> }).data;
+  } catch {
+    return; // problemOf reports it
+  }
+  if (!data || typeof data !== 'object') return;
+  for (const [field, pool] of [['messageId', 'message'], ['mediaId', 'media']] as const) {
+    const value = data[field];
+    if (typeof value !== 'string') continue;
+    const list = (fx.learned[pool] ??= []);
+    list.push(value);
+    if (list.length > LEARNED_MAX) list.shift();
+  }
+}
+
+/** `pick` chooses between the fixture and what the fuzz created (the same case picks the same one in the same state). */
+function resolveRefs(text: string, fx: Fixtures, encode: boolean, pick = 0): string {
   return text.replace(REF_TOKEN, (token, name: string) => {
-    const value = fx.refs[name as RefName];
+    const learned = fx.learned[name as 'message' | 'media'] ?? [];
+    const choice = pick % (learned.length + 1);
+    const value = choice === 0 ? fx.refs[name as RefName] : learned[choice - 1];
     return value === undefined ? token : encode ? encodeURIComponent(value) : value;
   });
 }
@@ -223,7 +250,7 @@ function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
       { requiredKeys: [] },
     );
     const coherent = fc.constantFrom(true, true, true, false);
-    return fc.record({ auth: fc.constantFrom(...AUTHS), authVariant: fc.nat({ max: 99 }), params, query, body, method, contentType, extraHeaders, coherent }).map((r) => {
+    return fc.record({ auth: fc.constantFrom(...AUTHS), authVariant: fc.nat({ max: 99 }), pick: fc.nat({ max: 999 }), params, query, body, method, contentType, extraHeaders, coherent }).map((r) => {
       let path = route.path;
       paramNames.forEach((name, i) => (path = path.replace(`:${name}`, r.params[i]!)));
       // most bodies name the same session as the path (a route refuses a body naming another)
@@ -236,7 +263,7 @@ function routeCase(route: RouteDef): fc.Arbitrary<FuzzCase> {
       const headers: Record<string, string> = { ...(r.extraHeaders as Record<string, string>) };
       const sendsBody = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD';
       if (sendsBody && r.contentType !== undefined) headers['Content-Type'] = r.contentType;
-      return printable({ route: routeId(route), mode, auth: r.auth, ...(['garbage', 'forged', 'odd'].includes(r.auth) ? { authVariant: r.authVariant } : {}), method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body as string) } : {}) });
+      return printable({ route: routeId(route), mode, auth: r.auth, ...(['garbage', 'forged', 'odd'].includes(r.auth) ? { authVariant: r.authVariant } : {}), ...(/__fx_(message|media)__/.test(path + (r.body ?? '')) ? { pick: r.pick } : {}), method: r.method, path, headers, ...(sendsBody ? { body: clampLoad(routeId(route), r.body as string) } : {}) });
     });
   });
 }
@@ -344,9 +371,9 @@ export class Fuzzer {
     const started = performance.now();
     const response = await this.pool.request({
       method: c.method as 'GET',
-      path: resolveRefs(c.path, this.fx, true),
+      path: resolveRefs(c.path, this.fx, true, c.pick),
       headers,
-      body: c.body === undefined ? undefined : resolveRefs(c.body, this.fx, false),
+      body: c.body === undefined ? undefined : resolveRefs(c.body, this.fx, false, c.pick),
       headersTimeout: REQUEST_TIMEOUT_MS,
       bodyTimeout: REQUEST_TIMEOUT_MS,
     });
@@ -375,6 +402,7 @@ export class Fuzzer {
     // settings back at once
     if (c.route === 'PUT /api/admin/settings') await restoreSettings(this.daemon, this.fx);
     this.record(outcome);
+    learn(this.fx, outcome);
     if (c.mode === 'valid' && c.auth === 'master') {
       const row = (this.stats.reach[c.route] ??= {});
       row[outcome.status] = (row[outcome.status] ?? 0) + 1;
@@ -459,6 +487,7 @@ async function setupFixtures(daemon: TestDaemon): Promise<Fixtures> {
     clientToken: '',
     clientTokenAt: 0,
     refs: { message: sent.messageId } as Fixtures['refs'],
+    learned: {},
     settings,
     sessionShape: [],
   };
