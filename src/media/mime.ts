@@ -31,6 +31,18 @@ export function baseMime(mime: string): string {
   return mime.split(';')[0]!.trim().toLowerCase();
 }
 
+/** `type/subtype` with optional `; name=value` parameters, printable ASCII only: what a MIME type in a header looks like. */
+export const MIME_TYPE_PATTERN = '^[\\w.+-]+/[\\w.+-]+([ \\t]*;[ \\t]*[\\w.+-]+=([\\w.+-]+|"[^"\\x00-\\x1f\\x7f-\\uffff]*"))*$';
+const MIME_TYPE = new RegExp(MIME_TYPE_PATTERN);
+
+/**
+ * The Content-Type to serve a stored file with: its recorded type when that is a well-formed MIME type, else
+ * application/octet-stream (a received file's type comes from the sender and may hold anything, CR/LF included).
+ */
+export function servableMime(mime: string | null | undefined): string {
+  return mime && MIME_TYPE.test(mime) ? mime : 'application/octet-stream';
+}
+
 const EXTENSIONS: Record<string, string> = {
   'image/jpeg': 'jpg',
   'image/png': 'png',

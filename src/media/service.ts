@@ -5,7 +5,7 @@ import type { RuntimeSettingsStore, S3Settings } from '../config/runtime-setting
 import type { Logger } from '../logger.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
 import type { MediaRow } from '../store/media.js';
-import { extensionFor } from './mime.js';
+import { extensionFor, servableMime } from './mime.js';
 import type { MediaRecords } from './records.js';
 import { S3Storage } from './s3.js';
 
@@ -109,7 +109,7 @@ export class MediaService {
     }
     const key = objectKey(storage.settings, row);
     const content = await this.open(session, id);
-    const uploaded = await storage.upload(key, content.stream, row.mimeType, content.size);
+    const uploaded = await storage.upload(key, content.stream, servableMime(row.mimeType), content.size);
     this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
     return { url: await storage.readUrl(key), key, bucket: uploaded.bucket, size: content.size, mimeType: row.mimeType };
   }

@@ -1,4 +1,5 @@
 // Media routes (record, download, persist) and the admin settings that configure S3 and auto-persist.
+import { servableMime } from '../../media/mime.js';
 import { ValidationError } from '../../errors.js';
 import type { RuntimeSettings, RuntimeSettingsPatch } from '../../config/runtime-settings.js';
 import { mediaView } from '../../media/records.js';
@@ -27,7 +28,7 @@ export function mediaRoutes({ mediaService, runtimeSettings }: Services): RouteD
       schema: { params: mediaParams, body: emptyBody },
       async handler({ params, ctx }) {
         const content = await mediaService.open(params.session, params.mediaId);
-        ctx.type = content.mimeType;
+        ctx.type = servableMime(content.mimeType);
         if (content.size !== null) ctx.length = content.size;
         ctx.attachment(content.filename);
         ctx.body = content.stream;

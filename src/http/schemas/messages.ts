@@ -1,4 +1,5 @@
 // Schemas of the message routes (SPEC §4 "Messages", limits of §8, field names of DESIGN §3).
+import { MIME_TYPE_PATTERN } from '../../media/mime.js';
 import { chatId, personId, sessionName } from './common.js';
 
 /** Content fields shared by the send route and the sandbox inbound route. */
@@ -8,7 +9,8 @@ export const contentProperties = {
   linkPreview: { type: 'boolean' },
   url: { type: 'string', minLength: 1, maxLength: 4096 },
   base64: { type: 'string', minLength: 1 },
-  mimeType: { type: 'string', minLength: 3, maxLength: 255, pattern: '^[\\w.+-]+/[\\w.+-]+' },
+  /** anchored at both ends: the type is stored and served back as a Content-Type header (no CR/LF or other junk) */
+  mimeType: { type: 'string', minLength: 3, maxLength: 255, pattern: MIME_TYPE_PATTERN },
   caption: { type: 'string', maxLength: 1024 },
   filename: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^/\\\\\\x00-\\x1f]+$' },
   ptt: { type: 'boolean' },
