@@ -1,7 +1,7 @@
 // Overload: while a flooding client (its own process) hammers the daemon with authenticated sends far past
 // server.maxRequestsInFlight and with unauthenticated 2 MB junk bodies, a second client measures GET /api/health and a
 // send one request at a time; against the same measured without the flood, in the same daemon and run.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BenchResult } from './types.js';
@@ -14,6 +14,13 @@ const PROBE_S = Number(process.env.BENCH_DURATION_S ?? 6);
 const SEND_CONNECTIONS = DEFAULT_CONFIG.server.maxRequestsInFlight * 2;
 const JUNK_CONNECTIONS = 64;
 const JUNK_BYTES = 2 * 1024 * 1024;
+
+interface FloodStats {
+  name: string;
+  rps: number;
+  requests: number;
+  statuses: Record<string, number>;
+}
 
 interface Probe {
   p99: number;
@@ -60,21 +67,22 @@ export async function run(): Promise<BenchResult[]> {
     await probeBoth(daemon, key, send); // warm-up
     const quiet = await probeBoth(daemon, key, send);
 
-    const report = join(dir, 'flood.json');
     const url = `${daemon.url}/api/messages/send`;
-    const flood = await startChild('./flood.js', {
-      FLOOD_DURATION_S: String(PROBE_S + 2),
-      FLOOD_REPORT: report,
-      FLOOD_LOADS: JSON.stringify([
+    // each load in its own process, so that neither starves the other's event loop
+    const floods = await Promise.all(
+      [
         { name: 'sends', url, method: 'POST', connections: SEND_CONNECTIONS, headers: { authorization: `Bearer ${floodKey}` }, body: JSON.stringify(send) },
         { name: 'junk', url, method: 'POST', connections: JUNK_CONNECTIONS, bodyBytes: JUNK_BYTES },
-      ]),
-    });
-    const floodDone = new Promise<void>((done) => (flood.process.exitCode !== null ? done() : flood.process.once('exit', () => done())));
+      ]
+        .filter((load) => !process.env.BENCH_FLOOD || process.env.BENCH_FLOOD === load.name)
+        .map((load) => startChild('./flood.js', { FLOOD_DURATION_S: String(PROBE_S + 2), FLOOD_REPORT: join(dir, `${load.name}.json`), FLOOD_LOADS: JSON.stringify([load]) })),
+    );
+    const floodsDone = Promise.all(floods.map((flood) => new Promise<void>((done) => (flood.process.exitCode !== null ? done() : flood.process.once('exit', () => done())))));
     await new Promise((r) => setTimeout(r, 1000)); // the flood reaches its pace
     const flooded = await probeBoth(daemon, key, send);
-    await floodDone;
-    const floodStats = JSON.parse(readFileSync(report, 'utf8')) as Array<{ name: string; rps: number; requests: number; statuses: Record<string, number> }>;
+    await floodsDone;
+    const none = (name: string): FloodStats[] => [{ name, rps: 0, requests: 0, statuses: { '2xx': 0, '4xx': 0, '5xx': 0 } }];
+    const floodStats = ['sends', 'junk'].flatMap((name) => (existsSync(join(dir, `${name}.json`)) ? (JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as FloodStats[]) : none(name)));
     if (process.env.BENCH_VERBOSE) process.stderr.write(`${JSON.stringify(floodStats)}\n`);
     const sends = floodStats.find((s) => s.name === 'sends')!;
     const junk = floodStats.find((s) => s.name === 'junk')!;
