@@ -82,7 +82,8 @@ test('the config loader does not pollute a prototype from gateway.yaml', () => {
   const generated = fc.sample(
     fc.oneof(
       almostValid(fc.record({ webhooks: fc.record({ allowPrivateTargets: fc.boolean() }), logLevel: fc.constantFrom('info', 'debug') })).map(toJsonText),
-      junkBodyText,
+      // the YAML parser's speed on megabytes is not the question here
+      junkBodyText.filter((text) => text.length < 20_000),
     ),
     { seed: 16_018, numRuns: 300 },
   );
