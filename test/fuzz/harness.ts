@@ -378,7 +378,10 @@ export class Fuzzer {
       bodyTimeout: REQUEST_TIMEOUT_MS,
     });
     let text = '';
-    if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) response.body.destroy();
+    if (String(response.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+      response.body.on('error', () => undefined); // the abort we cause
+      response.body.destroy();
+    }
     else text = await response.body.text();
     const ms = performance.now() - started;
     return { status: response.statusCode, headers: response.headers, text, ms };
