@@ -1,6 +1,7 @@
-// Overload: while a flooding client (its own process) hammers the daemon with authenticated sends far past
+// Overload: while a flooding client (two processes of its own) hammers the daemon with authenticated sends far past
 // server.maxRequestsInFlight and with unauthenticated 2 MB junk bodies, a second client measures GET /api/health and a
 // send one request at a time; against the same measured without the flood, in the same daemon and run.
+// BENCH_FLOOD=sends|junk runs one of the two floods; BENCH_IN_FLIGHT=N sets the daemon's cap.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,8 @@ import { startChild } from './support/process.js';
 import { percentile, result } from './support/report.js';
 
 const PROBE_S = Number(process.env.BENCH_DURATION_S ?? 6);
-const SEND_CONNECTIONS = DEFAULT_CONFIG.server.maxRequestsInFlight * 2;
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? DEFAULT_CONFIG.server.maxRequestsInFlight);
+const SEND_CONNECTIONS = Math.max(512, IN_FLIGHT * 2);
 const JUNK_CONNECTIONS = 64;
 const JUNK_BYTES = 2 * 1024 * 1024;
 
@@ -56,14 +58,18 @@ async function probeBoth(daemon: TestDaemon, key: string, send: unknown): Promis
 const pct = (part: number, whole: number) => `${whole ? Math.round((100 * part) / whole) : 0}%`;
 
 export async function run(): Promise<BenchResult[]> {
-  const daemon = await benchDaemon();
+  const daemon = await benchDaemon({ config: `server:\n  maxRequestsInFlight: ${IN_FLIGHT}\n` });
   const dir = mkdtempSync(join(tmpdir(), 'overload-bench-'));
   try {
     await pairedSession(daemon, 'a', '+15550900001');
     await pairedSession(daemon, 'b', '+15550900002');
+    await pairedSession(daemon, 'c', '+15550900003');
+    await pairedSession(daemon, 'd', '+15550900004');
     const key = (await daemon.request('POST', '/api/admin/keys', { name: 'bench', scopes: ['messages:send'] })).body.data.key as string;
     const floodKey = (await daemon.request('POST', '/api/admin/keys', { name: 'flood', scopes: ['messages:send'] })).body.data.key as string;
-    const send = { session: 'a', chatId: '+15550900002', type: 'text', text: 'probe' };
+    // the flood sends from a to b; the measured client from c to d (a session's sends and events queue one at a time)
+    const send = { session: 'c', chatId: '+15550900004', type: 'text', text: 'probe' };
+    const floodSend = { session: 'a', chatId: '+15550900002', type: 'text', text: 'flood' };
     await probeBoth(daemon, key, send); // warm-up
     const quiet = await probeBoth(daemon, key, send);
 
@@ -71,7 +77,7 @@ export async function run(): Promise<BenchResult[]> {
     // each load in its own process, so that neither starves the other's event loop
     const floods = await Promise.all(
       [
-        { name: 'sends', url, method: 'POST', connections: SEND_CONNECTIONS, headers: { authorization: `Bearer ${floodKey}` }, body: JSON.stringify(send) },
+        { name: 'sends', url, method: 'POST', connections: SEND_CONNECTIONS, headers: { authorization: `Bearer ${floodKey}` }, body: JSON.stringify(floodSend) },
         { name: 'junk', url, method: 'POST', connections: JUNK_CONNECTIONS, bodyBytes: JUNK_BYTES },
       ]
         .filter((load) => !process.env.BENCH_FLOOD || process.env.BENCH_FLOOD === load.name)

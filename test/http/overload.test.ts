@@ -2,7 +2,11 @@
 // with Retry-After at once; the server cuts off slow headers and slow bodies, and event streams outlive those timeouts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { rawExchange, requestHead, within, type RawExchange } from '../helpers/raw-http.js';
@@ -129,6 +133,31 @@ describe('server timeouts', () => {
       await events.next((e) => e.session === 'late', 5000, 'an event on a stream older than the request timeout');
     } finally {
       events.close();
+    }
+  });
+});
+
+describe('server settings', () => {
+  test('defaults, and a headers timeout longer than the request timeout is refused naming the setting', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gateway-server-settings-'));
+    try {
+      const path = join(dir, 'gateway.yaml');
+      writeFileSync(path, 'auth:\n  masterKey: svc_master_test_0123456789abcdef0123456789\n');
+      const config = loadConfig({ configPath: path, env: {} });
+      assert.deepEqual(config.server, {
+        bodyLimitBytes: 1048576,
+        mediaBodyLimitBytes: 104857600,
+        maxLargeBodies: 4,
+        maxRequestsInFlight: 256,
+        maxConnections: 1024,
+        requestTimeoutMs: 60000,
+        headersTimeoutMs: 10000,
+      });
+      assert.equal(config.events.maxStreams, 64);
+      writeFileSync(path, 'server:\n  requestTimeoutMs: 5000\n  headersTimeoutMs: 6000\n');
+      assert.throws(() => loadConfig({ configPath: path, env: {} }), (err: unknown) => err instanceof ConfigError && /server\.headersTimeoutMs/.test(err.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,6 @@
-// Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), and the
-// refusal of paths whose percent-encoding is malformed (400, before anything decodes them).
+// Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), a bound
+// on what is discarded of bodies nobody read, and the refusal of paths whose percent-encoding is malformed (400, before
+// anything decodes them).
 import type { Middleware } from 'koa';
 import { ServerBusyError, ValidationError } from '../../errors.js';
 import type { AppState } from '../types.js';
