@@ -1,5 +1,6 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { answerClientError, answerConnect } from './http/client-error.js';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
@@ -27,7 +28,7 @@ import { createMessageLookup } from './messages/lookup.js';
 import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
-import { createGuardedDispatcher } from './webhooks/url-guard.js';
+import { createGuardedDispatcher } from './net/url-guard.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createOutbox } from './webhooks/outbox.js';
 import { WebhookRegistry } from './webhooks/registry.js';
@@ -74,6 +75,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
+  const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
     sessions: createSessionsRepo(db),
     authState: createAuthStateRepo(db, tick.flush),
@@ -82,6 +84,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     logger: logger.child({ module: 'sessions' }),
     settings: config.sessions,
     defaultEngine: config.engine.default,
+    urlPolicy,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
@@ -100,7 +103,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     autoPersistTimeoutMs: config.media.autoPersistTimeoutMs,
   });
   sessions.addEventProcessor(mediaService.autoPersist());
-  const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it
   const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue);
   const mediaUrlPolicy = { allowPrivateTargets: config.media.allowPrivateUrls };
@@ -221,10 +223,16 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
     {
       requestTimeout: settings.requestTimeoutMs,
       headersTimeout: settings.headersTimeoutMs,
+      // without this Node answers a Host-less HTTP/1.1 request itself, with a bare 400; the app needs no Host
+      requireHostHeader: false,
       connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(settings.headersTimeoutMs / 4))),
     },
     listener,
   );
+  server.on('clientError', answerClientError);
+  server.on('connect', answerConnect);
+  // an Expect other than 100-continue would get Node's bare 417; the app answers it like any request
+  server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;
   server.maxConnections = settings.maxConnections;
   return server;

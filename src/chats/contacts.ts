@@ -1,5 +1,5 @@
 // Contact operations of SPEC §4 "Contacts": list (from the store), get, picture, number check, block and unblock.
-import { GatewayError, notFound } from '../errors.js';
+import { GatewayError, notFound, ValidationError } from '../errors.js';
 import { jidKind, jidUser, phoneDigits, toE164 } from '../engine/jid.js';
 import type { EngineSession } from '../engine/types.js';
 import type { SessionManager } from '../sessions/manager.js';
@@ -65,15 +65,16 @@ export class ContactsService {
     return { id: jid, url };
   }
 
-  /** Results in the order asked; anything that is not a plausible phone number is reported as not registered. */
+  /** Results in the order asked; a string that is not a phone number is a 400 naming it, not a silent "not registered". */
   async check(session: string, phoneNumbers: string[]): Promise<CheckResult[]> {
+    const digitsOf = phoneNumbers.map((raw, i) => {
+      const digits = checkDigits(raw);
+      if (!digits) throw ValidationError.field(`/phoneNumbers/${i}`, 'is not a phone number (E.164, like +15550001111) or user JID (…@s.whatsapp.net)');
+      return digits;
+    });
     const engine = this.deps.sessions.connected(session);
-    const digitsOf = phoneNumbers.map(checkDigits);
-    const valid = [...new Set(digitsOf.filter((d): d is string => d !== null))];
-    const answers = new Map((valid.length ? await engine.checkNumbers(valid) : []).map((c) => [c.phoneNumber, c]));
-    return phoneNumbers.map((raw, i) => {
-      const digits = digitsOf[i];
-      if (!digits) return { phoneNumber: raw, registered: false };
+    const answers = new Map((await engine.checkNumbers([...new Set(digitsOf)])).map((c) => [c.phoneNumber, c]));
+    return digitsOf.map((digits) => {
       const answer = answers.get(toE164(digits));
       return answer?.registered ? { phoneNumber: toE164(digits), registered: true, ...(answer.lid ? { lid: answer.lid } : {}) } : { phoneNumber: toE164(digits), registered: false };
     });

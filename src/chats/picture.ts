@@ -5,7 +5,7 @@ import { fetchMediaUrl } from '../media/fetch-url.js';
 import { sniffMime } from '../media/mime.js';
 import { isBase64Text } from '../media/base64.js';
 import { limited, type MediaSource } from '../messages/content.js';
-import { checkTargetUrl } from '../webhooks/url-guard.js';
+import { checkTargetUrl } from '../net/url-guard.js';
 
 export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 const PICTURE_FETCH_TIMEOUT_MS = 30_000;

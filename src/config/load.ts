@@ -77,7 +77,21 @@ function readYaml(path: string, required: boolean): Record<string, unknown> {
   }
   if (parsed === null || parsed === undefined) return {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ConfigError(`${path} must hold a mapping of settings`);
+  const reserved = reservedKeys(parsed, []);
+  if (reserved.length) throw new ConfigError(`${path} uses reserved keys`, reserved.map((where) => `${where}: reserved key, not a setting`));
   return parsed as Record<string, unknown>;
+}
+
+/** Keys that would reach Object.prototype (or a constructor) through a merge; no setting has these names. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** Every reserved key in the parsed file, as dotted paths; a file with any is refused, not cleaned. */
+function reservedKeys(node: unknown, at: string[]): string[] {
+  if (typeof node !== 'object' || node === null) return [];
+  return Object.keys(node).flatMap((key) => {
+    const here = [...at, key];
+    return [...(RESERVED_KEYS.has(key) ? [here.join('.')] : []), ...reservedKeys((node as Record<string, unknown>)[key], here)];
+  });
 }
 
 function applyEnv(target: Record<string, unknown>, env: NodeJS.ProcessEnv): string[] {
@@ -113,7 +127,8 @@ function setPath(target: Record<string, unknown>, path: string[], value: unknown
 
 function deepMerge(base: Record<string, unknown>, overlay: Record<string, unknown>): Record<string, unknown> {
   for (const [key, value] of Object.entries(overlay)) {
-    const current = base[key];
+    if (RESERVED_KEYS.has(key)) continue;
+    const current = Object.hasOwn(base, key) ? base[key] : undefined;
     if (isPlainObject(value) && isPlainObject(current)) deepMerge(current, value);
     else base[key] = value;
   }

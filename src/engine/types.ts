@@ -1,5 +1,6 @@
 // The Engine interface every network implementation provides, and the normalised values it reports.
 import type { EventType } from '../events/catalogue.js';
+import type { UrlPolicy } from '../net/url-guard.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 export const ENGINE_NAMES: readonly EngineName[] = ['baileys', 'sandbox'];
@@ -65,6 +66,8 @@ export interface EngineSessionHooks {
 export interface SessionOptions {
   name: string;
   proxy?: string;
+  /** the outbound URL policy the proxy host is checked against at every connection */
+  urlPolicy?: UrlPolicy;
   config: Record<string, unknown>;
   auth: AuthStateStore;
   hooks: EngineSessionHooks;

@@ -5,6 +5,7 @@ import { Router } from '@koa/router';
 import { assertAccess, type Principal } from '../auth/scopes.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
+import { noQuery } from './schemas/common.js';
 import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, RouteDef, RouteInput } from './types.js';
 
@@ -26,7 +27,7 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
   for (const route of routes) {
     const validate = {
       params: route.schema.params ? compileValidator(route.schema.params, 'params') : undefined,
-      query: route.schema.query ? compileValidator(route.schema.query, 'query') : undefined,
+      query: compileValidator(route.schema.query ?? noQuery, 'query'),
       body: route.schema.body ? compileValidator(route.schema.body, 'body') : undefined,
     } satisfies Record<string, Validator | undefined>;
     const bodyLimit = route.bodyLimit === 'media' ? limits.mediaBytes : limits.defaultBytes;
@@ -35,7 +36,7 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
       const ctx = koaCtx as unknown as AppContext;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
       const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
-      const query = validate.query ? validate.query({ ...ctx.query }) : ctx.query;
+      const query = validate.query({ ...ctx.query });
       if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
       else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
       await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);

@@ -2,12 +2,18 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import { ID_FORMATS, idFormatMessage } from './schemas/id-formats.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-const bodyAjv = addFormats(new Ajv({ allErrors: true, strict: false }));
+const withIdFormats = (ajv: Ajv): Ajv => {
+  for (const [name, format] of Object.entries(ID_FORMATS)) ajv.addFormat(name, { type: 'string', validate: format.validate });
+  return ajv;
+};
+
+const bodyAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false })));
 /** query strings and path segments arrive as strings: coerce them to the schema's types */
-const textAjv = addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }));
+const textAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })));
 
 export type Validator = (value: unknown) => unknown;
 
@@ -18,22 +24,46 @@ export function compileValidator(schema: object, source: 'body' | 'query' | 'par
       if (acceptsUndefined(schema)) return {};
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
     }
-    if (validate(value)) return value;
-    const details = mostSpecific(validate.errors ?? []).map((e) => detailOf(e, source));
+    const textual = source === 'body' ? [] : textProblems(value as Record<string, unknown>, schema);
+    if (textual.length === 0 && validate(value)) return value;
+    const details = [...textual, ...(textual.length ? [] : mostSpecific(validate.errors ?? []).map((e) => detailOf(e, source)))];
     const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
     const [first] = unique;
     throw new ValidationError(first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`, unique);
   };
 }
 
+const INTEGER_TEXT = /^-?\d{1,16}$/;
+
+/**
+ * Query strings and path segments, before ajv coerces them: a repeated key (`?limit=1&limit=2`) arrives as an array,
+ * and `Number()` would read `0x10`, ` 5`, `1e3` or `Infinity` as numbers; an integer parameter takes decimal digits only.
+ */
+function textProblems(value: Record<string, unknown>, schema: object): ErrorDetail[] {
+  const properties = ((schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}) as Record<string, { type?: unknown }>;
+  const problems: ErrorDetail[] = [];
+  for (const [key, raw] of Object.entries(value)) {
+    const path = `/${pointerEscape(key)}`;
+    if (Array.isArray(raw)) problems.push({ path, message: 'is given more than once' });
+    else if (Object.hasOwn(properties, key) && properties[key]!.type === 'integer' && typeof raw === 'string' && !INTEGER_TEXT.test(raw)) {
+      problems.push({ path, message: 'must be an integer (decimal digits)' });
+    }
+  }
+  return problems;
+}
+
+function pointerEscape(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
 /**
  * Drops what a failed oneOf/anyOf says about itself and its other branches ("s3 must be null", "must match exactly
- * one schema") when a branch has errors deeper in: those name the field that is actually wrong.
+ * one schema", "must match \"else\" schema") when a branch has errors deeper in: those name the field that is actually wrong.
  */
 function mostSpecific(errors: ErrorObject[]): ErrorObject[] {
   const hasDeeper = (e: ErrorObject) => errors.some((other) => other.instancePath.startsWith(`${e.instancePath}/`));
   const isAlternativeNoise = (e: ErrorObject) =>
-    e.keyword === 'oneOf' || e.keyword === 'anyOf' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
+    e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
   return errors.filter((e) => !(isAlternativeNoise(e) && hasDeeper(e)));
 }
 
@@ -51,13 +81,18 @@ function detailOf(e: ErrorObject, source: string): ErrorDetail {
   const params = e.params as Record<string, unknown>;
   switch (e.keyword) {
     case 'required':
-      return { path: `${e.instancePath}/${String(params.missingProperty)}`, message: 'is required' };
+      return { path: `${e.instancePath}/${pointerEscape(String(params.missingProperty))}`, message: 'is required' };
     case 'additionalProperties':
-      return { path: `${e.instancePath}/${String(params.additionalProperty)}`, message: 'is not a known field' };
+      return {
+        path: `${e.instancePath}/${pointerEscape(String(params.additionalProperty))}`,
+        message: source === 'query' ? 'is not a known query parameter' : 'is not a known field',
+      };
     case 'enum':
       return { path: e.instancePath, message: `must be one of: ${(params.allowedValues as unknown[]).join(', ')}` };
     case 'type':
       return { path: e.instancePath, message: `must be ${String(params.type)}` };
+    case 'format':
+      return { path: e.instancePath, message: idFormatMessage(String(params.format)) ?? e.message ?? 'is invalid' };
     case 'pattern':
       return { path: e.instancePath, message: `must match ${String(params.pattern)}` };
     case 'errorMessage':

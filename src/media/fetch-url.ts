@@ -19,6 +19,8 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
       { path: field, message: `is larger than ${limits.maxBytes / 1024 / 1024} MB` },
     ]);
   const failed = (why: string) => new GatewayError('MEDIA_DOWNLOAD_FAILED', `could not download ${url.href}: ${why}`, [{ path: field, message: why }]);
+  // read before any network call: a name that cannot be decoded refuses the URL instead of failing after the download
+  const filename = filenameOf(url, field);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
   try {
@@ -61,10 +63,22 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
     return {
       data: Buffer.concat(chunks, received),
       contentType: typeof type === 'string' ? type : undefined,
-      filename: decodeURIComponent(url.pathname.split('/').pop() ?? '') || undefined,
+      filename,
     };
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** The last path segment, percent-decoded; malformed percent-encoding (`%E0%A4%A`, `%zz`) is a 400 naming the field. */
+function filenameOf(url: URL, field: string): string | undefined {
+  const last = url.pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(last) || undefined;
+  } catch {
+    throw new GatewayError('VALIDATION_FAILED', `${field.slice(1)}: the URL's file name has malformed percent-encoding (${last.slice(0, 100)})`, [
+      { path: field, message: 'has malformed percent-encoding in its path' },
+    ]);
   }
 }
 

@@ -53,9 +53,9 @@ export function extensionFor(mime: string): string {
 
 /**
  * `type/subtype` with optional `; name=value` parameters, nothing else: no spaces inside the type, no line breaks
- * (a stored type becomes a Content-Type header on download). The send schema uses the same pattern.
+ * (a stored type becomes a Content-Type header on download), printable ASCII only. The send schema uses the same pattern.
  */
-export const MIME_PATTERN = '^[a-zA-Z0-9][\\w.+-]*/[\\w.+-]+([ \\t]*;[ \\t]*[\\w.+-]+=("[^"\\r\\n\\\\]*"|[\\w.+-]+))*$';
+export const MIME_PATTERN = '^[a-zA-Z0-9][\\w.+-]*/[\\w.+-]+([ \\t]*;[ \\t]*[\\w.+-]+=([\\w.+-]+|"[^"\\x00-\\x1f\\x7f-\\uffff]*"))*$';
 const MIME_RE = new RegExp(MIME_PATTERN);
 const MIME_MAX_LENGTH = 255;
 
@@ -63,7 +63,10 @@ export function isValidMime(mime: unknown): mime is string {
   return typeof mime === 'string' && mime.length <= MIME_MAX_LENGTH && MIME_RE.test(mime);
 }
 
-/** A type from a remote sender or a stored row: itself when well-formed, else application/octet-stream. */
+/**
+ * A type from a remote sender or a stored row: itself when well-formed, else application/octet-stream (a received
+ * file's type comes from the sender and may hold anything, CR/LF included; a row stored before types were checked too).
+ */
 export function safeMime(mime: unknown): string {
   return isValidMime(mime) ? mime : 'application/octet-stream';
 }

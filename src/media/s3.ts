@@ -9,7 +9,7 @@ import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { S3Settings } from '../config/runtime-settings.js';
 import { NetworkError } from '../errors.js';
-import { checkTargetUrl, isBlockedAddress } from '../webhooks/url-guard.js';
+import { checkTargetUrl, isBlockedAddress } from '../net/url-guard.js';
 
 export interface S3Connection {
   connectTimeoutMs: number;

@@ -5,7 +5,7 @@ import type { RuntimeSettingsStore, S3Settings } from '../config/runtime-setting
 import type { Logger } from '../logger.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
 import type { MediaRow } from '../store/media.js';
-import { extensionFor } from './mime.js';
+import { extensionFor, safeMime } from './mime.js';
 import type { MediaRecords } from './records.js';
 import { DEFAULT_S3_CONNECTION, S3Storage, s3Message, type S3Connection } from './s3.js';
 
@@ -135,7 +135,7 @@ export class MediaService {
     }
     const key = objectKey(storage.settings, row);
     const content = await this.openRow(session, row);
-    const uploaded = await storage.upload(key, content.stream, row.mimeType, content.size);
+    const uploaded = await storage.upload(key, content.stream, safeMime(row.mimeType), content.size);
     this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
     return { url: await storage.readUrl(key), key, bucket: uploaded.bucket, size: content.size, mimeType: row.mimeType };
   }

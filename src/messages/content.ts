@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { GatewayError, ValidationError } from '../errors.js';
 import { jidUser, normalizeJid } from '../engine/jid.js';
 import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js';
-import { checkTargetUrl, type UrlPolicy } from '../webhooks/url-guard.js';
+import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
 import { isBase64Text } from '../media/base64.js';

@@ -21,7 +21,7 @@ export interface SendBody extends ContentFields {
   isForwarded?: boolean;
 }
 
-/** who asks: client tokens never get the private-URL opt-in */
+/** Who asks: a client token never gets the private-URL opt-in, and quotes only messages of the chat it sends to. */
 export interface SendCaller {
   client?: boolean;
 }
@@ -83,7 +83,7 @@ export class MessagingService {
     const { chatId } = this.prepare(body);
     const content = await buildContent(body, caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource);
     const options: SendOptions = {
-      ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage) } : {}),
+      ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage, caller.client ? 'chat' : 'session') } : {}),
       ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
       ...(body.isForwarded ? { forwarded: true } : {}),
     };
@@ -243,8 +243,21 @@ export class MessagingService {
     };
   }
 
-  private quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>): MessageRef {
+  private quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>, scope: QuoteScope): MessageRef {
     const quotedChat = quoted.chatId ? normalizeChat(quoted.chatId, '/quotedMessage/chatId') : chatId;
+    if (scope === 'chat') {
+      // a quote carries the quoted text to the recipient: a client token must not copy another chat's messages into its
+      // own, nor learn which ids exist there (the same 404 as an unknown message)
+      const notInChat = () =>
+        new GatewayError('MESSAGE_NOT_FOUND', `quoted message ${quoted.messageId} is not in chat ${chatId}`, [
+          { path: '/quotedMessage/messageId', message: 'not found in the chat being sent to' },
+        ]);
+      if (quotedChat !== chatId) throw notInChat();
+      const row = this.deps.messages.find(session, quoted.messageId, chatId);
+      if (row) return refOf(row);
+      if (this.deps.messages.find(session, quoted.messageId) || quoted.fromMe === undefined) throw notInChat();
+      return { id: quoted.messageId, chatId, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: normalizeChat(quoted.participant, '/quotedMessage/participant') } : {}) };
+    }
     const row = this.deps.messages.find(session, quoted.messageId, quotedChat) ?? this.deps.messages.find(session, quoted.messageId);
     if (row) return refOf(row);
     if (quoted.fromMe === undefined) {
@@ -252,7 +265,7 @@ export class MessagingService {
         { path: '/quotedMessage/messageId', message: 'not found in the message store' },
       ]);
     }
-    return { id: quoted.messageId, chatId: quotedChat, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: quoted.participant } : {}) };
+    return { id: quoted.messageId, chatId: quotedChat, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: normalizeChat(quoted.participant, '/quotedMessage/participant') } : {}) };
   }
 
   private ownMessage(session: string, messageId: string, action: string): MessageRow {
@@ -295,6 +308,12 @@ export class MessagingService {
 export function defaultSafeModeDelay(textLength: number): number {
   return Math.min(3000, 400 + textLength * 30);
 }
+
+/**
+ * Which messages a send may quote: `session`, any message of the session (API keys and the master key: WhatsApp's
+ * "reply privately" quotes a group message in a direct chat); `chat`, only one of the chat being sent to (client tokens).
+ */
+export type QuoteScope = 'session' | 'chat';
 
 function refOf(row: MessageRow): MessageRef {
   return {

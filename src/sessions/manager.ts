@@ -1,4 +1,5 @@
 // The session manager: the state machine of SPEC §3 over engine sessions, restore at boot, reconnect with backoff.
+import { checkProxyUrl, type UrlPolicy } from '../net/url-guard.js';
 import { GatewayError, notFound } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventType } from '../events/catalogue.js';
@@ -65,6 +66,8 @@ export class SessionManager {
       logger: Logger;
       settings: ManagerSettings;
       defaultEngine: EngineName;
+      /** where a session's proxy may point (the daemon's outbound URL policy) */
+      urlPolicy: UrlPolicy;
     },
   ) {}
 
@@ -147,6 +150,7 @@ export class SessionManager {
     }
     const engine = input.engine ?? this.deps.defaultEngine;
     this.engine(engine);
+    if (input.proxy !== undefined) checkProxyUrl(input.proxy, this.deps.urlPolicy);
     const row = this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });
     if (input.start) await this.start(input.name);
     return this.get(row.name);
@@ -236,6 +240,7 @@ export class SessionManager {
     runtime.engine = this.engine(row.engine).createSession({
       name: row.name,
       proxy: row.proxy ?? undefined,
+      urlPolicy: this.deps.urlPolicy,
       config: row.config,
       auth,
       hooks: {

@@ -5,7 +5,7 @@ import { GatewayError, ValidationError, notFound } from '../errors.js';
 import type { DeliveryRow, DeliveryStatus, OutboxRepo } from '../store/outbox.js';
 import type { SignatureScheme, WebhookFields, WebhookHeader, WebhookRow, WebhooksRepo } from '../store/webhooks.js';
 import { DEFAULT_RETRIES, MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from './retry-policy.js';
-import { checkTargetUrl, type UrlPolicy } from './url-guard.js';
+import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 
 export const MAX_HEADERS = 10;
 export const MIN_HMAC_KEY_LENGTH = 16;

@@ -28,7 +28,7 @@ before(async () => {
   server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const path = req.url ?? '/';
     hits.push(path);
-    if (path === '/pixel.png') {
+    if (path === '/pixel.png' || path.startsWith('/any-name/')) {
       res.writeHead(200, { 'Content-Type': 'image/png', 'Content-Length': PNG.length });
       res.end(PNG);
     } else if (path === '/missing.png') {
@@ -89,6 +89,19 @@ test('a URL answering 404, or redirecting, is a 400 that names /url', async () =
     assert.equal(res.body.error.code, 'MEDIA_DOWNLOAD_FAILED');
     assert.equal(res.body.error.details[0].path, '/url');
   }
+});
+
+test('a URL whose file name has malformed percent-encoding is a 400 naming /url, not a 500, and is not fetched', async () => {
+  for (const name of ['pixel%E0%A4%A.png', 'pixel%zz.png', '%']) {
+    const res = await send({ type: 'image', url: `${base}/any-name/${name}` });
+    assert.equal(res.status, 400, `${name}: ${JSON.stringify(res.body)}`);
+    assert.equal(res.body.error.code, 'VALIDATION_FAILED');
+    assert.deepEqual(res.body.error.details, [{ path: '/url', message: 'has malformed percent-encoding in its path' }]);
+    assert.ok(!hits.some((h) => h.endsWith(name)), `${name} was fetched`);
+  }
+  const named = await send({ type: 'image', url: `${base}/any-name/my%20picture%C3%A9.png` });
+  assert.equal(named.status, 200, JSON.stringify(named.body));
+  await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === named.body.data.messageId);
 });
 
 test('media over 50 MB is refused without being downloaded in full (declared and chunked)', async () => {

@@ -6,6 +6,7 @@ import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
 import { Agent as UndiciAgent, ProxyAgent, type Dispatcher } from 'undici';
 import { GatewayError } from '../../errors.js';
+import { checkProxyUrl, makeGuardedLookup, type Resolver, type UrlPolicy } from '../../net/url-guard.js';
 
 export interface ProxyRoute {
   /** the WebSocket (`agent`) and media uploads over https.request (`fetchAgent`) */
@@ -20,26 +21,30 @@ export interface ProxyRoute {
  * the agents, and an undici Agent whose connector opens each connection through the same SOCKS agent, so fetch
  * never bypasses the proxy. Neither pins its own CA list, so NODE_EXTRA_CA_CERTS and the system store still apply.
  */
-export function proxyRoute(proxyUrl: string): ProxyRoute {
+/**
+ * The proxy host goes through the URL policy here too (a row stored before the check existed, a policy since
+ * tightened): a literal address now, a name at every connection through the guarded lookup, which connects to exactly
+ * the addresses it checked (no DNS rebinding).
+ */
+export function proxyRoute(proxyUrl: string, policy: UrlPolicy = { allowPrivateTargets: false }, resolver?: Resolver): ProxyRoute {
   let url: URL;
   try {
     url = new URL(proxyUrl);
   } catch {
     throw new GatewayError('VALIDATION_FAILED', `proxy ${proxyUrl} is not a URL`, [{ path: '/proxy', message: 'is not a URL' }]);
   }
+  checkProxyUrl(proxyUrl, policy);
+  const lookup = makeGuardedLookup(policy, resolver);
   switch (url.protocol) {
     case 'http:':
     case 'https:': {
-      const agent = new HttpsProxyAgent(url) as unknown as HttpAgent;
-      const dispatcher = new ProxyAgent(url.href);
+      const agent = new HttpsProxyAgent(url, { lookup }) as unknown as HttpAgent;
+      const dispatcher = new ProxyAgent({ uri: url.href, proxyTls: { lookup } as never });
       return { agent, dispatcher, close: () => dispatcher.close().finally(() => agent.destroy()) };
     }
-    case 'socks:':
     case 'socks5:':
-    case 'socks5h:':
-    case 'socks4:':
-    case 'socks4a:': {
-      const socks = new SocksProxyAgent(url);
+    case 'socks5h:': {
+      const socks = new SocksProxyAgent(url, { socketOptions: { lookup } as never });
       const dispatcher = new UndiciAgent({ connect: socksConnector(socks) as never });
       return { agent: socks as unknown as HttpAgent, dispatcher, close: () => dispatcher.close().finally(() => socks.destroy()) };
     }

@@ -8,6 +8,14 @@ import { toGatewayError, withTimeout, type SessionContext } from './context.js';
 
 const SEND_TIMEOUT_MS = 60_000;
 
+/**
+ * Baileys fetches a preview of the first https:// URL of any text it generates (sends and edits) whose `linkPreview`
+ * is undefined, through link-preview-js when it is installed: an unguarded fetcher (internal addresses, no URL
+ * policy). Until previews are built through the guarded dispatcher, texts always carry `linkPreview: null` and every
+ * send overrides Baileys' `getUrlInfo` (its options spread last) with one that fetches nothing.
+ */
+export const NO_URL_FETCH = { getUrlInfo: async (_text: string): Promise<undefined> => undefined };
+
 export type MessengerOps = Omit<MessagingOps, 'downloadMedia'>;
 
 export class BaileysMessenger implements MessengerOps {
@@ -22,7 +30,7 @@ export class BaileysMessenger implements MessengerOps {
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
     const messageId = generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
-    const misc: MiscMessageGenerationOptions = { messageId, ...(options.quoted ? { quoted: quotedMessage(options.quoted) } : {}) };
+    const misc: MiscMessageGenerationOptions = { ...NO_URL_FETCH, messageId, ...(options.quoted ? { quoted: quotedMessage(options.quoted) } : {}) };
     let sent: WAMessage | undefined;
     try {
       sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
@@ -56,7 +64,7 @@ export class BaileysMessenger implements MessengerOps {
   async editMessage(target: MessageRef, text: string): Promise<void> {
     const key = keyOf(target);
     if (!key.fromMe) throw new GatewayError('NOT_MESSAGE_OWNER', 'only messages this session sent can be edited');
-    await this.protocol(key.remoteJid!, { text, edit: key }, 'edit');
+    await this.protocol(key.remoteJid!, { text, edit: key, linkPreview: null } as AnyMessageContent, 'edit');
   }
 
   async deleteMessage(target: MessageRef): Promise<void> {
@@ -104,7 +112,7 @@ export class BaileysMessenger implements MessengerOps {
     const edited = (content as { edit?: WAMessageKey }).edit?.id;
     if (edited) this.ctx.ownSends.set(`edit:${edited}`, chatId);
     try {
-      await withTimeout(sock.sendMessage(chatId, content, { messageId }), what, SEND_TIMEOUT_MS);
+      await withTimeout(sock.sendMessage(chatId, content, { ...NO_URL_FETCH, messageId } as MiscMessageGenerationOptions), what, SEND_TIMEOUT_MS);
     } catch (err) {
       throw toGatewayError(err, what);
     }
@@ -130,8 +138,8 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
   let message: Record<string, unknown>;
   switch (content.type) {
     case 'text':
-      // previews need link-preview-js, which the gateway does not ship: null keeps Baileys from trying
-      message = { text: content.text, ...(content.linkPreview ? {} : { linkPreview: null }) };
+      // never a preview Baileys fetches itself (see NO_URL_FETCH); `linkPreview: true` is accepted and sends none for now
+      message = { text: content.text, linkPreview: null };
       break;
     case 'image':
       message = { image: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };

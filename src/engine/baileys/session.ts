@@ -214,7 +214,7 @@ export class BaileysSession implements EngineSession {
 
   private openSocket(): void {
     const auth = this.auth!;
-    if (this.options.proxy) this.route ??= proxyRoute(this.options.proxy);
+    if (this.options.proxy) this.route ??= proxyRoute(this.options.proxy, this.options.urlPolicy);
     this.qrCount = 0;
     this.registration = deferred();
     this.phase = 'connecting';

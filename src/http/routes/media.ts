@@ -1,8 +1,8 @@
 // Media routes (record, download, persist) and the admin settings that configure S3 and auto-persist.
+import { safeMime } from '../../media/mime.js';
 import { ValidationError } from '../../errors.js';
 import type { RuntimeSettings, RuntimeSettingsPatch } from '../../config/runtime-settings.js';
-import { safeMime } from '../../media/mime.js';
-import { checkTargetUrl, type UrlPolicy } from '../../webhooks/url-guard.js';
+import { checkTargetUrl, type UrlPolicy } from '../../net/url-guard.js';
 import { mediaView } from '../../media/records.js';
 import { emptyBody } from '../schemas/common.js';
 import { mediaParams, settingsBody } from '../schemas/media.js';
@@ -35,7 +35,6 @@ export function mediaRoutes({ mediaService, runtimeSettings, config }: Services)
       schema: { params: mediaParams, body: emptyBody },
       async handler({ params, ctx }) {
         const content = await mediaService.open(params.session, params.mediaId);
-        // a row stored before types were checked may hold anything; a header must never carry it as is
         ctx.type = safeMime(content.mimeType);
         if (content.size !== null) ctx.length = content.size;
         ctx.attachment(content.filename);

@@ -1,5 +1,5 @@
 // Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
-import type { SendBody } from '../../messages/service.js';
+import type { QuoteScope, SendBody } from '../../messages/service.js';
 import { sessionParams } from '../schemas/common.js';
 import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
 import { done } from '../respond.js';

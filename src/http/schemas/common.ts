@@ -1,4 +1,6 @@
 // Schema pieces shared by several route files.
+import { idString } from './id-formats.js';
+
 export const SESSION_NAME_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$';
 
 export const sessionName = { type: 'string', minLength: 1, maxLength: 64, pattern: SESSION_NAME_PATTERN } as const;
@@ -9,14 +11,31 @@ export const sessionParams = {
   properties: { session: sessionName },
 } as const;
 
+/** The largest `offset` a list takes: far past any real list, and small enough for SQLite and exact in a double. */
+export const MAX_OFFSET = 1_000_000_000;
+
+export const pagingProperties = {
+  limit: { type: 'integer', minimum: 1, maximum: 1000 },
+  offset: { type: 'integer', minimum: 0, maximum: MAX_OFFSET },
+} as const;
+
+/** Query parameters are closed everywhere: an unknown one (a typo like `limt`) is a 400 naming it. */
 export const paging = {
   type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: 1000 },
-    offset: { type: 'integer', minimum: 0 },
-  },
+  additionalProperties: false,
+  properties: pagingProperties,
 } as const;
+
+/** The query schema of a route that takes no query parameters (the router applies it when a route names none). */
+export const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const emptyBody = { type: 'object', additionalProperties: false, properties: {} } as const;
 
-export const phoneNumber = { type: 'string', minLength: 5, maxLength: 32, pattern: '^\\+?[0-9 ()-.]{5,31}$' } as const;
+export const phoneNumber = idString('wa-phone-number', 32);
+/** a phone number or its user JID */
+export const phoneOrUserJid = idString('wa-phone');
+/** a person: phone number, user JID or LID */
+export const personId = idString('wa-person');
+/** any chat: a person, group, channel or status@broadcast */
+export const chatId = idString('wa-chat');
+export const groupId = idString('wa-group');

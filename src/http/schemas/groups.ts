@@ -1,7 +1,5 @@
 // Schemas of the group routes (SPEC §4 "Groups", limits of §8: name ≤ 25 characters, ≤ 256 participants per request).
-import { sessionName } from './common.js';
-
-const jidOrPhone = { type: 'string', minLength: 1, maxLength: 128 } as const;
+import { personId, sessionName } from './common.js';
 
 export const groupParams = {
   type: 'object',
@@ -16,7 +14,7 @@ export const createGroupBody = {
   properties: {
     session: sessionName,
     name: { type: 'string', minLength: 1, maxLength: 25 },
-    participants: { type: 'array', maxItems: 256, items: jidOrPhone },
+    participants: { type: 'array', maxItems: 256, items: personId },
   },
 } as const;
 
@@ -49,11 +47,12 @@ export const participantsBody = {
   type: 'object',
   additionalProperties: false,
   required: ['session', 'participants'],
-  properties: { session: sessionName, participants: { type: 'array', minItems: 1, maxItems: 256, items: jidOrPhone } },
+  properties: { session: sessionName, participants: { type: 'array', minItems: 1, maxItems: 256, items: personId } },
 } as const;
 
 export const joinQuery = {
   type: 'object',
+  additionalProperties: false,
   required: ['inviteCode'],
   properties: { inviteCode: { type: 'string', minLength: 1, maxLength: 1024 } },
 } as const;

@@ -1,5 +1,5 @@
 // Schemas of the label routes (SPEC §4 "Labels"; bodies of DESIGN §3: {name, color}, {name?, color?}, {chatIds:[…]} or a bare array).
-import { sessionName } from './common.js';
+import { chatId, sessionName } from './common.js';
 
 export const labelParams = {
   type: 'object',
@@ -25,7 +25,7 @@ export const updateLabelBody = {
   properties: { name, color },
 } as const;
 
-const chatIds = { type: 'array', minItems: 1, maxItems: 1000, items: { type: 'string', minLength: 1, maxLength: 128 } } as const;
+const chatIds = { type: 'array', minItems: 1, maxItems: 1000, items: chatId } as const;
 
 /** `{chatIds: [...]}`, or the array alone. */
 export const labelChatsBody = {

@@ -1,8 +1,6 @@
 // Schemas of the message routes (SPEC §4 "Messages", limits of §8, field names of DESIGN §3).
 import { MIME_PATTERN } from '../../media/mime.js';
-import { sessionName } from './common.js';
-
-const jidOrPhone = { type: 'string', minLength: 1, maxLength: 128 } as const;
+import { chatId, personId, sessionName } from './common.js';
 
 /** Content fields shared by the send route and the sandbox inbound route. */
 export const contentProperties = {
@@ -11,6 +9,7 @@ export const contentProperties = {
   linkPreview: { type: 'boolean' },
   url: { type: 'string', minLength: 1, maxLength: 4096 },
   base64: { type: 'string', minLength: 1 },
+  /** anchored at both ends: the type is stored and served back as a Content-Type header (no CR/LF or other junk) */
   mimeType: { type: 'string', minLength: 3, maxLength: 255, pattern: MIME_PATTERN },
   caption: { type: 'string', maxLength: 1024 },
   filename: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^/\\\\\\x00-\\x1f]+$' },
@@ -23,7 +22,7 @@ export const contentProperties = {
   address: { type: 'string', maxLength: 1024 },
   name: { type: 'string', maxLength: 255 },
   vcard: { type: 'string', minLength: 1, maxLength: 65_536 },
-  mentions: { type: 'array', maxItems: 256, items: jidOrPhone },
+  mentions: { type: 'array', maxItems: 256, items: personId },
   isForwarded: { type: 'boolean' },
   quotedMessage: {
     type: 'object',
@@ -31,8 +30,8 @@ export const contentProperties = {
     required: ['messageId'],
     properties: {
       messageId: { type: 'string', minLength: 1, maxLength: 128 },
-      chatId: jidOrPhone,
-      participant: jidOrPhone,
+      chatId,
+      participant: personId,
       fromMe: { type: 'boolean' },
     },
   },
@@ -42,7 +41,7 @@ export const sendMessageBody = {
   type: 'object',
   additionalProperties: false,
   required: ['session', 'chatId', 'type'],
-  properties: { session: sessionName, chatId: jidOrPhone, ...contentProperties },
+  properties: { session: sessionName, chatId, ...contentProperties },
 } as const;
 
 export const messageParams = {
@@ -63,7 +62,7 @@ export const reactBody = {
   additionalProperties: false,
   required: ['chatId', 'messageId', 'reaction'],
   properties: {
-    chatId: jidOrPhone,
+    chatId,
     messageId: { type: 'string', minLength: 1, maxLength: 128 },
     reaction: { type: 'string', maxLength: 32 },
   },
@@ -73,14 +72,14 @@ export const typingBody = {
   type: 'object',
   additionalProperties: false,
   required: ['chatId', 'state'],
-  properties: { chatId: jidOrPhone, state: { enum: ['composing', 'typing', 'recording', 'paused'] } },
+  properties: { chatId, state: { enum: ['composing', 'typing', 'recording', 'paused'] } },
 } as const;
 
 export const seenBody = {
   type: 'object',
   additionalProperties: false,
   required: ['chatId', 'messageId'],
-  properties: { chatId: jidOrPhone, messageId: { type: 'string', minLength: 1, maxLength: 128 } },
+  properties: { chatId, messageId: { type: 'string', minLength: 1, maxLength: 128 } },
 } as const;
 
 export const starBody = {
@@ -88,10 +87,10 @@ export const starBody = {
   additionalProperties: false,
   required: ['chatId', 'messageId'],
   properties: {
-    chatId: jidOrPhone,
+    chatId,
     messageId: { type: 'string', minLength: 1, maxLength: 128 },
     star: { type: 'boolean' },
     fromMe: { type: 'boolean' },
-    participant: jidOrPhone,
+    participant: personId,
   },
 } as const;

@@ -1,5 +1,5 @@
 // Schemas of the presence routes (SPEC §4 "Presence").
-import { sessionName } from './common.js';
+import { personId, sessionName } from './common.js';
 
 export const setPresenceBody = {
   type: 'object',
@@ -11,5 +11,5 @@ export const setPresenceBody = {
 export const presenceParams = {
   type: 'object',
   required: ['session', 'chatId'],
-  properties: { session: sessionName, chatId: { type: 'string', minLength: 1, maxLength: 128 } },
+  properties: { session: sessionName, chatId: personId },
 } as const;

@@ -1,7 +1,7 @@
 // Schemas of the sandbox control routes for presence, calls, contact profiles, groups and chat state (DESIGN §6).
-import { phoneNumber } from './common.js';
+import { chatId, groupId, personId, phoneOrUserJid } from './common.js';
 
-const from = { type: 'string', minLength: 5, maxLength: 128 } as const;
+const from = phoneOrUserJid;
 
 export const sandboxPresenceBody = {
   type: 'object',
@@ -12,7 +12,7 @@ export const sandboxPresenceBody = {
     presence: { enum: ['available', 'unavailable', 'composing', 'recording', 'paused'] },
     /** ISO 8601 or Unix seconds */
     lastSeen: { type: ['string', 'integer'], minimum: 0, maximum: 99_999_999_999, maxLength: 64 },
-    chatId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+    chatId: groupId,
   },
 } as const;
 
@@ -36,7 +36,7 @@ export const sandboxContactBody = {
   required: ['phoneNumber'],
   minProperties: 2,
   properties: {
-    phoneNumber,
+    phoneNumber: phoneOrUserJid,
     pushName: nullableName,
     businessName: nullableName,
     savedName: nullableName,
@@ -53,9 +53,9 @@ export const sandboxGroupBody = {
     from,
     action: { enum: ['join', 'leave', 'subject', 'description', 'add', 'remove', 'promote', 'demote'] },
     code: { type: 'string', minLength: 1, maxLength: 64 },
-    groupId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+    groupId,
     value: { type: 'string', maxLength: 2048 },
-    participants: { type: 'array', minItems: 1, maxItems: 256, items: { type: 'string', minLength: 1, maxLength: 128 } },
+    participants: { type: 'array', minItems: 1, maxItems: 256, items: personId },
   },
 } as const;
 
@@ -64,7 +64,7 @@ export const sandboxChatBody = {
   additionalProperties: false,
   required: ['chatId', 'action'],
   properties: {
-    chatId: { type: 'string', minLength: 1, maxLength: 128 },
+    chatId,
     action: { enum: ['archive', 'unarchive', 'mute', 'unmute', 'read', 'unread', 'clear', 'delete'] },
     /** mute: until when (ISO 8601); omitted mutes for good */
     muteUntil: { type: 'string', format: 'date-time' },

@@ -1,6 +1,6 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
-import { phoneNumber } from './common.js';
+import { groupId, phoneNumber, phoneOrUserJid } from './common.js';
 import { contentProperties } from './messages.js';
 
 /** A history sync from the phone: `messages` messages across `chats` chats (also the `history` of a first pairing). */
@@ -45,8 +45,8 @@ export const inboundBody = {
   additionalProperties: false,
   required: ['from', 'type'],
   properties: {
-    from: { type: 'string', minLength: 5, maxLength: 128 },
-    chatId: { type: 'string', pattern: '@g\\.us$', maxLength: 128 },
+    from: phoneOrUserJid,
+    chatId: groupId,
     type: { enum: [...contentProperties.type.enum, 'reaction', 'edit', 'revoke', 'read', 'vote'] },
     ...contentFields,
     messageId: { type: 'string', minLength: 1, maxLength: 128 },

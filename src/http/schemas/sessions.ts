@@ -19,8 +19,10 @@ export const createSessionBody = {
     start: { type: 'boolean' },
     proxy: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^(https?|socks5h?)://' },
     engine: { enum: ENGINE_NAMES },
+    /** closed: only the settings below; anything else (of any size) would be stored and echoed on every read */
     config: {
       type: 'object',
+      additionalProperties: false,
       properties: {
         engine: { enum: ENGINE_NAMES },
         safeMode: { type: 'boolean' },
@@ -32,6 +34,7 @@ export const createSessionBody = {
 
 export const qrQuery = {
   type: 'object',
+  additionalProperties: false,
   properties: { format: { enum: ['text', 'image'] } },
 } as const;
 

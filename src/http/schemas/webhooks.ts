@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../../events/catalogue.js';
 import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from '../../webhooks/retry-policy.js';
 import { MAX_HEADERS, MIN_HMAC_KEY_LENGTH } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES, type SignatureScheme } from '../../store/webhooks.js';
-import { SESSION_NAME_PATTERN, sessionName } from './common.js';
+import { SESSION_NAME_PATTERN, pagingProperties, sessionName } from './common.js';
 
 export interface WebhookHeaderBody {
   name: string;
@@ -85,9 +85,9 @@ export const deliveryParams = {
 
 export const deliveriesQuery = {
   type: 'object',
+  additionalProperties: false,
   properties: {
     status: { enum: ['pending', 'succeeded', 'failed'] },
-    limit: { type: 'integer', minimum: 1, maximum: 1000 },
-    offset: { type: 'integer', minimum: 0 },
+    ...pagingProperties,
   },
 } as const;

@@ -1,4 +1,4 @@
-// Tests for src/webhooks/url-guard.ts: every refused and allowed URL form, and the connect-time guarded dispatcher.
+// Tests for src/net/url-guard.ts: every refused and allowed URL form, and the connect-time guarded dispatcher.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import {
   isBlockedAddress,
   isInternalHostname,
   type Resolver,
-} from '../../src/webhooks/url-guard.js';
+} from '../../src/net/url-guard.js';
 
 const STRICT = { allowPrivateTargets: false };
 const LOCAL = { allowPrivateTargets: true };

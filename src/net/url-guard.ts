@@ -1,4 +1,5 @@
-// SSRF guard for outbound URLs (webhook delivery, media downloads): create-time URL checks and a connect-time guarded undici dispatcher.
+// SSRF guard for outbound URLs (webhook delivery, media downloads, session proxies): create-time URL checks, a
+// connect-time guarded undici dispatcher, and a guarded DNS lookup for connections made by other agents.
 
 import { promises as dns } from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
@@ -14,7 +15,7 @@ export interface UrlPolicy {
   allowPrivateTargets: boolean;
 }
 
-export type UrlRejectionCode = 'WEBHOOK_URL_REJECTED' | 'MEDIA_URL_REJECTED';
+export type UrlRejectionCode = 'WEBHOOK_URL_REJECTED' | 'MEDIA_URL_REJECTED' | 'PROXY_URL_REJECTED';
 
 export type Resolver = (hostname: string) => Promise<Array<{ address: string; family: 4 | 6 }>>;
 
@@ -109,9 +110,45 @@ export function isInternalHostname(hostname: string): boolean {
   return INTERNAL_SUFFIXES.some((suffix) => name === suffix || name.endsWith(`.${suffix}`));
 }
 
-function reject(code: UrlRejectionCode, reason: string): never {
-  const label = code === 'WEBHOOK_URL_REJECTED' ? 'Webhook URL' : 'Media URL';
-  throw new GatewayError(code, `${label} rejected: ${reason}.`, [{ path: '/url', message: reason }]);
+const LABELS: Record<UrlRejectionCode, string> = { WEBHOOK_URL_REJECTED: 'Webhook URL', MEDIA_URL_REJECTED: 'Media URL', PROXY_URL_REJECTED: 'Proxy URL' };
+
+function reject(code: UrlRejectionCode, reason: string, field = '/url'): never {
+  throw new GatewayError(code, `${LABELS[code]} rejected: ${reason}.`, [{ path: field, message: reason }]);
+}
+
+/** Why a host (name or literal IP, brackets allowed) is not a public target, or null when it is. */
+function hostRejection(hostname: string): string | null {
+  const host = hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+  if (isIP(host) !== 0) {
+    const why = blockedReason(host);
+    return why === null ? null : `it points to a non-public address (${host}, ${why}); private, loopback, link-local and other internal targets are refused`;
+  }
+  const name = normaliseHostname(host);
+  if (!name.includes('.')) return `the host "${name}" is a single-label name; a fully qualified public domain name is required`;
+  if (isInternalHostname(name)) return `the host "${name}" is an internal name; only public hosts are allowed`;
+  return null;
+}
+
+export const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
+
+/**
+ * Check of a session's proxy URL (create time, and again where the engine connects): http, https or socks5 with a
+ * host, credentials allowed; unless the policy allows private targets, the proxy host must be public, so a
+ * `sessions:manage` key cannot aim the engine at the metadata service or the internal network.
+ */
+export function checkProxyUrl(raw: string, policy: UrlPolicy, field = '/proxy'): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return reject('PROXY_URL_REJECTED', 'it is not a valid absolute URL', field);
+  }
+  if (!PROXY_PROTOCOLS.includes(url.protocol)) reject('PROXY_URL_REJECTED', `the scheme "${url.protocol.replace(/:$/, '')}" is not a proxy scheme; use http, https or socks5`, field);
+  if (url.hostname === '') reject('PROXY_URL_REJECTED', 'it has no host', field);
+  if (policy.allowPrivateTargets) return url;
+  const why = hostRejection(url.hostname);
+  if (why !== null) reject('PROXY_URL_REJECTED', why, field);
+  return url;
 }
 
 /**
@@ -140,23 +177,8 @@ export function checkTargetUrl(raw: string, policy: UrlPolicy, code: UrlRejectio
 
   if (url.hostname === '') reject(code, 'it has no host');
   if (policy.allowPrivateTargets) return url;
-
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-  if (isIP(host) !== 0) {
-    const why = blockedReason(host);
-    if (why !== null) {
-      reject(code, `it points to a non-public address (${host}, ${why}); private, loopback, link-local and other internal targets are refused`);
-    }
-    return url;
-  }
-
-  const name = normaliseHostname(host);
-  if (!name.includes('.')) {
-    reject(code, `the host "${name}" is a single-label name; a fully qualified public domain name is required`);
-  }
-  if (isInternalHostname(name)) {
-    reject(code, `the host "${name}" is an internal name; only public hosts are allowed`);
-  }
+  const why = hostRejection(url.hostname);
+  if (why !== null) reject(code, why);
   return url;
 }
 
@@ -173,7 +195,11 @@ function notFound(hostname: string): NodeJS.ErrnoException {
   return err;
 }
 
-function makeGuardedLookup(policy: UrlPolicy, resolver: Resolver): LookupFunction {
+/**
+ * A `lookup` for net/tls connections made outside undici (proxy agents): resolves through `resolver`, refuses when any
+ * address is not public (unless the policy allows private targets), and hands the socket exactly the checked addresses.
+ */
+export function makeGuardedLookup(policy: UrlPolicy, resolver: Resolver = defaultResolver): LookupFunction {
   return (hostname: string, options: LookupOptions, callback) => {
     resolver(hostname).then(
       (all) => {
