@@ -207,7 +207,9 @@ export function makeGuardedLookup(policy: UrlPolicy, resolver: Resolver = defaul
           // Refuse when ANY address is blocked: a mixed answer is a rebinding attempt or a misconfiguration.
           const bad = all.find((a) => isBlockedAddress(a.address));
           if (bad !== undefined) {
-            callback(new BlockedTargetError(`Refused to connect: ${hostname} resolved to a blocked address (${bad.address})`), '');
+            // the address stays out of the message: it reaches callers (a send's error, a webhook's lastError), and
+            // naming it would let them map what internal names resolve to
+            callback(new BlockedTargetError(`Refused to connect: ${hostname} resolved to a blocked address`), '');
             return;
           }
         }

@@ -3,22 +3,14 @@
 // test/fuzz/routes.test.ts (fixed seed, bounded count) and test/fuzz/run.ts (`npm run fuzz -- --runs N --seed S`).
 import fc from 'fast-check';
 import { Pool, errors as undiciErrors } from 'undici';
-import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
+import { routeTable } from '../../src/http/document.js';
 import { errorStatus } from '../../src/http/error-status.js';
-import { allRoutes } from '../../src/http/routes/index.js';
-import type { Services } from '../../src/http/services.js';
 import type { RouteDef } from '../../src/http/types.js';
-import type { Metrics } from '../../src/metrics.js';
+import { checkResponse, ContractDrift } from '../helpers/contract.js';
 import { MASTER_KEY, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { almostValid, junkBodyText, ODD_ENCODINGS, queryString, segment, toJsonText, valid, type Hints } from './arbitraries.js';
 
-/** Every route record, built the way the route-table test builds it: the factories only keep references. */
-export function routeTable(): RouteDef[] {
-  const services = new Proxy({ config: DEFAULT_CONFIG, version: '0.0.0', startedAt: 0 } as unknown as Services, {
-    get: (target, key) => (key in target ? target[key as keyof Services] : {}),
-  });
-  return allRoutes(services, {} as Metrics, new Set());
-}
+export { routeTable };
 
 export const routeId = (route: Pick<RouteDef, 'method' | 'path'>): string => `${route.method} ${route.path}`;
 
@@ -438,12 +430,7 @@ export function problemOf(c: FuzzCase, o: Outcome): string | undefined {
   if (o.status >= 500) return `5xx answer ${o.status}`;
   if (!o.headers['x-request-id']) return 'no X-Request-Id header';
   if (c.method === 'HEAD') return undefined;
-  if (o.status < 400) {
-    const json = /^application\/json\b/.test(String(o.headers['content-type'] ?? ''));
-    if (!json || !o.text) return undefined;
-    const keys = Object.keys((JSON.parse(o.text) ?? {}) as object);
-    return keys.length === 1 && keys[0] === 'data' ? undefined : `a ${o.status} answer not shaped {data: …}`;
-  }
+  if (o.status < 400) return driftOf(c, o);
   let body: unknown;
   try {
     body = JSON.parse(o.text);
@@ -467,7 +454,21 @@ export function problemOf(c: FuzzCase, o: Outcome): string | undefined {
     }
   }
   if (o.status === 429 && !o.headers['retry-after']) return '429 without Retry-After';
-  return undefined;
+  return driftOf(c, o);
+}
+
+/** Whether the answer fits the OpenAPI document for its route and status (the same check every integration test makes). */
+function driftOf(c: FuzzCase, o: Outcome): string | undefined {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(o.headers)) if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  const json = /^application\/json\b/.test(headers.get('content-type') ?? '');
+  try {
+    checkResponse(c.method, c.path, o.status, headers, json && o.text ? JSON.parse(o.text) : undefined, o.text);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ContractDrift) return err.message;
+    throw err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
