@@ -2,16 +2,10 @@
 // unknown parameters refused on every route, found from the route table so a new list route is covered without a test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
-import { allRoutes } from '../../src/http/routes/index.js';
-import type { Services } from '../../src/http/services.js';
-import type { Metrics } from '../../src/metrics.js';
+import { routeTable } from '../../src/http/document.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
-const services = new Proxy({ config: DEFAULT_CONFIG, version: '0.0.0', startedAt: 0 } as unknown as Services, {
-  get: (target, key) => (key in target ? target[key as keyof Services] : {}),
-});
-const routes = allRoutes(services, {} as Metrics, new Set());
+const routes = routeTable();
 
 /** path parameters that pass their schemas (validation of the query comes before any lookup) */
 const SAMPLE_PARAMS: Record<string, string> = {
