@@ -75,7 +75,8 @@ export class ContractDrift extends Error {
 export function checkResponse(method: string, url: string, status: number, headers: Headers, body: unknown, text: string): void {
   const upper = method.toUpperCase();
   if (upper === 'OPTIONS' || upper === 'HEAD') return;
-  const path = new URL(url, 'http://x').pathname;
+  // the path as sent: URL parsing would resolve `%2e%2e` and `..` segments the daemon does not resolve
+  const path = url.replace(/^[a-z]+:\/\/[^/]+/i, '').split(/[?#]/)[0]!;
   const what = `${upper} ${path} → ${status}`;
   const isJson = /^application\/json\b/.test(headers.get('content-type') ?? '');
   // Node's HTTP server answers some requests itself (a header or request timeout, an unparseable request) before the
