@@ -34,6 +34,9 @@ import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
 import { ClientTokens } from './auth/client-tokens.js';
 import { sha256 } from './auth/secrets.js';
+import { secretBoxFor, SecretBoxError } from './auth/secret-box.js';
+import { ConfigError } from './config/load.js';
+import { checkSealedKey, compactAfterRewrite, sealPlaintextRows } from './store/sealed-columns.js';
 import { createClientRulesRepo } from './store/client-rules.js';
 import { createSettingsRepo } from './store/settings.js';
 import { sessionOf } from './http/router.js';
@@ -68,13 +71,35 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
+  let box;
+  try {
+    box = secretBoxFor(config.auth);
+  } catch (err) {
+    if (err instanceof SecretBoxError) throw new ConfigError(err.message);
+    throw err;
+  }
   const db = openDatabase(join(dataDir, 'gateway.db'));
+  const mismatch = checkSealedKey(db, box);
+  if (mismatch) {
+    db.close();
+    throw new ConfigError(
+      `the secrets in ${join(dataDir, 'gateway.db')} were sealed under data key ${mismatch.storedKeyId}, not under this one (${box.keyId}): ` +
+        (config.auth.encryptionKey
+          ? 'GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) is not the key this database was written with'
+          : 'the master key changed without `gateway rotate-master-key`; start with the previous master key, then rotate it'),
+    );
+  }
+  const sealed = sealPlaintextRows(db, box);
+  if (Object.keys(sealed).length) {
+    compactAfterRewrite(db);
+    logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
+  }
   const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const sessions = new SessionManager({
-    sessions: createSessionsRepo(db),
-    authState: createAuthStateRepo(db, tick.flush),
+    sessions: createSessionsRepo(db, box),
+    authState: createAuthStateRepo(db, box, tick.flush),
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -90,7 +115,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     const row = messagesRepo.find(session, id, chatId);
     return row && { id: row.id, chatId: row.chatId, fromMe: row.fromMe, ...(row.sender ? { participant: row.sender } : {}), type: row.type, ...(row.text ? { text: row.text } : {}), ...(row.raw ? { raw: JSON.parse(row.raw) } : {}) };
   });
-  const settingsRepo = createSettingsRepo(db);
+  const settingsRepo = createSettingsRepo(db, box);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   const mediaService = new MediaService({ records: media, sessions, settings: runtimeSettings, logger: logger.child({ module: 'media' }) });
   sessions.addEventProcessor(mediaService.autoPersist());
@@ -98,7 +123,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const mediaSource = { urlPolicy, dispatcher: createGuardedDispatcher(urlPolicy) };
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
-  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy });
+  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy });
   const webhookHttp = createGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
