@@ -5,6 +5,7 @@ import { register as events } from './events.js';
 import { register as groups } from './groups.js';
 import { register as init } from './init.js';
 import { register as keys } from './keys.js';
+import { register as rotateMasterKey } from './rotate-master-key.js';
 import { register as send } from './send.js';
 import { register as serve } from './serve.js';
 import { register as sessions } from './sessions.js';
@@ -24,4 +25,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   send,
   clientAccess,
   settings,
+  rotateMasterKey,
 ];
