@@ -94,10 +94,10 @@ async function refuseIfRunning(globals: GlobalOptions, config: GatewayConfig): P
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const urls = new Set([createClient(globals).baseUrl, `http://${host}:${config.port}`]);
   for (const url of urls) {
-    const answered = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) }).then(
-      () => true,
-      () => false,
-    );
+    // a gateway's health answer, not whatever else may listen on the default port
+    const answered = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) })
+      .then((response) => response.json() as Promise<{ data?: { version?: unknown } }>)
+      .then((body) => typeof body?.data?.version === 'string', () => false);
     if (answered) throw new CliError(`a gateway daemon answers at ${url}: stop it first (rotate-master-key rewrites the database it holds open)`, ExitCode.Failure);
   }
 }
