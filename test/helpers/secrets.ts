@@ -41,10 +41,16 @@ export function readDb<T>(dataDir: string, read: (db: Database.Database) => T): 
 }
 
 /** A stored value as the daemon reads it: opened when sealed (with the key the daemon derives), as is when plaintext. */
-export function storedValue(dataDir: string, table: string, column: string, where: string, ...params: unknown[]): string | undefined {
-  const raw = readDb(dataDir, (db) => db.prepare(`SELECT ${column} FROM ${table} WHERE ${where}`).pluck().get(...params) as string | undefined);
+export function storedValue(
+  dataDir: string,
+  table: string,
+  column: string,
+  where: string,
+  auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY },
+): string | undefined {
+  const raw = readDb(dataDir, (db) => db.prepare(`SELECT ${column} FROM ${table} WHERE ${where}`).pluck().get() as string | undefined);
   if (raw === undefined || raw === null) return undefined;
-  return isSealed(raw) ? secretBoxFor({ masterKey: MASTER_KEY }).open(raw, contextOf(table, column)) : raw;
+  return isSealed(raw) ? secretBoxFor(auth).open(raw, contextOf(table, column)) : raw;
 }
 
 /** Rewrites every sealed value as the plaintext an earlier version stored, in place: an old database. */
