@@ -1,5 +1,5 @@
 // Seals and opens secrets stored at rest with AES-256-GCM: `v1:<keyId>:<base64url(iv ‖ ciphertext ‖ tag)>`.
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
 
 export const SEALED_PREFIX = 'v1:';
 const IV_BYTES = 12;
@@ -34,7 +34,8 @@ export const sealedKeyId = (value: string): string | undefined => SEALED_SHAPE.e
 
 export function createSecretBox(dataKey: Buffer): SecretBox {
   if (dataKey.length !== KEY_BYTES) throw new SecretBoxError(`the data key must be ${KEY_BYTES} bytes, got ${dataKey.length}`);
-  const key = Buffer.from(dataKey);
+  // a KeyObject is imported once: a cipher made from it skips copying and checking the raw key on every value
+  const key = createSecretKey(Buffer.from(dataKey));
   const keyId = createHmac('sha256', key).update('session-gateway key id').digest('hex').slice(0, 8);
   const header = `${SEALED_PREFIX}${keyId}:`;
   return {
