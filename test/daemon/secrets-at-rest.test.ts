@@ -1,7 +1,8 @@
 // Secrets at rest, end to end: a copied gateway.db (with its -wal/-shm) holds no credential in plaintext, and the
 // plaintext rows of an older database are sealed on start without re-pairing any session.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { after, before, describe, test } from 'node:test';
 import { checkSealedKey } from '../../src/store/sealed-columns.js';
 import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
@@ -157,4 +158,14 @@ describe('an older database with plaintext secrets', () => {
       db.close();
     }
   });
+});
+
+test('a malformed GATEWAY_ENCRYPTION_KEY stops the daemon before it opens anything', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bad-encryption-key-'));
+  try {
+    await assert.rejects(startDaemon({ dataDir, env: { GATEWAY_ENCRYPTION_KEY: 'not-32-bytes' } }), /exited with 4.*auth\.encryptionKey/s);
+    assert.ok(!existsSync(join(dataDir, 'gateway.db')));
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
