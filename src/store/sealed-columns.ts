@@ -29,20 +29,29 @@ export const contextOf = (table: string, column: string): string => {
 
 export type SealCounts = Record<string, number>;
 
+/** SQL true for values in the sealed format (isSealed() is exact; this only narrows what is read) */
+const SEALED_GLOB = `'v1:${'[0-9a-f]'.repeat(8)}:*'`;
+
 interface Pass {
-  rows(): Iterable<{ keys: unknown[]; value: string }>;
+  /** the keys of the rows holding a value (`where` narrows them further) */
+  keys(where?: string): unknown[][];
+  read(keys: unknown[]): string;
   write(keys: unknown[], value: string): void;
+  /** one value matching `where`, if any */
+  any(where: string): string | undefined;
 }
 
+// Rows are listed by key and read one by one: a large Baileys install holds tens of thousands of Signal keys, which
+// must not all sit in memory at once (and better-sqlite3 refuses writes while an iterator is open on the connection).
 function passOver(db: Db, c: SealedColumn): Pass {
-  const select = db.prepare(`SELECT ${c.key.join(', ')}, ${c.column} AS value FROM ${c.table} WHERE ${c.column} IS NOT NULL`).raw();
-  const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${c.key.map((k) => `${k} = ?`).join(' AND ')}`);
+  const matches = c.key.map((k) => `${k} = ?`).join(' AND ');
+  const read = db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${matches}`).pluck();
+  const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${matches}`);
   return {
-    *rows() {
-      // read whole before writing: better-sqlite3 refuses writes while an iterator is open on the connection
-      for (const row of select.all() as unknown[][]) yield { keys: row.slice(0, -1), value: row[row.length - 1] as string };
-    },
+    keys: (where = 'TRUE') => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where})`).raw().all() as unknown[][],
+    read: (keys) => read.get(...keys) as string,
     write: (keys, value) => update.run(value, ...keys),
+    any: (where) => db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).pluck().get() as string | undefined,
   };
 }
 
@@ -55,7 +64,8 @@ export function sealPlaintextRows(db: Db, box: SecretBox): SealCounts {
   db.transaction(() => {
     for (const c of SEALED_COLUMNS) {
       const pass = passOver(db, c);
-      for (const { keys, value } of pass.rows()) {
+      for (const keys of pass.keys(`${c.column} NOT GLOB ${SEALED_GLOB}`)) {
+        const value = pass.read(keys);
         if (isSealed(value)) continue;
         pass.write(keys, box.seal(value, c.context));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
@@ -72,24 +82,21 @@ export interface KeyMismatch {
 }
 
 /**
- * Whether `box` opens what the database holds: every sealed value names the box's key id, and one value of each
- * column opens. Undefined when it does (or nothing is sealed yet); reads only.
+ * Whether `box` opens what the database holds: no sealed value names another key id, and one value of each column
+ * opens. Undefined when it does (or nothing is sealed yet); reads only.
  */
 export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined {
   for (const c of SEALED_COLUMNS) {
-    let opened = false;
-    for (const { value } of passOver(db, c).rows()) {
-      const id = sealedKeyId(value);
-      if (id === undefined) continue;
-      if (id !== box.keyId) return { storedKeyId: id, where: `${c.table}.${c.column}` };
-      if (!opened) {
-        try {
-          box.open(value, c.context);
-        } catch {
-          return { storedKeyId: id, where: `${c.table}.${c.column}` };
-        }
-        opened = true;
-      }
+    const pass = passOver(db, c);
+    const where = `${c.table}.${c.column}`;
+    const foreign = pass.any(`${c.column} GLOB ${SEALED_GLOB} AND substr(${c.column}, 1, 12) <> 'v1:${box.keyId}:'`);
+    if (foreign !== undefined) return { storedKeyId: sealedKeyId(foreign) ?? '?', where };
+    const sample = pass.any(`${c.column} GLOB ${SEALED_GLOB}`);
+    if (sample === undefined || !isSealed(sample)) continue;
+    try {
+      box.open(sample, c.context);
+    } catch {
+      return { storedKeyId: box.keyId, where };
     }
   }
   return undefined;
@@ -104,9 +111,9 @@ export function resealAll(db: Db, from: SecretBox, to: SecretBox): SealCounts {
   db.transaction(() => {
     for (const c of SEALED_COLUMNS) {
       const pass = passOver(db, c);
-      for (const { keys, value } of pass.rows()) {
-        const plaintext = isSealed(value) ? from.open(value, c.context) : value;
-        pass.write(keys, to.seal(plaintext, c.context));
+      for (const keys of pass.keys()) {
+        const value = pass.read(keys);
+        pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context) : value, c.context));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
       }
     }
