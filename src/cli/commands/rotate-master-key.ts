@@ -63,7 +63,18 @@ export function register(program: Command): void {
         if (staged) rmSync(staged, { force: true });
         throw err;
       }
-      if (staged) renameSync(staged, configPath!);
+      if (staged) {
+        try {
+          renameSync(staged, configPath!);
+        } catch (err) {
+          // the database is sealed under the new key already: the key must not be lost with the file
+          throw new CliError(
+            `the secrets are re-sealed under the new master key, but ${configPath} could not be replaced (${(err as Error).message}); ` +
+              `the new key is in ${staged} and here, once: ${newKey}`,
+            ExitCode.Failure,
+          );
+        }
+      }
 
       const total = Object.values(resealed).reduce((sum, n) => sum + n, 0);
       if (globals.json) {
