@@ -24,7 +24,7 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
   const writeBatch = db.transaction((session: string, entries: Record<string, string | null>) => {
     for (const [key, value] of Object.entries(entries)) {
       if (value === null) removeOne.run(session, key);
-      else upsert.run(session, key, box.seal(value, context));
+      else upsert.run(session, key, value);
     }
   });
 
@@ -50,8 +50,11 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
           return found;
         },
         set(entries) {
+          // sealed before the transaction opens: the write lock is held for the writes only
+          const sealed: Record<string, string | null> = {};
+          for (const [key, value] of Object.entries(entries)) sealed[key] = value === null ? null : box.seal(value, context);
           beforeWrite();
-          durably(() => writeBatch(session, entries));
+          durably(() => writeBatch(session, sealed));
         },
         clear() {
           beforeWrite();
