@@ -63,7 +63,8 @@ describe('rotate-master-key, data key derived from the master key held in gatewa
   let dataDir: string;
   let daemon: TestDaemon;
   let port: number;
-  const env = () => ({ GATEWAY_DATA_DIR: dataDir, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1' });
+  // GATEWAY_URL too: the CLI's default address (127.0.0.1:3000) may be another gateway on this machine
+  const env = () => ({ GATEWAY_DATA_DIR: dataDir, GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${port}` });
 
   before(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'rotate-yaml-'));
@@ -150,9 +151,10 @@ describe('rotate-master-key with GATEWAY_ENCRYPTION_KEY, master key from the env
   test('the data key stays, the database is untouched, the new master key is printed once', async () => {
     const before = copyDbFiles(dataDir).get('gateway.db')!;
     const newKey = 'svc_master_after_rotation_env_0123456789abcdef';
+    const idle = await freePort();
     const run = await runCli(['rotate-master-key', '--new-key', newKey], {
       cwd: dataDir,
-      env: { GATEWAY_DATA_DIR: dataDir, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_ENCRYPTION_KEY: encryptionKey, GATEWAY_PORT: String(await freePort()) },
+      env: { GATEWAY_DATA_DIR: dataDir, GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_ENCRYPTION_KEY: encryptionKey, GATEWAY_PORT: String(idle), GATEWAY_URL: `http://127.0.0.1:${idle}` },
     });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /did not change: no value was re-sealed/);
