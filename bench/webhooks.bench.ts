@@ -19,6 +19,7 @@ import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
 import { createGuardedDispatcher } from '../src/net/url-guard.js';
+import { secretBoxFor } from '../src/auth/secret-box.js';
 
 const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);
 const WARMUP = 2_000;
@@ -115,7 +116,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
   const tick = createTickTransaction(db, (err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
   const bus = new EventBus(tick.join);
   const outbox = createOutboxRepo(db);
-  const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox, urlPolicy: { allowPrivateTargets: true } });
+  const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db, secretBoxFor({ masterKey: 'svc_master_bench_0123456789abcdef0123456789' })), outbox, urlPolicy: { allowPrivateTargets: true } });
   const http = createGuardedDispatcher({ allowPrivateTargets: true });
   let succeeded = 0;
   const waiters: Array<{ count: number; done: () => void }> = [];

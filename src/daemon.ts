@@ -37,6 +37,9 @@ import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
 import { ClientTokens } from './auth/client-tokens.js';
 import { sha256 } from './auth/secrets.js';
+import { secretBoxFor, SecretBoxError } from './auth/secret-box.js';
+import { ConfigError } from './config/load.js';
+import { checkSealedKey, compactAfterRewrite, sealPlaintextRows } from './store/sealed-columns.js';
 import { createClientRulesRepo } from './store/client-rules.js';
 import { createSettingsRepo } from './store/settings.js';
 import { sessionOf } from './http/router.js';
@@ -71,14 +74,36 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const dataDir = resolve(config.dataDir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
 
+  let box;
+  try {
+    box = secretBoxFor(config.auth);
+  } catch (err) {
+    if (err instanceof SecretBoxError) throw new ConfigError(err.message);
+    throw err;
+  }
   const db = openDatabase(join(dataDir, 'gateway.db'));
+  const mismatch = checkSealedKey(db, box);
+  if (mismatch) {
+    db.close();
+    throw new ConfigError(
+      `the secrets in ${join(dataDir, 'gateway.db')} were sealed under data key ${mismatch.storedKeyId}, not under this one (${box.keyId}): ` +
+        (config.auth.encryptionKey
+          ? 'GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) is not the key this database was written with'
+          : 'the master key changed without `gateway rotate-master-key`; start with the previous master key, then rotate it'),
+    );
+  }
+  const sealed = sealPlaintextRows(db, box);
+  if (Object.keys(sealed).length) {
+    compactAfterRewrite(db);
+    logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
+  }
   const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
-    sessions: createSessionsRepo(db),
-    authState: createAuthStateRepo(db, tick.flush),
+    sessions: createSessionsRepo(db, box),
+    authState: createAuthStateRepo(db, box, tick.flush),
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -92,7 +117,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   sessions.setMessageLookup(createMessageLookup(messagesRepo));
-  const settingsRepo = createSettingsRepo(db);
+  const settingsRepo = createSettingsRepo(db, box);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   const mediaService = new MediaService({
     records: media,
@@ -111,7 +136,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: createGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
-  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
+  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
     apiKeys.forgetSession(name);

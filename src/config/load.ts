@@ -31,6 +31,7 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_PORT: { path: ['port'], type: 'integer' },
   GATEWAY_DATA_DIR: { path: ['dataDir'], type: 'string' },
   GATEWAY_MASTER_KEY: { path: ['auth', 'masterKey'], type: 'string' },
+  GATEWAY_ENCRYPTION_KEY: { path: ['auth', 'encryptionKey'], type: 'string' },
   GATEWAY_DEFAULT_ENGINE: { path: ['engine', 'default'], type: 'string' },
   GATEWAY_BAILEYS_WS_URL: { path: ['engine', 'baileys', 'websocketUrl'], type: 'string' },
   GATEWAY_BAILEYS_MEDIA_HOSTS: { path: ['engine', 'baileys', 'mediaHosts'], type: 'list' },

@@ -6,7 +6,8 @@ export interface GatewayConfig {
   port: number;
   dataDir: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  auth: { masterKey?: string };
+  /** encryptionKey: the data key sealing secrets at rest; without it, derived from masterKey (src/auth/secret-box.ts) */
+  auth: { masterKey?: string; encryptionKey?: string };
   engine: {
     default: EngineName;
     baileys: {

@@ -1,6 +1,8 @@
-// Repository of engine credentials per session: serialised values under string keys, each batch written in one transaction.
+// Repository of engine credentials per session: serialised values under string keys, sealed at rest, each batch written in one transaction.
 import type { Db } from './db.js';
 import type { AuthStateStore } from '../engine/types.js';
+import type { SecretBox } from '../auth/secret-box.js';
+import { contextOf } from './sealed-columns.js';
 
 export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
 
@@ -8,7 +10,9 @@ export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
  * Credentials are written apart from the tick's batched event writes (`beforeWrite` commits those first) and
  * with synchronous=FULL, so a key write is on disk before Baileys uses it on the wire: losing one loses the session.
  */
-export function createAuthStateRepo(db: Db, beforeWrite: () => void = () => {}) {
+export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => void = () => {}) {
+  const context = contextOf('auth_state', 'value');
+  const open = (raw: string | undefined) => (raw === undefined ? undefined : box.open(raw, context));
   const getOne = db.prepare('SELECT value FROM auth_state WHERE session = ? AND key = ?').pluck();
   const upsert = db.prepare(
     'INSERT INTO auth_state (session, key, value) VALUES (?, ?, ?) ON CONFLICT (session, key) DO UPDATE SET value = excluded.value',
@@ -36,18 +40,21 @@ export function createAuthStateRepo(db: Db, beforeWrite: () => void = () => {}) 
   return {
     forSession(session: string): AuthStateStore {
       return {
-        get: (key) => getOne.get(session, key) as string | undefined,
+        get: (key) => open(getOne.get(session, key) as string | undefined),
         getMany(keys) {
           const found = new Map<string, string>();
           for (const key of keys) {
-            const raw = getOne.get(session, key) as string | undefined;
-            if (raw !== undefined) found.set(key, raw);
+            const value = open(getOne.get(session, key) as string | undefined);
+            if (value !== undefined) found.set(key, value);
           }
           return found;
         },
         set(entries) {
+          // sealed before the transaction opens: the write lock is held for the writes only
+          const sealed: Record<string, string | null> = {};
+          for (const [key, value] of Object.entries(entries)) sealed[key] = value === null ? null : box.seal(value, context);
           beforeWrite();
-          durably(() => writeBatch(session, entries));
+          durably(() => writeBatch(session, sealed));
         },
         clear() {
           beforeWrite();

@@ -1,5 +1,7 @@
 // Repository of session rows: identity, engine, reported status, account details, proxy and config.
+import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
+import { contextOf } from './sealed-columns.js';
 import type { AccountInfo, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
 
 export interface SessionRow {
@@ -36,7 +38,9 @@ interface RawRow {
   updated_at: string;
 }
 
-const toRow = (r: RawRow): SessionRow => ({
+const PROXY_CONTEXT = contextOf('sessions', 'proxy');
+
+const toRowWith = (box: SecretBox, r: RawRow): SessionRow => ({
   name: r.name,
   engine: r.engine,
   status: r.status,
@@ -47,7 +51,7 @@ const toRow = (r: RawRow): SessionRow => ({
   businessName: r.business_name,
   platform: r.platform,
   lid: r.lid,
-  proxy: r.proxy,
+  proxy: r.proxy === null ? null : box.open(r.proxy, PROXY_CONTEXT),
   config: JSON.parse(r.config) as Record<string, unknown>,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
@@ -62,7 +66,8 @@ export interface NewSession {
 
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
-export function createSessionsRepo(db: Db) {
+export function createSessionsRepo(db: Db, box: SecretBox) {
+  const toRow = (r: RawRow) => toRowWith(box, r);
   const insert = db.prepare(
     `INSERT INTO sessions (name, engine, proxy, config, created_at, updated_at) VALUES (@name, @engine, @proxy, @config, @now, @now)`,
   );
@@ -84,7 +89,7 @@ export function createSessionsRepo(db: Db) {
 
   return {
     insert(session: NewSession): SessionRow {
-      insert.run({ ...session, proxy: session.proxy ?? null, config: JSON.stringify(session.config), now: new Date().toISOString() });
+      insert.run({ ...session, proxy: session.proxy === undefined ? null : box.seal(session.proxy, PROXY_CONTEXT), config: JSON.stringify(session.config), now: new Date().toISOString() });
       cache.delete(session.name);
       return this.get(session.name)!;
     },

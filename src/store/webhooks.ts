@@ -1,5 +1,7 @@
-// Repository of webhook registrations: target, filters, custom headers, retry settings and signing key.
+// Repository of webhook registrations: target, filters, custom headers, retry settings and signing key (headers and key sealed at rest).
+import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
+import { contextOf } from './sealed-columns.js';
 import type { RetryPolicyName, RetrySettings } from '../webhooks/retry-policy.js';
 
 export interface WebhookHeader {
@@ -45,36 +47,40 @@ interface RawWebhook {
   updated_at: string;
 }
 
-const toRow = (r: RawWebhook): WebhookRow => ({
+const HMAC_CONTEXT = contextOf('webhooks', 'hmac_key');
+const HEADERS_CONTEXT = contextOf('webhooks', 'headers');
+
+const toRowWith = (box: SecretBox, r: RawWebhook): WebhookRow => ({
   id: r.id,
   url: r.url,
   events: JSON.parse(r.events) as string[],
   session: r.session,
   enabled: r.enabled === 1,
-  headers: JSON.parse(r.headers) as WebhookHeader[],
+  headers: JSON.parse(box.open(r.headers, HEADERS_CONTEXT)) as WebhookHeader[],
   retries: { attempts: r.retry_attempts, delaySeconds: r.retry_delay_seconds, policy: r.retry_policy },
-  hmacKey: r.hmac_key,
+  hmacKey: box.open(r.hmac_key, HMAC_CONTEXT),
   signatureScheme: r.signature_scheme,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
 
-const toParams = (w: WebhookFields) => ({
+const toParams = (box: SecretBox, w: WebhookFields) => ({
   url: w.url,
   events: JSON.stringify(w.events),
   session: w.session,
   enabled: w.enabled ? 1 : 0,
-  headers: JSON.stringify(w.headers),
+  headers: box.seal(JSON.stringify(w.headers), HEADERS_CONTEXT),
   attempts: w.retries.attempts,
   delaySeconds: w.retries.delaySeconds,
   policy: w.retries.policy,
-  hmacKey: w.hmacKey,
+  hmacKey: box.seal(w.hmacKey, HMAC_CONTEXT),
   signatureScheme: w.signatureScheme,
 });
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
 
-export function createWebhooksRepo(db: Db) {
+export function createWebhooksRepo(db: Db, box: SecretBox) {
+  const toRow = (r: RawWebhook) => toRowWith(box, r);
   const insert = db.prepare(
     `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, signature_scheme, created_at, updated_at)
      VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @now, @now)`,
@@ -97,14 +103,14 @@ export function createWebhooksRepo(db: Db) {
 
   /** Writes the new settings; disabling also fails the webhook's pending deliveries, in the same transaction. */
   const updateWebhook = db.transaction((id: number, fields: WebhookFields, disabledError: string): number => {
-    const changed = update.run({ id, ...toParams(fields), now: new Date().toISOString() }).changes;
+    const changed = update.run({ id, ...toParams(box, fields), now: new Date().toISOString() }).changes;
     if (changed && !fields.enabled) failPending.run(disabledError, Date.now(), id);
     return changed;
   });
 
   return {
     insert(fields: WebhookFields): WebhookRow {
-      const id = Number(insert.run({ ...toParams(fields), now: new Date().toISOString() }).lastInsertRowid);
+      const id = Number(insert.run({ ...toParams(box, fields), now: new Date().toISOString() }).lastInsertRowid);
       return toRow(byId.get(id) as RawWebhook);
     },
     get(id: number): WebhookRow | undefined {

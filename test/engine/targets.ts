@@ -27,12 +27,12 @@ export function quietLibsignal(): void {
   }
 }
 
-export async function startBaileysTarget(options: { config?: string } = {}): Promise<BaileysTarget> {
+export async function startBaileysTarget(options: { config?: string; env?: Record<string, string> } = {}): Promise<BaileysTarget> {
   quietLibsignal();
   const emu = await startEmulator();
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
-  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys' };
+  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };
   const boot = () => startDaemon({ dataDir, port, env, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon;
   try {

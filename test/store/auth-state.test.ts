@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createAuthStateRepo, type AuthStateRepo } from '../../src/store/auth-state.js';
 import { openDatabase, type Db } from '../../src/store/db.js';
+import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
 
 describe('auth-state store', () => {
   let dir: string;
@@ -18,13 +19,16 @@ describe('auth-state store', () => {
     const now = new Date().toISOString();
     db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, 'baileys', now, now);
   };
-  const rows = (session: string) =>
+  const box = secretBoxFor({ masterKey: 'svc_master_test_0123456789abcdef0123456789' });
+  const sealedRows = (session: string) =>
     db.prepare('SELECT key, value FROM auth_state WHERE session = ? ORDER BY key').all(session) as Array<{ key: string; value: string }>;
+  /** the rows as stored, values opened */
+  const rows = (session: string) => sealedRows(session).map((r) => ({ key: r.key, value: box.open(r.value, 'auth_state.value') }));
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'auth-state-'));
     db = openDatabase(join(dir, 'gateway.db'));
-    repo = createAuthStateRepo(db, () => (beforeWrites += 1));
+    repo = createAuthStateRepo(db, box, () => (beforeWrites += 1));
     for (const name of ['alpha', 'beta', 'gamma', 'delta']) addSession(name);
   });
 
@@ -108,5 +112,19 @@ describe('auth-state store', () => {
   it('refuses auth state for a session that does not exist (foreign key)', () => {
     assert.throws(() => repo.forSession('nobody').set({ creds: '{}' }), /FOREIGN KEY/);
     assert.equal(db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get('nobody'), 0);
+  });
+
+  it('stores every value sealed: the database holds none of the plaintext', () => {
+    addSession('epsilon');
+    const store = repo.forSession('epsilon');
+    const creds = JSON.stringify({ noiseKey: { private: 'private-noise-key-bytes' }, registrationId: 4242 });
+    store.set({ creds });
+    const [row] = sealedRows('epsilon');
+    assert.equal(isSealed(row!.value), true);
+    assert.ok(!row!.value.includes('private-noise-key-bytes'));
+    assert.equal(store.get('creds'), creds);
+    // a value sealed for another column does not open here
+    db.prepare("UPDATE auth_state SET value = ? WHERE session = 'epsilon'").run(box.seal(creds, 'settings.value'));
+    assert.throws(() => store.get('creds'), /does not authenticate/);
   });
 });

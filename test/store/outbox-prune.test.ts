@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { createOutboxRepo, type DeliveryStatus, type OutboxRepo } from '../../src/store/outbox.js';
 import { createWebhooksRepo } from '../../src/store/webhooks.js';
+import { createSecretBox } from '../../src/auth/secret-box.js';
 
 describe('outbox pruning', () => {
   let dir: string;
@@ -20,7 +21,7 @@ describe('outbox pruning', () => {
     dir = mkdtempSync(join(tmpdir(), 'outbox-prune-'));
     db = openDatabase(join(dir, 'gateway.db'));
     outbox = createOutboxRepo(db);
-    webhookId = createWebhooksRepo(db).insert({
+    webhookId = createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 7))).insert({
       url: 'http://127.0.0.1:9/hook',
       events: [],
       session: null,

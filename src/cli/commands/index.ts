@@ -6,6 +6,7 @@ import { register as groups } from './groups.js';
 import { register as init } from './init.js';
 import { register as keys } from './keys.js';
 import { register as openapi } from './openapi.js';
+import { register as rotateMasterKey } from './rotate-master-key.js';
 import { register as send } from './send.js';
 import { register as serve } from './serve.js';
 import { register as sessions } from './sessions.js';
@@ -26,4 +27,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   clientAccess,
   settings,
   openapi,
+  rotateMasterKey,
 ];

@@ -1,6 +1,6 @@
 // `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/load.js';
+import { ConfigError, loadConfig } from '../../config/load.js';
 import { ExitCode } from '../exit-codes.js';
 import { CliError, type GlobalOptions } from '../client.js';
 
@@ -25,7 +25,13 @@ export function register(program: Command): void {
       }
       // loaded here so that the other commands do not pay for importing the whole daemon
       const { startDaemon } = await import('../../daemon.js');
-      const daemon = await startDaemon(config);
+      let daemon;
+      try {
+        daemon = await startDaemon(config);
+      } catch (err) {
+        if (err instanceof ConfigError) throw new CliError(err.message, ExitCode.Config);
+        throw err;
+      }
       await new Promise<void>((done) => {
         let signalled = false;
         const onSignal = (signal: NodeJS.Signals) => {

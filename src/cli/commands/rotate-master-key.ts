@@ -1,0 +1,151 @@
+// `gateway rotate-master-key`: on a stopped daemon, replaces the master key and re-seals every stored secret under the
+// data key derived from the new one, in one transaction (sessions keep their credentials: nothing is paired again).
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { parseDocument } from 'yaml';
+import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
+import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import type { GatewayConfig } from '../../config/types.js';
+import { openDatabase } from '../../store/db.js';
+import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
+import { CliError, createClient, type GlobalOptions } from '../client.js';
+import { ExitCode } from '../exit-codes.js';
+import { printJson } from '../output.js';
+import { generateMasterKey } from './init.js';
+
+interface RotateOptions {
+  newKey?: string;
+}
+
+type KeySource = 'flag' | 'env' | 'file';
+
+export function register(program: Command): void {
+  program
+    .command('rotate-master-key')
+    .description('replace the master key and re-seal the stored secrets under it (run with the daemon stopped; no session is paired again)')
+    .option('--new-key <key>', 'the new master key (at least 32 characters); a new one is generated without it')
+    .action(async (opts: RotateOptions, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      let config: GatewayConfig;
+      try {
+        config = loadConfig({ configPath: globals.config });
+      } catch (err) {
+        throw new CliError((err as Error).message, ExitCode.Config);
+      }
+      const currentKey = globals.masterKey ?? config.auth.masterKey;
+      if (!currentKey) throw new CliError('no current master key: set GATEWAY_MASTER_KEY, auth.masterKey or --master-key', ExitCode.Config);
+      const source: KeySource = globals.masterKey ? 'flag' : process.env.GATEWAY_MASTER_KEY ? 'env' : 'file';
+      const configPath = resolveConfigPath({ configPath: globals.config });
+      const newKey = opts.newKey ?? generateMasterKey();
+      if (newKey.length < 32) throw new CliError('--new-key must be at least 32 characters', ExitCode.Usage);
+      if (newKey === currentKey) throw new CliError('--new-key is the current master key', ExitCode.Usage);
+
+      await refuseIfRunning(globals, config);
+
+      const encryptionKey = config.auth.encryptionKey;
+      let from, to;
+      try {
+        from = secretBoxFor({ masterKey: currentKey, encryptionKey });
+        to = secretBoxFor({ masterKey: newKey, encryptionKey });
+      } catch (err) {
+        if (err instanceof SecretBoxError) throw new CliError(err.message, ExitCode.Config);
+        throw err;
+      }
+
+      const file = join(resolve(config.dataDir), 'gateway.db');
+      // the new gateway.yaml is written beside the old one first, and takes its place only once the database is re-sealed
+      const staged = source === 'file' && configPath ? stageConfig(configPath, newKey) : undefined;
+      let resealed: SealCounts = {};
+      try {
+        if (existsSync(file)) resealed = reseal(file, from, to, encryptionKey !== undefined);
+      } catch (err) {
+        if (staged) rmSync(staged, { force: true });
+        throw err;
+      }
+      if (staged) {
+        try {
+          renameSync(staged, configPath!);
+        } catch (err) {
+          // the database is sealed under the new key already: the key must not be lost with the file
+          throw new CliError(
+            `the secrets are re-sealed under the new master key, but ${configPath} could not be replaced (${(err as Error).message}); ` +
+              `the new key is in ${staged} and here, once: ${newKey}`,
+            ExitCode.Failure,
+          );
+        }
+      }
+
+      const total = Object.values(resealed).reduce((sum, n) => sum + n, 0);
+      if (globals.json) {
+        printJson({
+          ...(staged ? { configPath } : { masterKey: newKey }),
+          keyId: to.keyId,
+          resealed,
+          dataKeyChanged: encryptionKey === undefined,
+        });
+        return;
+      }
+      const what = encryptionKey
+        ? 'the data key comes from GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) and did not change: no value was re-sealed'
+        : `re-sealed ${total} stored secret(s) in ${file} under data key ${to.keyId}`;
+      if (staged) {
+        process.stdout.write(`${what}\nwrote the new master key into ${configPath} (mode 0600); start the daemon again\n`);
+      } else {
+        const name = source === 'env' ? 'GATEWAY_MASTER_KEY' : 'the master key (--master-key)';
+        process.stdout.write(
+          `${what}\nthe new master key, shown once: set ${name} to it before starting the daemon; the old one no longer works\n${newKey}\n`,
+        );
+      }
+    });
+}
+
+/** The daemon holds the database open and caches what it read: rotating under it would be undone by its next write. */
+async function refuseIfRunning(globals: GlobalOptions, config: GatewayConfig): Promise<void> {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const urls = new Set([createClient(globals).baseUrl, `http://${host}:${config.port}`]);
+  for (const url of urls) {
+    // a gateway's health answer, not whatever else may listen on the default port
+    const answered = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) })
+      .then((response) => response.json() as Promise<{ data?: { version?: unknown } }>)
+      .then((body) => typeof body?.data?.version === 'string', () => false);
+    if (answered) throw new CliError(`a gateway daemon answers at ${url}: stop it first (rotate-master-key rewrites the database it holds open)`, ExitCode.Failure);
+  }
+}
+
+/** Checks that the current key opens the database, then re-seals every value in one transaction; touches nothing when the key is wrong. */
+function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnType<typeof secretBoxFor>, sameDataKey: boolean): SealCounts {
+  const db = openDatabase(file);
+  try {
+    const mismatch = checkSealedKey(db, from);
+    if (mismatch) {
+      throw new CliError(
+        `the current ${sameDataKey ? 'encryption key (GATEWAY_ENCRYPTION_KEY)' : 'master key'} does not open the secrets in ${file} ` +
+          `(sealed under data key ${mismatch.storedKeyId}, this key gives ${from.keyId}); nothing was changed`,
+        ExitCode.Config,
+      );
+    }
+    if (sameDataKey) return {};
+    let counts: SealCounts;
+    try {
+      counts = resealAll(db, from, to);
+    } catch (err) {
+      if (err instanceof SecretBoxError) throw new CliError(`a stored value does not open with the current key (${err.message}); nothing was changed`, ExitCode.Config);
+      throw err;
+    }
+    compactAfterRewrite(db);
+    return counts;
+  } finally {
+    db.close();
+  }
+}
+
+/** Writes gateway.yaml with the new master key to a temporary file beside it (0600), comments kept; returns its path. */
+function stageConfig(path: string, newKey: string): string {
+  const doc = parseDocument(readFileSync(path, 'utf8'));
+  doc.setIn(['auth', 'masterKey'], newKey);
+  const staged = `${path}.rotate-${process.pid}.tmp`;
+  writeFileSync(staged, doc.toString(), { mode: 0o600 });
+  chmodSync(staged, 0o600);
+  return staged;
+}

@@ -1,0 +1,132 @@
+// The columns holding secrets sealed at rest, and the whole-table passes over them: seal plaintext rows left by an
+// older version, check the key against what is stored, re-seal under a new key, and compact the file afterwards.
+import { isSealed, sealedKeyId, type SecretBox } from '../auth/secret-box.js';
+import type { Db } from './db.js';
+
+export interface SealedColumn {
+  table: string;
+  column: string;
+  /** the columns naming one row */
+  key: string[];
+  /** bound to every value of the column as AES-GCM additional data */
+  context: string;
+}
+
+/** Every column whose values are sealed. Its repository seals on write and opens on read with the same context. */
+export const SEALED_COLUMNS: readonly SealedColumn[] = [
+  { table: 'auth_state', column: 'value', key: ['session', 'key'], context: 'auth_state.value' },
+  { table: 'webhooks', column: 'hmac_key', key: ['id'], context: 'webhooks.hmac_key' },
+  { table: 'webhooks', column: 'headers', key: ['id'], context: 'webhooks.headers' },
+  { table: 'settings', column: 'value', key: ['key'], context: 'settings.value' },
+  { table: 'sessions', column: 'proxy', key: ['name'], context: 'sessions.proxy' },
+];
+
+export const contextOf = (table: string, column: string): string => {
+  const found = SEALED_COLUMNS.find((c) => c.table === table && c.column === column);
+  if (!found) throw new Error(`${table}.${column} is not a sealed column`);
+  return found.context;
+};
+
+export type SealCounts = Record<string, number>;
+
+/** SQL true for values in the sealed format (isSealed() is exact; this only narrows what is read) */
+const SEALED_GLOB = `'v1:${'[0-9a-f]'.repeat(8)}:*'`;
+
+interface Pass {
+  /** the keys of the rows holding a value (`where` narrows them further) */
+  keys(where?: string): unknown[][];
+  read(keys: unknown[]): string;
+  write(keys: unknown[], value: string): void;
+  /** one value matching `where`, if any */
+  any(where: string): string | undefined;
+}
+
+// Rows are listed by key and read one by one: a large Baileys install holds tens of thousands of Signal keys, which
+// must not all sit in memory at once (and better-sqlite3 refuses writes while an iterator is open on the connection).
+function passOver(db: Db, c: SealedColumn): Pass {
+  const matches = c.key.map((k) => `${k} = ?`).join(' AND ');
+  const read = db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${matches}`).pluck();
+  const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${matches}`);
+  return {
+    keys: (where = 'TRUE') => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where})`).raw().all() as unknown[][],
+    read: (keys) => read.get(...keys) as string,
+    write: (keys, value) => update.run(value, ...keys),
+    any: (where) => db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).pluck().get() as string | undefined,
+  };
+}
+
+/**
+ * Seals every value still stored in plaintext (written before secrets were encrypted), in one transaction; run on
+ * every start, it finds nothing once done. Returns the count per column (empty when nothing was plaintext).
+ */
+export function sealPlaintextRows(db: Db, box: SecretBox): SealCounts {
+  const counts: SealCounts = {};
+  db.transaction(() => {
+    for (const c of SEALED_COLUMNS) {
+      const pass = passOver(db, c);
+      for (const keys of pass.keys(`${c.column} NOT GLOB ${SEALED_GLOB}`)) {
+        const value = pass.read(keys);
+        if (isSealed(value)) continue;
+        pass.write(keys, box.seal(value, c.context));
+        counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
+      }
+    }
+  })();
+  return counts;
+}
+
+export interface KeyMismatch {
+  /** the key id the database's values were sealed under */
+  storedKeyId: string;
+  where: string;
+}
+
+/**
+ * Whether `box` opens what the database holds: no sealed value names another key id, and one value of each column
+ * opens. Undefined when it does (or nothing is sealed yet); reads only.
+ */
+export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined {
+  for (const c of SEALED_COLUMNS) {
+    const pass = passOver(db, c);
+    const where = `${c.table}.${c.column}`;
+    const foreign = pass.any(`${c.column} GLOB ${SEALED_GLOB} AND substr(${c.column}, 1, 12) <> 'v1:${box.keyId}:'`);
+    if (foreign !== undefined) return { storedKeyId: sealedKeyId(foreign) ?? '?', where };
+    const sample = pass.any(`${c.column} GLOB ${SEALED_GLOB}`);
+    if (sample === undefined || !isSealed(sample)) continue;
+    try {
+      box.open(sample, c.context);
+    } catch {
+      return { storedKeyId: box.keyId, where };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Opens every value with `from` (plaintext passes through) and seals it with `to`, in one transaction: any value
+ * `from` does not open throws and leaves the database as it was.
+ */
+export function resealAll(db: Db, from: SecretBox, to: SecretBox): SealCounts {
+  const counts: SealCounts = {};
+  db.transaction(() => {
+    for (const c of SEALED_COLUMNS) {
+      const pass = passOver(db, c);
+      for (const keys of pass.keys()) {
+        const value = pass.read(keys);
+        pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context) : value, c.context));
+        counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
+      }
+    }
+  })();
+  return counts;
+}
+
+/**
+ * After values were rewritten in place, their old bytes can survive in the WAL and in free pages of the file:
+ * checkpoint, rebuild the file (VACUUM), and checkpoint again, so neither holds them any more.
+ */
+export function compactAfterRewrite(db: Db): void {
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.exec('VACUUM');
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}

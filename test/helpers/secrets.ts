@@ -1,0 +1,80 @@
+// Secrets at rest, seen from outside the daemon: the bytes of gateway.db (and its -wal/-shm) scanned for known secrets,
+// and sealed values read back with the data key the daemon derives.
+import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
+import { contextOf, SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
+import { MASTER_KEY } from './daemon.js';
+
+export const DB_FILES = ['gateway.db', 'gateway.db-wal', 'gateway.db-shm'];
+
+/** The database's files as they are now: what someone copying the data directory gets. */
+export function copyDbFiles(dataDir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const name of DB_FILES) {
+    const path = join(dataDir, name);
+    if (existsSync(path)) files.set(name, readFileSync(path));
+  }
+  return files;
+}
+
+/** `name in file` for every secret whose bytes (UTF-8, or the Buffer itself) occur in one of the files. */
+export function leaks(files: Map<string, Buffer>, secrets: Record<string, string | Buffer>): string[] {
+  const found: string[] = [];
+  for (const [name, secret] of Object.entries(secrets)) {
+    const needle = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
+    if (needle.length < 8) throw new Error(`secret ${name} is too short to scan for`);
+    for (const [file, bytes] of files) if (bytes.includes(needle)) found.push(`${name} in ${file}`);
+  }
+  return found;
+}
+
+export function readDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
+  const db = new Database(join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  try {
+    return read(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** A stored value as the daemon reads it: opened when sealed (with the key the daemon derives), as is when plaintext. */
+export function storedValue(
+  dataDir: string,
+  table: string,
+  column: string,
+  where: string,
+  auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY },
+): string | undefined {
+  const raw = readDb(dataDir, (db) => db.prepare(`SELECT ${column} FROM ${table} WHERE ${where}`).pluck().get() as string | undefined);
+  if (raw === undefined || raw === null) return undefined;
+  return isSealed(raw) ? secretBoxFor(auth).open(raw, contextOf(table, column)) : raw;
+}
+
+/** Rewrites every sealed value as the plaintext an earlier version stored, in place: an old database. */
+export function unsealAll(dataDir: string, auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY }): number {
+  const box = secretBoxFor(auth);
+  const db = new Database(join(dataDir, 'gateway.db'), { fileMustExist: true });
+  let count = 0;
+  try {
+    db.transaction(() => {
+      for (const c of SEALED_COLUMNS) {
+        const rows = db.prepare(`SELECT ${c.key.join(', ')}, ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL`).raw().all() as unknown[][];
+        const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${c.key.map((k) => `${k} = ?`).join(' AND ')}`);
+        for (const row of rows) {
+          const value = row[row.length - 1] as string;
+          if (!isSealed(value)) continue;
+          update.run(box.open(value, c.context), ...row.slice(0, -1));
+          count += 1;
+        }
+      }
+    })();
+  } finally {
+    db.close();
+  }
+  return count;
+}
+
+export const hmacHex = (key: string, body: Buffer): string => createHmac('sha256', key).update(body).digest('hex');
