@@ -3,6 +3,7 @@
 // session it names (and the client rules that need it), run the handler, wrap `data`.
 import { Router } from '@koa/router';
 import { assertAccess, type Principal } from '../auth/scopes.js';
+import { PrincipalShare } from './middleware/capacity.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { compileValidator, type Validator } from './validation.js';
@@ -20,8 +21,9 @@ export interface ClientGuard {
   enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): { release(): void } | undefined;
 }
 
-export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard): Router {
+export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard, maxInFlightPerPrincipal = Infinity): Router {
   const router = new Router();
+  const share = new PrincipalShare(maxInFlightPerPrincipal);
   const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
   for (const route of routes) {
     const validate = {
@@ -34,23 +36,28 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
     router[method](route.path, async function routeHandler(koaCtx) {
       const ctx = koaCtx as unknown as AppContext;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
-      const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
-      const query = validate.query ? validate.query({ ...ctx.query }) : ctx.query;
-      if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
-      else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
-      await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
-      const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
-      let grant: { release(): void } | undefined;
-      if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
-      else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
-      let data: unknown;
+      const release = principal ? share.acquire(principal) : undefined;
       try {
-        data = await route.handler(input);
-      } catch (err) {
-        grant?.release();
-        throw err;
+        const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
+        const query = validate.query ? validate.query({ ...ctx.query }) : ctx.query;
+        if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
+        else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
+        await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
+        const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
+        let grant: { release(): void } | undefined;
+        if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
+        else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
+        let data: unknown;
+        try {
+          data = await route.handler(input);
+        } catch (err) {
+          grant?.release();
+          throw err;
+        }
+        if (data !== undefined) ctx.body = { data };
+      } finally {
+        release?.();
       }
-      if (data !== undefined) ctx.body = { data };
     });
   }
   return router;
