@@ -36,28 +36,25 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
     router[method](route.path, async function routeHandler(koaCtx) {
       const ctx = koaCtx as unknown as AppContext;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
-      const release = principal ? share.acquire(principal) : undefined;
+      // released by the in-flight cap once the request is answered (health and metrics, exempt there, are public)
+      if (principal && !ctx.state.releaseShare) ctx.state.releaseShare = share.acquire(principal);
+      const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
+      const query = validate.query ? validate.query({ ...ctx.query }) : ctx.query;
+      if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
+      else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
+      await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
+      const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
+      let grant: { release(): void } | undefined;
+      if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
+      else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
+      let data: unknown;
       try {
-        const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
-        const query = validate.query ? validate.query({ ...ctx.query }) : ctx.query;
-        if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
-        else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
-        await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
-        const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
-        let grant: { release(): void } | undefined;
-        if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
-        else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
-        let data: unknown;
-        try {
-          data = await route.handler(input);
-        } catch (err) {
-          grant?.release();
-          throw err;
-        }
-        if (data !== undefined) ctx.body = { data };
-      } finally {
-        release?.();
+        data = await route.handler(input);
+      } catch (err) {
+        grant?.release();
+        throw err;
       }
+      if (data !== undefined) ctx.body = { data };
     });
   }
   return router;

@@ -12,13 +12,21 @@ const EXEMPT = new Set(['/api/health', '/metrics']);
 export function inFlightCap(max: number): Middleware<AppState> {
   let inFlight = 0;
   return async function inFlightCapMiddleware(ctx, next) {
-    if (EXEMPT.has(ctx.path)) return next();
+    if (EXEMPT.has(ctx.path)) {
+      try {
+        return await next();
+      } finally {
+        ctx.state.releaseShare?.();
+      }
+    }
     if (inFlight >= max) throw new ServerBusyError(`${max} requests are in flight already; retry shortly`);
     inFlight++;
     try {
       await next();
     } finally {
       inFlight--;
+      // the caller's share is held as long as the global slot (through the wait for the commit), or it would not bound it
+      ctx.state.releaseShare?.();
     }
   };
 }
