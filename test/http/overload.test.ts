@@ -90,6 +90,17 @@ describe("one client's share of the requests in flight (server.maxRequestsInFlig
     for (const exchange of held.splice(0)) exchange.socket.destroy();
     await waitFor(async () => (await shared.request('GET', '/api/sessions', undefined, flooder)).status === 200, 5000, "the flooding key's share to free up");
   });
+
+  test('unauthenticated bodies that never finish are answered 401 and hold no place: a key still gets through', async () => {
+    const key = await newKey('after-junk');
+    const junk = Array.from({ length: 20 }, () =>
+      rawExchange(shared.url, requestHead('POST', '/api/messages/send', { 'Content-Type': 'application/json', 'Content-Length': 60_000 }), '{"x":"'),
+    );
+    held.push(...junk);
+    for (const exchange of junk) assert.equal((await within(exchange.answer, 5000, 'a 401 before the body')).status, 401);
+    assert.equal((await shared.request('GET', '/api/sessions', undefined, key)).status, 200);
+    for (const exchange of held.splice(0)) exchange.socket.destroy();
+  });
 });
 
 describe('large bodies (server.maxLargeBodies)', () => {
