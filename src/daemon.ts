@@ -197,6 +197,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     },
     bodyLimits: { defaultBytes: config.server.bodyLimitBytes, mediaBytes: config.server.mediaBodyLimitBytes, maxLargeBodies: config.server.maxLargeBodies },
     maxRequestsInFlight: config.server.maxRequestsInFlight,
+    maxRequestsInFlightPerKey: config.server.maxRequestsInFlightPerKey,
     early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,

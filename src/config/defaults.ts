@@ -42,6 +42,8 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     mediaBodyLimitBytes: 100 * 1024 * 1024,
     maxLargeBodies: 4,
     maxRequestsInFlight: 256,
+    // a quarter of the global cap: one flooding client leaves the rest to the others
+    maxRequestsInFlightPerKey: 64,
     maxConnections: 1024,
     requestTimeoutMs: 60_000,
     headersTimeoutMs: 10_000,

@@ -69,6 +69,8 @@ export interface GatewayConfig {
     mediaBodyLimitBytes: number;
     maxLargeBodies: number;
     maxRequestsInFlight: number;
+    /** requests in flight one key (master key, API key, client token) may hold; past it 503 for that caller only */
+    maxRequestsInFlightPerKey: number;
     maxConnections: number;
     requestTimeoutMs: number;
     headersTimeoutMs: number;

@@ -26,6 +26,8 @@ export interface AppOptions {
   bodyLimits?: BodyLimits;
   /** requests in flight past which new ones get 503 (health and metrics exempt) */
   maxRequestsInFlight?: number;
+  /** requests in flight one principal (key, master key, client token) may hold; past it 503 for that principal only */
+  maxRequestsInFlightPerKey?: number;
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
@@ -38,7 +40,13 @@ export interface AppOptions {
 export function createApp(options: AppOptions): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: false });
   const bodyLimits = options.bodyLimits ?? DEFAULT_BODY_LIMITS;
-  const router = buildRouter(options.routes, options.auth, bodyLimits, options.clientGuard);
+  const router = buildRouter(
+    options.routes,
+    options.auth,
+    bodyLimits,
+    options.clientGuard,
+    options.maxRequestsInFlightPerKey ?? DEFAULT_CONFIG.server.maxRequestsInFlightPerKey,
+  );
 
   app.use(requestId());
   // a refused body is discarded unread, so that the client reads its answer; only a body larger than any route takes is cut

@@ -3,6 +3,7 @@
 // session it names (and the client rules that need it), run the handler, wrap `data`.
 import { Router } from '@koa/router';
 import { assertAccess, type Principal } from '../auth/scopes.js';
+import { PrincipalShare } from './middleware/capacity.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { noQuery } from './schemas/common.js';
@@ -21,8 +22,9 @@ export interface ClientGuard {
   enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): { release(): void } | undefined;
 }
 
-export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard): Router {
+export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard, maxInFlightPerPrincipal = Infinity): Router {
   const router = new Router();
+  const share = new PrincipalShare(maxInFlightPerPrincipal);
   const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
   for (const route of routes) {
     const validate = {
@@ -35,6 +37,8 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
     router[method](route.path, async function routeHandler(koaCtx) {
       const ctx = koaCtx as unknown as AppContext;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
+      // released by the in-flight cap once the request is answered (health and metrics, exempt there, are public)
+      if (principal && !ctx.state.releaseShare) ctx.state.releaseShare = share.acquire(principal);
       const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
       const query = validate.query({ ...ctx.query });
       if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);

@@ -7,6 +7,8 @@ export interface AppState {
   principal?: Principal;
   /** parsed JSON body (undefined when the request had none) */
   body?: unknown;
+  /** gives back the caller's in-flight slot (server.maxRequestsInFlightPerKey); the in-flight cap calls it once answered */
+  releaseShare?: () => void;
 }
 
 export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };

@@ -55,6 +55,54 @@ describe('requests in flight (server.maxRequestsInFlight)', () => {
   });
 });
 
+describe("one client's share of the requests in flight (server.maxRequestsInFlightPerKey)", () => {
+  let shared: TestDaemon;
+  const held: RawExchange[] = [];
+  before(async () => {
+    shared = await startDaemon({ config: 'server:\n  maxRequestsInFlight: 16\n  maxRequestsInFlightPerKey: 2\n' });
+  });
+  after(async () => {
+    for (const exchange of held) exchange.socket.destroy();
+    await shared.cleanup();
+  });
+
+  async function newKey(name: string): Promise<string> {
+    const res = await shared.request('POST', '/api/account/keys', { name, scopes: ['sessions:manage', 'sessions:read'] });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body.data.key as string;
+  }
+
+  test('a key past its share → 503 SERVER_BUSY + Retry-After for it alone; another key and the master key still pass', async () => {
+    const flooder = await newKey('flooder');
+    const other = await newKey('other');
+    for (let i = 0; i < 2; i++) {
+      const exchange = rawExchange(shared.url, requestHead('POST', '/api/sessions', { Authorization: `Bearer ${flooder}`, 'Content-Type': 'application/json', 'Content-Length': 100 }), '{');
+      held.push(exchange);
+    }
+    await waitFor(async () => (await shared.request('GET', '/api/sessions', undefined, flooder)).status === 503, 5000, "the flooding key's share to be reached");
+    const busy = await shared.request('GET', '/api/sessions', undefined, flooder);
+    assert.equal(busy.status, 503);
+    assert.equal(busy.body.error.code, 'SERVER_BUSY');
+    assert.match(busy.headers.get('retry-after') ?? '', /^\d+$/);
+    assert.equal((await shared.request('GET', '/api/sessions', undefined, other)).status, 200);
+    assert.equal((await shared.request('POST', '/api/sessions', { name: 'fair', engine: 'sandbox' }, other)).status, 201);
+    assert.equal((await shared.request('GET', '/api/sessions')).status, 200);
+    for (const exchange of held.splice(0)) exchange.socket.destroy();
+    await waitFor(async () => (await shared.request('GET', '/api/sessions', undefined, flooder)).status === 200, 5000, "the flooding key's share to free up");
+  });
+
+  test('unauthenticated bodies that never finish are answered 401 and hold no place: a key still gets through', async () => {
+    const key = await newKey('after-junk');
+    const junk = Array.from({ length: 20 }, () =>
+      rawExchange(shared.url, requestHead('POST', '/api/messages/send', { 'Content-Type': 'application/json', 'Content-Length': 60_000 }), '{"x":"'),
+    );
+    held.push(...junk);
+    for (const exchange of junk) assert.equal((await within(exchange.answer, 5000, 'a 401 before the body')).status, 401);
+    assert.equal((await shared.request('GET', '/api/sessions', undefined, key)).status, 200);
+    for (const exchange of held.splice(0)) exchange.socket.destroy();
+  });
+});
+
 describe('large bodies (server.maxLargeBodies)', () => {
   test('a second body over the small limit read at once → 503 SERVER_BUSY; small bodies still pass', async () => {
     const first = stuckPost('/api/messages/send', 60_000);
@@ -149,6 +197,7 @@ describe('server settings', () => {
         mediaBodyLimitBytes: 104857600,
         maxLargeBodies: 4,
         maxRequestsInFlight: 256,
+        maxRequestsInFlightPerKey: 64,
         maxConnections: 1024,
         requestTimeoutMs: 60000,
         headersTimeoutMs: 10000,

@@ -2,6 +2,7 @@
 // on what is discarded of bodies nobody read, and the refusal of paths whose percent-encoding is malformed (400, before
 // anything decodes them).
 import type { Middleware } from 'koa';
+import type { Principal } from '../../auth/scopes.js';
 import { ServerBusyError, ValidationError } from '../../errors.js';
 import type { AppState } from '../types.js';
 
@@ -11,15 +12,53 @@ const EXEMPT = new Set(['/api/health', '/metrics']);
 export function inFlightCap(max: number): Middleware<AppState> {
   let inFlight = 0;
   return async function inFlightCapMiddleware(ctx, next) {
-    if (EXEMPT.has(ctx.path)) return next();
+    if (EXEMPT.has(ctx.path)) {
+      try {
+        return await next();
+      } finally {
+        ctx.state.releaseShare?.();
+      }
+    }
     if (inFlight >= max) throw new ServerBusyError(`${max} requests are in flight already; retry shortly`);
     inFlight++;
     try {
       await next();
     } finally {
       inFlight--;
+      // the caller's share is held as long as the global slot (through the wait for the commit), or it would not bound it
+      ctx.state.releaseShare?.();
     }
   };
+}
+
+/**
+ * Fairness under the global cap: each principal (an API key, the master key, a client token's session and ephemeral id)
+ * may hold at most `max` requests in flight, counted once it is authenticated; past it only that principal gets 503, so a
+ * flooding client cannot take the whole of `server.maxRequestsInFlight` from the others.
+ */
+export class PrincipalShare {
+  private readonly inFlight = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** Takes a slot for the principal or throws ServerBusyError; the returned function gives it back (call it once). */
+  acquire(principal: Principal): () => void {
+    const id = principalId(principal);
+    const held = this.inFlight.get(id) ?? 0;
+    if (held >= this.max) throw new ServerBusyError(`this client has ${this.max} requests in flight already; retry shortly`);
+    this.inFlight.set(id, held + 1);
+    return () => {
+      const now = (this.inFlight.get(id) ?? 1) - 1;
+      if (now > 0) this.inFlight.set(id, now);
+      else this.inFlight.delete(id);
+    };
+  }
+}
+
+function principalId(principal: Principal): string {
+  if (principal.kind === 'master') return 'master';
+  if (principal.kind === 'key') return `key:${principal.id}`;
+  return `client:${principal.session}:${principal.ephemeralId}`;
 }
 
 export function wellEncodedPath(): Middleware<AppState> {
