@@ -82,6 +82,7 @@ async function probe(target: Target, method: 'GET' | 'POST', path: string, key: 
     else if (res.status !== 503) throw new Error(`overload bench: ${method} ${path} answered ${res.status} ${String(res.body)}`);
   }
   latencies.sort((a, b) => a - b);
+  if (process.env.BENCH_VERBOSE) process.stderr.write(`${target.url} ${method} ${path}: ${latencies.length} answers, slowest ${latencies.slice(-3).map((l) => Math.round(l)).join(', ')} ms\n`);
   return { p99: percentile(latencies, 99), count: latencies.length, ok };
 }
 
