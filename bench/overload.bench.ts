@@ -103,11 +103,11 @@ async function probeBoth(target: Target, key?: string, send?: unknown): Promise<
 
 interface Round extends Probes {
   floods: FloodStats[];
-  /** CPU share of one core over the round: the daemon, the flood processes */
-  daemonCores: number;
+  /** CPU share of one core over the round: the server (daemon or bare Koa), the flood processes */
+  serverCores: number;
   floodCores: number;
-  /** daemon CPU µs per flood request answered (probes included in the CPU, negligible beside the flood) */
-  daemonUsPerFloodRequest: number;
+  /** server CPU µs per flood request answered (probes included in the CPU, negligible beside the flood) */
+  serverUsPerFloodRequest: number;
 }
 
 const count = (stats: FloodStats | undefined, code: string) => stats?.codes[code]?.count ?? 0;
@@ -130,7 +130,7 @@ async function floodRound(target: Target, dir: string, name: string, flood: Floo
     { name: 'sends', url, method: 'POST', connections: flood.sendConnections, headers: { authorization: `Bearer ${flood.key}` }, body: JSON.stringify(flood.send) },
     { name: 'junk', url, method: 'POST', connections: flood.junkConnections, bodyBytes: JUNK_BYTES },
   ].filter((load) => load.connections > 0 && (!process.env.BENCH_FLOOD || process.env.BENCH_FLOOD === load.name));
-  const daemonCpuStart = cpuMicros(target.pid)!;
+  const serverCpuStart = cpuMicros(target.pid)!;
   const started = performance.now();
   // each load in its own process, so that neither starves the other's event loop
   const floods = await Promise.all(
@@ -141,7 +141,7 @@ async function floodRound(target: Target, dir: string, name: string, flood: Floo
   const { health, send: sent } = await probeBoth(target, key, send);
   await floodsDone;
   const elapsedUs = (performance.now() - started) * 1000;
-  const daemonCores = (cpuMicros(target.pid)! - daemonCpuStart) / elapsedUs;
+  const serverCores = (cpuMicros(target.pid)! - serverCpuStart) / elapsedUs;
   const stats = loads.flatMap((load) => {
     const path = join(dir, `${name}-${load.name}.json`);
     return existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as FloodStats[]) : [];
@@ -149,8 +149,8 @@ async function floodRound(target: Target, dir: string, name: string, flood: Floo
   if (process.env.BENCH_VERBOSE) process.stderr.write(`${name}: ${JSON.stringify(stats)}\n`);
   const floodCores = stats.reduce((sum, s) => sum + s.cpuMicros, 0) / elapsedUs;
   const floodRequests = stats.reduce((sum, s) => sum + s.requests, 0);
-  const daemonUsPerFloodRequest = floodRequests ? (daemonCores * elapsedUs) / floodRequests : 0;
-  return { health, send: sent, floods: stats, daemonCores, floodCores, daemonUsPerFloodRequest };
+  const serverUsPerFloodRequest = floodRequests ? (serverCores * elapsedUs) / floodRequests : 0;
+  return { health, send: sent, floods: stats, serverCores, floodCores, serverUsPerFloodRequest };
 }
 
 function rows(label: string, round_: Round, quiet: Probes): BenchResult[] {
@@ -173,8 +173,8 @@ function rows(label: string, round_: Round, quiet: Probes): BenchResult[] {
     ),
     result(
       'overload',
-      `context: CPU of the daemon during the flood ${label}, in cores (vs the flood processes' CPU, in cores); the daemon's CPU per flood request answered: ${Math.round(round_.daemonUsPerFloodRequest)} µs`,
-      round(round_.daemonCores, 2),
+      `context: CPU of the daemon during the flood ${label}, in cores (vs the flood processes' CPU, in cores); the daemon's CPU per flood request answered: ${Math.round(round_.serverUsPerFloodRequest)} µs`,
+      round(round_.serverCores, 2),
       round(round_.floodCores, 2),
       'cores',
     ),
@@ -183,7 +183,7 @@ function rows(label: string, round_: Round, quiet: Probes): BenchResult[] {
 
 /** The daemon against the bare server under the same flood: what the daemon adds to the least any server can do. */
 function bareRows(label: string, daemon: Round, bare: Round, bareQuiet: Probes, withSend: boolean): BenchResult[] {
-  const cores = (r: Round) => `${round(r.daemonCores, 2)}`;
+  const cores = (r: Round) => `${round(r.serverCores, 2)}`;
   return [
     result('overload', `p99 ms of GET /api/health during the flood ${label}: daemon vs bare Koa under the same flood (lower is better)`, daemon.health.p99, bare.health.p99, 'ms'),
     ...(withSend
@@ -192,9 +192,9 @@ function bareRows(label: string, daemon: Round, bare: Round, bareQuiet: Probes, 
     result('overload', `bare Koa: p99 ms of GET /api/health during the flood ${label} vs without (lower is better)`, bare.health.p99, bareQuiet.health.p99, 'ms'),
     result(
       'overload',
-      `context: the flood ${label}: CPU in cores of bare Koa (vs the daemon's ${cores(daemon)}; flood processes ${round(bare.floodCores, 2)} on bare Koa, ${round(daemon.floodCores, 2)} on the daemon); flood requests answered per second by bare Koa ${round(floodRps(bare))} (vs ${round(floodRps(daemon))} by the daemon); CPU µs per flood request ${Math.round(bare.daemonUsPerFloodRequest)} (vs ${Math.round(daemon.daemonUsPerFloodRequest)})`,
-      round(bare.daemonCores, 2),
-      round(daemon.daemonCores, 2),
+      `context: the flood ${label}: CPU in cores of bare Koa (vs the daemon's ${cores(daemon)}; flood processes ${round(bare.floodCores, 2)} on bare Koa, ${round(daemon.floodCores, 2)} on the daemon); flood requests answered per second by bare Koa ${round(floodRps(bare))} (vs ${round(floodRps(daemon))} by the daemon); CPU µs per flood request ${Math.round(bare.serverUsPerFloodRequest)} (vs ${Math.round(daemon.serverUsPerFloodRequest)})`,
+      round(bare.serverCores, 2),
+      round(daemon.serverCores, 2),
       'cores',
     ),
   ];
