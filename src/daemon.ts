@@ -203,7 +203,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();
-      await Promise.all([...engines.values()].map((engine) => engine.close()));
+      await engines.close();
       await webhooksStopped;
       void webhookHttp.close();
       tick.flush();
