@@ -11,9 +11,13 @@ const withIdFormats = (ajv: Ajv): Ajv => {
   return ajv;
 };
 
-const bodyAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false })));
+let bodyAjv: Ajv | undefined;
 /** query strings and path segments arrive as strings: coerce them to the schema's types */
-const textAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })));
+let textAjv: Ajv | undefined;
+const ajvFor = (source: 'body' | 'query' | 'params'): Ajv =>
+  source === 'body'
+    ? (bodyAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false }))))
+    : (textAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }))));
 
 export type Validator = (value: unknown) => unknown;
 
@@ -21,7 +25,7 @@ export type Validator = (value: unknown) => unknown;
 export function compileValidator(schema: object, source: 'body' | 'query' | 'params'): Validator {
   let compiled: ValidateFunction | undefined;
   return (value) => {
-    const validate = (compiled ??= (source === 'body' ? bodyAjv : textAjv).compile(schema));
+    const validate = (compiled ??= ajvFor(source).compile(schema));
     if (source === 'body' && value === undefined) {
       if (acceptsUndefined(schema)) return {};
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
