@@ -179,6 +179,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     committed: tick.committed,
   });
   const server = createHttpServer(app.callback(), config.server);
+  await sessions.prepareRestore();
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

@@ -210,6 +210,16 @@ export class SessionManager {
     return this.runtimes.get(name)!.engine.requestPairingCode(phoneDigits);
   }
 
+  /**
+   * Loads the engines of the sessions restoreAll will start. The daemon calls it before it listens, so that no request
+   * finds a session still marked CONNECTED from the last run that restoreAll has not reached because its engine's code
+   * was still loading; a daemon without such sessions loads nothing.
+   */
+  async prepareRestore(): Promise<void> {
+    const engines = new Set(this.deps.sessions.list().filter((row) => row.shouldRun).map((row) => row.engine));
+    await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
+  }
+
   /** Starts every session that was running when the daemon stopped. */
   async restoreAll(): Promise<number> {
     let restored = 0;
