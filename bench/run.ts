@@ -12,6 +12,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   sessions: () => import('./sessions.bench.js'),
   'baileys-footprint': () => import('./baileys-footprint.bench.js'),
   cli: () => import('./cli.bench.js'),
+  startup: () => import('./startup.bench.js'),
   overload: () => import('./overload.bench.js'),
 };
 

@@ -18,7 +18,7 @@ import { createWebhooksRepo } from '../src/store/webhooks.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
 import { WebhookRegistry } from '../src/webhooks/registry.js';
-import { createGuardedDispatcher } from '../src/net/url-guard.js';
+import { createGuardedDispatcher } from '../src/net/guarded-dispatcher.js';
 import { secretBoxFor } from '../src/auth/secret-box.js';
 
 const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);

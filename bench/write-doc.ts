@@ -25,6 +25,8 @@ const TARGETS: Array<[bench: string, metricStart: string, target: string]> = [
   ['inbound', 'JS heap in use MB after 4 bursts', 'ratio ≈ 1 (bounded)'],
   ['sessions', 'daemon start to', 'value ≤ 3,000 ms'],
   ['sessions', 'RSS per idle sandbox session', 'value ≤ 1024 KB'],
+  ['startup', 'empty daemon: spawn to', 'value ≤ 400 ms'],
+  ['startup', 'empty daemon: RSS', 'value ≤ 90 MB'],
   ['overload', 'p99 ms of', 'ratio: reported (issue 16: within their p99)'],
   ['overload', 'share of those sends answered 2xx', 'value ≈ 1 (another key floods, not this one)'],
 ];

@@ -28,7 +28,7 @@ import { createMessageLookup } from './messages/lookup.js';
 import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
-import { createGuardedDispatcher } from './net/url-guard.js';
+import { lazyGuardedDispatcher } from './net/url-guard.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createOutbox } from './webhooks/outbox.js';
 import { WebhookRegistry } from './webhooks/registry.js';
@@ -131,9 +131,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it
   const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue);
   const mediaUrlPolicy = { allowPrivateTargets: config.media.allowPrivateUrls };
-  const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: createGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
+  const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
-  const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: createGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
+  const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
   const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
   const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
@@ -141,7 +141,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     webhooks.deleteForSession(name);
     apiKeys.forgetSession(name);
   });
-  const webhookHttp = createGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
+  const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
@@ -205,6 +205,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     committed: tick.committed,
   });
   const server = createHttpServer(app.callback(), config.server);
+  await sessions.prepareRestore();
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -229,7 +230,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();
-      await Promise.all([...engines.values()].map((engine) => engine.close()));
+      await engines.close();
       await webhooksStopped;
       void webhookHttp.close();
       tick.flush();

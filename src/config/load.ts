@@ -2,7 +2,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { Ajv } from 'ajv';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { DEFAULT_CONFIG } from './defaults.js';
 import type { GatewayConfig } from './types.js';
 
@@ -65,6 +65,9 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   return config;
 }
 
+/** yaml (tens of files, 40–180 ms to load) is required when a file is read or written, not when the CLI or daemon starts. */
+export const yaml = (): typeof import('yaml') => createRequire(import.meta.url)('yaml') as typeof import('yaml');
+
 function readYaml(path: string, required: boolean): Record<string, unknown> {
   if (!existsSync(path)) {
     if (required) throw new ConfigError(`config file not found: ${path}`);
@@ -72,7 +75,7 @@ function readYaml(path: string, required: boolean): Record<string, unknown> {
   }
   let parsed: unknown;
   try {
-    parsed = parseYaml(readFileSync(path, 'utf8'));
+    parsed = yaml().parse(readFileSync(path, 'utf8'));
   } catch (err) {
     throw new ConfigError(`${path} is not valid YAML: ${(err as Error).message}`);
   }

@@ -11,15 +11,21 @@ const withIdFormats = (ajv: Ajv): Ajv => {
   return ajv;
 };
 
-const bodyAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false })));
+let bodyAjv: Ajv | undefined;
 /** query strings and path segments arrive as strings: coerce them to the schema's types */
-const textAjv = withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true })));
+let textAjv: Ajv | undefined;
+const ajvFor = (source: 'body' | 'query' | 'params'): Ajv =>
+  source === 'body'
+    ? (bodyAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false }))))
+    : (textAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }))));
 
 export type Validator = (value: unknown) => unknown;
 
+/** Compiles on first use: compiling the validators of every route at start took about 200 ms and several MB. */
 export function compileValidator(schema: object, source: 'body' | 'query' | 'params'): Validator {
-  const validate: ValidateFunction = (source === 'body' ? bodyAjv : textAjv).compile(schema);
+  let compiled: ValidateFunction | undefined;
   return (value) => {
+    const validate = (compiled ??= ajvFor(source).compile(schema));
     if (source === 'body' && value === undefined) {
       if (acceptsUndefined(schema)) return {};
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);

@@ -1,5 +1,5 @@
 // Downloads media from a user-supplied URL through the URL guard, with a byte limit checked while streaming and a timeout.
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 
 export interface FetchedMedia {
@@ -26,7 +26,8 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
   try {
     let response: Dispatcher.ResponseData<unknown>;
     try {
-      response = await request(url, { method: 'GET', dispatcher, signal: controller.signal, maxRedirections: 0 } as Parameters<typeof request>[1]);
+      const { request } = await import('undici');
+      response = await request(url, { method: 'GET', dispatcher, signal: controller.signal, maxRedirections: 0 } as Parameters<typeof import('undici').request>[1]);
     } catch (err) {
       if (controller.signal.aborted) throw failed(`timed out after ${limits.timeoutMs} ms`);
       const message = (err as Error).message;

@@ -1,7 +1,6 @@
 // Uploads media to an S3-compatible bucket (multipart through @aws-sdk/lib-storage) and builds public or presigned URLs.
-import { GetObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+// The AWS SDK (about 40 MB and 200 ms to import) loads when a bucket is first used, not when the daemon starts.
+import type { S3Client } from '@aws-sdk/client-s3';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
@@ -28,12 +27,20 @@ export interface UploadedObject {
   objectUrl: string;
 }
 
+let clientSdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+let storageSdk: Promise<typeof import('@aws-sdk/lib-storage')> | undefined;
+let presignerSdk: Promise<typeof import('@aws-sdk/s3-request-presigner')> | undefined;
+const s3Sdk = () => (clientSdk ??= import('@aws-sdk/client-s3'));
+const uploadSdk = () => (storageSdk ??= import('@aws-sdk/lib-storage'));
+const presigner = () => (presignerSdk ??= import('@aws-sdk/s3-request-presigner'));
+
 export class S3Storage {
-  private readonly client: S3Client;
+  private client: Promise<S3Client> | undefined;
+  private readonly lookup: LookupFunction | undefined;
 
   constructor(
     readonly settings: S3Settings,
-    connection: S3Connection = DEFAULT_S3_CONNECTION,
+    private readonly connection: S3Connection = DEFAULT_S3_CONNECTION,
   ) {
     if (settings.endpoint && !connection.allowPrivateEndpoint) {
       // settings stored before the endpoint was checked, or a literal address (connections to those skip the lookup)
@@ -43,8 +50,17 @@ export class S3Storage {
         throw new NetworkError('the configured S3 endpoint is not a public https URL; set media.s3AllowPrivateEndpoint for a local S3 server', undefined, 'S3_ERROR');
       }
     }
-    const lookup = connection.allowPrivateEndpoint ? undefined : publicOnlyLookup;
-    this.client = new S3Client({
+    this.lookup = connection.allowPrivateEndpoint ? undefined : publicOnlyLookup;
+  }
+
+  private s3(): Promise<S3Client> {
+    this.client ??= s3Sdk().then(({ S3Client }) => this.createClient(S3Client));
+    return this.client;
+  }
+
+  private createClient(Client: typeof S3Client): S3Client {
+    const { connection, settings, lookup } = this;
+    return new Client({
       // without these a stalled endpoint holds an upload (and the received-message events queued behind auto-persist) forever
       requestHandler: {
         connectionTimeout: connection.connectTimeoutMs,
@@ -64,8 +80,9 @@ export class S3Storage {
 
   async upload(key: string, body: Readable | Buffer, contentType: string, size: number | null): Promise<UploadedObject> {
     try {
+      const [client, { Upload }] = await Promise.all([this.s3(), uploadSdk()]);
       const upload = new Upload({
-        client: this.client,
+        client,
         params: {
           Bucket: this.settings.bucket,
           Key: key,
@@ -87,7 +104,8 @@ export class S3Storage {
   /** The object's bytes as a stream; undefined when the bucket has no such key. */
   async read(key: string): Promise<{ stream: Readable; size: number | null } | undefined> {
     try {
-      const object = await this.client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      const [client, { GetObjectCommand }] = await Promise.all([this.s3(), s3Sdk()]);
+      const object = await client.send(new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }));
       return { stream: object.Body as Readable, size: object.ContentLength ?? null };
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -98,7 +116,8 @@ export class S3Storage {
   /** The object's size (null when S3 does not say); undefined when the bucket has no such key. */
   async head(key: string): Promise<number | null | undefined> {
     try {
-      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+      const [client, { HeadObjectCommand }] = await Promise.all([this.s3(), s3Sdk()]);
+      const head = await client.send(new HeadObjectCommand({ Bucket: this.settings.bucket, Key: key }));
       return head.ContentLength ?? null;
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -109,14 +128,15 @@ export class S3Storage {
   /** A URL to read the object: public when publicBaseUrl is set, presigned otherwise. */
   async readUrl(key: string): Promise<string> {
     if (this.settings.publicBaseUrl) return `${this.settings.publicBaseUrl.replace(/\/+$/, '')}/${encodeKey(key)}`;
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {
+    const [client, { GetObjectCommand }, { getSignedUrl }] = await Promise.all([this.s3(), s3Sdk(), presigner()]);
+    return getSignedUrl(client, new GetObjectCommand({ Bucket: this.settings.bucket, Key: key }), {
       expiresIn: this.settings.presignExpiresSeconds,
     });
   }
 
   private async objectUrl(key: string): Promise<string> {
     if (this.settings.publicBaseUrl) return this.readUrl(key);
-    const endpoint = await this.client.config.endpoint?.();
+    const endpoint = await (await this.s3()).config.endpoint?.();
     if (endpoint) {
       const base = `${endpoint.protocol}//${endpoint.hostname}${endpoint.port ? `:${endpoint.port}` : ''}${endpoint.path.replace(/\/$/, '')}`;
       return this.settings.forcePathStyle ? `${base}/${this.settings.bucket}/${encodeKey(key)}` : `${base.replace('//', `//${this.settings.bucket}.`)}/${encodeKey(key)}`;
@@ -125,7 +145,10 @@ export class S3Storage {
   }
 
   destroy(): void {
-    this.client.destroy();
+    void this.client?.then(
+      (client) => client.destroy(),
+      () => {},
+    );
   }
 }
 

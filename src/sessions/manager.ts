@@ -6,6 +6,7 @@ import type { EventType } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
 import type { SessionRow, SessionsRepo } from '../store/sessions.js';
+import type { EngineRegistry } from '../engine/index.js';
 import type { ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
 
@@ -61,7 +62,7 @@ export class SessionManager {
     private readonly deps: {
       sessions: SessionsRepo;
       authState: AuthStateRepo;
-      engines: Map<EngineName, Engine>;
+      engines: EngineRegistry;
       bus: EventBus;
       logger: Logger;
       settings: ManagerSettings;
@@ -149,7 +150,7 @@ export class SessionManager {
       throw new GatewayError('LIMIT_REACHED', `this daemon already has ${max} sessions, its limit (sessions.maxSessions); delete one first`);
     }
     const engine = input.engine ?? this.deps.defaultEngine;
-    this.engine(engine);
+    this.checkEngine(engine);
     if (input.proxy !== undefined) checkProxyUrl(input.proxy, this.deps.urlPolicy);
     const row = this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });
     if (input.start) await this.start(input.name);
@@ -158,10 +159,12 @@ export class SessionManager {
 
   /** Returns false when the session was already running. */
   async start(name: string): Promise<boolean> {
+    // the engine's code may load first; the row is read after, so a change made meanwhile counts
+    const engine = await this.engine(this.get(name).engine);
     const row = this.get(name);
     if (this.runtimes.has(name)) return false;
     this.deps.sessions.setShouldRun(name, true);
-    await this.launch(row);
+    await this.launch(row, engine);
     return true;
   }
 
@@ -207,12 +210,24 @@ export class SessionManager {
     return this.runtimes.get(name)!.engine.requestPairingCode(phoneDigits);
   }
 
+  /**
+   * Loads the engines of the sessions restoreAll will start. The daemon calls it before it listens, so that no request
+   * finds a session still marked CONNECTED from the last run that restoreAll has not reached because its engine's code
+   * was still loading; a daemon without such sessions loads nothing.
+   */
+  async prepareRestore(): Promise<void> {
+    const engines = new Set(this.deps.sessions.list().filter((row) => row.shouldRun).map((row) => row.engine));
+    await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
+  }
+
   /** Starts every session that was running when the daemon stopped. */
   async restoreAll(): Promise<number> {
     let restored = 0;
     for (const row of this.deps.sessions.list()) {
       if (row.shouldRun) {
-        await this.launch(row).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
+        await this.engine(row.engine)
+          .then((engine) => this.launch(row, engine))
+          .catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
         restored += 1;
       } else if (row.status !== 'DISCONNECTED') {
         this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
@@ -228,16 +243,19 @@ export class SessionManager {
 
   // ---- internals ----
 
-  private engine(name: EngineName): Engine {
-    const engine = this.deps.engines.get(name);
-    if (!engine) throw new GatewayError('NOT_SUPPORTED', `the ${name} engine is not available in this daemon`);
-    return engine;
+  private checkEngine(name: EngineName): void {
+    if (!this.deps.engines.has(name)) throw new GatewayError('NOT_SUPPORTED', `the ${name} engine is not available in this daemon`);
   }
 
-  private async launch(row: SessionRow): Promise<void> {
+  private async engine(name: EngineName): Promise<Engine> {
+    this.checkEngine(name);
+    return this.deps.engines.load(name);
+  }
+
+  private async launch(row: SessionRow, engine: Engine): Promise<void> {
     const auth = this.deps.authState.forSession(row.name);
     const runtime: Runtime = { failures: 0 } as Runtime;
-    runtime.engine = this.engine(row.engine).createSession({
+    runtime.engine = engine.createSession({
       name: row.name,
       proxy: row.proxy ?? undefined,
       urlPolicy: this.deps.urlPolicy,

@@ -9,12 +9,12 @@ import { GatewayError } from '../../src/errors.js';
 import { postDelivery } from '../../src/webhooks/http-delivery.js';
 import {
   checkTargetUrl,
-  createGuardedDispatcher,
   defaultResolver,
   isBlockedAddress,
   isInternalHostname,
   type Resolver,
 } from '../../src/net/url-guard.js';
+import { createGuardedDispatcher } from '../../src/net/guarded-dispatcher.js';
 
 const STRICT = { allowPrivateTargets: false };
 const LOCAL = { allowPrivateTargets: true };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { postDelivery } from '../../src/webhooks/http-delivery.js';
-import { createGuardedDispatcher } from '../../src/net/url-guard.js';
+import { createGuardedDispatcher } from '../../src/net/guarded-dispatcher.js';
 
 interface Received {
   method: string;

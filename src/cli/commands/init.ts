@@ -3,9 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { Document } from 'yaml';
 import { DEFAULT_CONFIG } from '../../config/defaults.js';
-import { loadConfig } from '../../config/load.js';
+import { loadConfig, yaml } from '../../config/load.js';
 import type { EngineName } from '../../engine/types.js';
 import { CliError, type GlobalOptions } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
@@ -119,7 +118,7 @@ async function ask(promptsOnStderr: boolean): Promise<InitAnswers> {
 }
 
 export function renderConfig(answers: InitAnswers, masterKey: string): string {
-  const doc = new Document({
+  const doc = new (yaml().Document)({
     host: answers.host,
     port: answers.port,
     dataDir: answers.dataDir,

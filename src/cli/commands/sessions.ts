@@ -1,7 +1,6 @@
 // `gateway sessions …`: list, show, create, start, stop, restart, logout, delete and pair sessions over /api/sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import qrcode from 'qrcode-terminal';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, printRecord, printTable } from '../output.js';
@@ -237,6 +236,7 @@ function qrDrawer(out: NodeJS.WriteStream) {
       }
       if (current.qr === last) return;
       last = current.qr;
+      const { default: qrcode } = await import('qrcode-terminal');
       const art = await new Promise<string>((done) => qrcode.generate(current.qr, { small: true }, done));
       const expires = new Date(current.expiresAt).toLocaleTimeString();
       const text = `${art.replace(/\n+$/, '')}\nscan with WhatsApp > Linked devices > Link a device (this code expires at ${expires}; a new one follows)\n`;

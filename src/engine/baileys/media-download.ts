@@ -8,7 +8,7 @@ import { pipeline, Transform, type Readable } from 'node:stream';
 import { getMediaKeys } from '@whiskeysockets/baileys';
 import { Agent, request, type Dispatcher } from 'undici';
 import { GatewayError } from '../../errors.js';
-import { createGuardedDispatcher } from '../../net/url-guard.js';
+import { createGuardedDispatcher } from '../../net/guarded-dispatcher.js';
 
 export const DEFAULT_MEDIA_HOST = 'mmg.whatsapp.net';
 const WHATSAPP_MEDIA_HOST = /^([a-z0-9-]+\.)*whatsapp\.net$/i;

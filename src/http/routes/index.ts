@@ -25,7 +25,7 @@ import { webhookRoutes } from './webhooks.js';
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   const routes: RouteDef[] = [
     ...healthRoutes(services, metrics),
-    ...openApiRoutes(services, () => document),
+    ...openApiRoutes(services, () => openApiDocument()),
     ...docsRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
@@ -42,7 +42,8 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...sandboxRoutes(services),
     ...sandboxChatRoutes(services),
   ];
-  // built at start, from the very records the router runs
-  const document = buildOpenApiDocument(routes, { version: services.version, config: services.config });
+  // built on first request (not at start), from the very records the router runs
+  let document: object | undefined;
+  const openApiDocument = () => (document ??= buildOpenApiDocument(routes, { version: services.version, config: services.config }));
   return routes;
 }

@@ -1,4 +1,4 @@
-// GET /api/openapi.json: the OpenAPI 3.1 document of this daemon, built once at start from the route table.
+// GET /api/openapi.json: the OpenAPI 3.1 document of this daemon, built once (on first request) from the route table.
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 

@@ -1,5 +1,4 @@
 // Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
-import QRCode from 'qrcode';
 import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
@@ -163,7 +162,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       async handler({ params, query }) {
         const { qr, expiresAt } = sessions.currentQr(params.session);
         if (query.format !== 'image') return { qr, expiresAt };
-        return { qr, expiresAt, image: await QRCode.toDataURL(qr, { margin: 1, width: 320 }) };
+        return { qr, expiresAt, image: await (await qrcode()).toDataURL(qr, { margin: 1, width: 320 }) };
       },
     },
     {
@@ -195,3 +194,6 @@ function checkProxy(proxy: string): void {
   }
   if (!url?.hostname) throw ValidationError.field('/proxy', 'is not a proxy URL like http://user:pass@host:8080 or socks5://host:1080');
 }
+
+/** qrcode loads when a QR image is first asked for, not at start. */
+const qrcode = async () => (await import('qrcode')).default;
