@@ -3,9 +3,8 @@
 import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseDocument } from 'yaml';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
-import { loadConfig, resolveConfigPath } from '../../config/load.js';
+import { loadConfig, resolveConfigPath, yaml } from '../../config/load.js';
 import type { GatewayConfig } from '../../config/types.js';
 import { openDatabase } from '../../store/db.js';
 import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
@@ -142,7 +141,7 @@ function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnT
 
 /** Writes gateway.yaml with the new master key to a temporary file beside it (0600), comments kept; returns its path. */
 function stageConfig(path: string, newKey: string): string {
-  const doc = parseDocument(readFileSync(path, 'utf8'));
+  const doc = yaml().parseDocument(readFileSync(path, 'utf8'));
   doc.setIn(['auth', 'masterKey'], newKey);
   const staged = `${path}.rotate-${process.pid}.tmp`;
   writeFileSync(staged, doc.toString(), { mode: 0o600 });
