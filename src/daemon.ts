@@ -185,7 +185,13 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     routes: allRoutes(services, metrics, eventStreams),
     auth: { masterKeyDigest: sha256(masterKey), apiKeys, clientToken: (token) => clientTokens.principal(token) },
     clientGuard: {
-      admit: (principal, route, ctx) => void clientRules.admit(principal, { method: route.method, routePath: route.path, origin: ctx.get('Origin') || undefined }),
+      admit: (principal, route, ctx) =>
+        void clientRules.admit(principal, {
+          method: route.method,
+          routePath: route.path,
+          origin: ctx.get('Origin') || undefined,
+          pathSession: route.sessionFrom === 'params' ? ctx.params.session : undefined,
+        }),
       enforce: (principal, route, input) =>
         clientRules.enforce(principal, {
           method: route.method,

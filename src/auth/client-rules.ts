@@ -112,8 +112,15 @@ export class ClientRules {
     return candidates.some((rules) => rules.enabled && (rules.allowedOrigins.length === 0 || rules.allowedOrigins.includes(origin)));
   }
 
-  /** The checks that need no request body (rules, enabled, origin, route), run before the body is read; enforce repeats them. */
-  admit(principal: Extract<Principal, { kind: 'client' }>, request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'>): { rules: ClientRulesRow; action: ClientAction } {
+  /**
+   * The checks that need no request body (rules, enabled, origin, route, allowed action, and the session when the path
+   * names it), run before the body is read, so a token is never made to wait for a body it may not send; enforce
+   * repeats them.
+   */
+  admit(
+    principal: Extract<Principal, { kind: 'client' }>,
+    request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'> & { pathSession?: string },
+  ): { rules: ClientRulesRow; action: ClientAction } {
     const rules = this.repo.get(principal.session);
     if (!rules) throw new GatewayError('NO_CLIENT_RULES', `session ${principal.session} has no client rules; client tokens are refused`);
     if (!rules.enabled) throw new GatewayError('CLIENT_ACCESS_DISABLED', `client access to session ${principal.session} is disabled`);
@@ -122,6 +129,8 @@ export class ClientRules {
     }
     const action = actionOfRoute(request.method, request.routePath);
     if (!action) throw new GatewayError('ACTION_NOT_ALLOWED', `client tokens cannot call ${request.method} ${request.routePath}`);
+    if (!rules.allowedActions.includes(action)) throw new GatewayError('ACTION_NOT_ALLOWED', `action ${action} is not in this session's allowedActions`);
+    if (request.pathSession !== undefined) this.assertSession(principal, request.pathSession);
     return { rules, action };
   }
 
@@ -132,10 +141,7 @@ export class ClientRules {
    */
   enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
     const { rules, action } = this.admit(principal, request);
-    if (request.session !== principal.session) {
-      throw new GatewayError('SESSION_MISMATCH', `this token is for session ${principal.session}, not ${request.session ?? '(none)'}`);
-    }
-    if (!rules.allowedActions.includes(action)) throw new GatewayError('ACTION_NOT_ALLOWED', `action ${action} is not in this session's allowedActions`);
+    this.assertSession(principal, request.session);
     if (SENDING_ACTIONS.has(action)) this.checkRecipient(rules, action, request.chatId);
 
     // Everything below checks and takes a slot in one synchronous step: no await between them, so no other
@@ -159,6 +165,12 @@ export class ClientRules {
         this.repo.releaseDailySend(principal.session, principal.ephemeralId, day);
       },
     };
+  }
+
+  private assertSession(principal: Extract<Principal, { kind: 'client' }>, session: string | undefined): void {
+    if (session !== principal.session) {
+      throw new GatewayError('SESSION_MISMATCH', `this token is for session ${principal.session}, not ${session ?? '(none)'}`);
+    }
   }
 
   private checkRecipient(rules: ClientRulesRow, action: ClientAction, chatId: string | undefined): void {

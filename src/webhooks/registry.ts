@@ -197,12 +197,19 @@ export class WebhookRegistry {
    */
   update(id: number, patch: WebhookInput): WebhookView {
     const current = this.getRow(id);
+    const url = patch.url === undefined ? current.url : this.checkUrl(patch.url);
+    // stored header values (often the receiver's own tokens) never follow the webhook to another origin unseen: whoever
+    // moves it must know them, or the hidden values would be one PUT away from any webhooks:manage key
+    const keepable = new URL(url).origin === new URL(current.url).origin ? current.headers : [];
+    if (patch.headers === undefined && keepable.length < current.headers.length) {
+      throw ValidationError.field('/headers', 'the URL moves to another origin: send the headers again with their values (stored values never follow a webhook to a new origin)');
+    }
     const fields: WebhookFields = {
-      url: patch.url === undefined ? current.url : this.checkUrl(patch.url),
+      url,
       events: patch.events === undefined ? current.events : normaliseEvents(patch.events),
       session: patch.session === undefined ? current.session : patch.session,
       enabled: patch.enabled ?? current.enabled,
-      headers: patch.headers === undefined ? current.headers : checkHeaders(unmaskHeaders(patch.headers, current.headers)),
+      headers: patch.headers === undefined ? current.headers : checkHeaders(unmaskHeaders(patch.headers, keepable, keepable !== current.headers)),
       retries: patch.retries === undefined ? current.retries : checkRetries({ ...current.retries, ...patch.retries }),
       hmacKey: patch.hmacKey ?? current.hmacKey,
       signatureScheme: patch.signatureScheme ?? current.signatureScheme,
@@ -292,9 +299,10 @@ export function normaliseEvents(events: string[] | undefined): string[] {
 }
 
 /** Puts the stored value back for every header sent with the masked value; a mask for a header not stored is refused. */
-function unmaskHeaders(headers: WebhookHeader[], stored: readonly WebhookHeader[]): WebhookHeader[] {
+function unmaskHeaders(headers: WebhookHeader[], stored: readonly WebhookHeader[], movesOrigin: boolean): WebhookHeader[] {
   return headers.map(({ name, value }, i) => {
     if (value !== HEADER_VALUE_MASK) return { name, value };
+    if (movesOrigin) throw ValidationError.field(`/headers/${i}/value`, `the URL moves to another origin: give the value of "${name}" again (stored values never follow a webhook to a new origin)`);
     const kept = stored.find((h) => h.name.toLowerCase() === name.toLowerCase());
     if (!kept) throw ValidationError.field(`/headers/${i}/value`, `"${HEADER_VALUE_MASK}" keeps a stored value, but this webhook has no header "${name}"`);
     return { name, value: kept.value };

@@ -439,6 +439,20 @@ describe('webhook secrets and signature scheme (issue 16)', () => {
     await rejects('PUT', `/api/webhooks/${w.id}`, { headers: [{ name: 'X-Unknown', value: '********' }] }, '/headers/0/value');
   });
 
+  test('stored header values never follow the webhook to another origin: the move must resend them', async () => {
+    const w = await create({ url: URL, headers: [{ name: 'Authorization', value: SECRET }] });
+    const elsewhere = 'https://attacker.example.net/collect';
+    await rejects('PUT', `/api/webhooks/${w.id}`, { url: elsewhere }, '/headers');
+    await rejects('PUT', `/api/webhooks/${w.id}`, { url: elsewhere, headers: [{ name: 'Authorization', value: '********' }] }, '/headers/0/value');
+    assert.equal((await daemon.request('GET', `/api/webhooks/${w.id}`)).body.data.url, URL, 'a refused move changes nothing');
+    // the same origin keeps them; a move that gives the values (or drops the headers) is allowed
+    const samePath = `${new globalThis.URL(URL).origin}/other-path`;
+    assert.equal((await daemon.request('PUT', `/api/webhooks/${w.id}`, { url: samePath })).status, 200);
+    const moved = await daemon.request('PUT', `/api/webhooks/${w.id}`, { url: elsewhere, headers: [] });
+    assert.equal(moved.status, 200, JSON.stringify(moved.body));
+    assert.deepEqual(moved.body.data.headers, []);
+  });
+
   test('signatureScheme: "body" by default, "timestamp.body" on request, changed by PUT, anything else refused', async () => {
     assert.equal((await create({ url: URL })).signatureScheme, 'body');
     const w = await create({ url: URL, signatureScheme: 'timestamp.body' });
