@@ -163,6 +163,7 @@ export class SessionManager {
     const engine = await this.engine(this.get(name).engine);
     const row = this.get(name);
     if (this.runtimes.has(name)) return false;
+    if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     this.deps.sessions.setShouldRun(name, true);
     await this.launch(row, engine);
     return true;
@@ -253,6 +254,8 @@ export class SessionManager {
   }
 
   private async launch(row: SessionRow, engine: Engine): Promise<void> {
+    // a proxy stored under a looser URL policy is refused here rather than retried forever by the reconnect loop
+    if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     const auth = this.deps.authState.forSession(row.name);
     const runtime: Runtime = { failures: 0 } as Runtime;
     runtime.engine = engine.createSession({
