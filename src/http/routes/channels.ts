@@ -18,7 +18,7 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     access: 'chats:manage',
     sessionFrom: 'params',
     summary: `${on ? '' : 'un'}${what} a channel`,
-    schema: { params: channelParams, ...(method === 'POST' ? { body: emptyBody } : {}) },
+    schema: { params: channelParams, body: emptyBody },
     async handler({ params }) {
       if (what === 'follow') await channels.follow(params.session, params.channelId, on);
       else await channels.mute(params.session, params.channelId, on);
@@ -76,7 +76,7 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a channel (its owner only)',
-      schema: { params: channelParams },
+      schema: { params: channelParams, body: emptyBody },
       async handler({ params }) {
         await channels.delete(params.session, params.channelId);
         return done(`channel ${params.channelId} deleted`);

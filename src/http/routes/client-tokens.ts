@@ -1,6 +1,6 @@
 // Client tokens (minted by a server for browser code) and the per-session client rules that govern them.
 import { GatewayError } from '../../errors.js';
-import { sessionParams } from '../schemas/common.js';
+import { sessionParams, emptyBody } from '../schemas/common.js';
 import { clientRulesBody, mintTokenBody } from '../schemas/client-tokens.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
@@ -71,7 +71,7 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'remove the client rules; every client token of the session is refused from now on',
-      schema: { params: sessionParams },
+      schema: { params: sessionParams, body: emptyBody },
       handler({ params }) {
         sessions.get(params.session);
         clientRules.delete(params.session);

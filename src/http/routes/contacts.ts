@@ -17,7 +17,7 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
     access: 'chats:manage',
     sessionFrom: 'params',
     summary: blocked ? 'block a contact' : 'unblock a contact',
-    schema: { params: contactParams, ...(method === 'POST' ? { body: emptyBody } : {}) },
+    schema: { params: contactParams, body: emptyBody },
     async handler({ params }) {
       const jid = await contacts.setBlocked(params.session, params.contactId, blocked);
       return done(`${jid} ${blocked ? 'blocked' : 'unblocked'}`);

@@ -102,7 +102,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a group (its creator only)',
-      schema: { params: groupParams },
+      schema: { params: groupParams, body: emptyBody },
       async handler({ params }) {
         await groups.delete(params.session, params.groupId);
         return done(`group ${params.groupId} deleted`);
@@ -206,7 +206,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'revoke the invite link; returns the new code (the old one stops working; admins)',
-      schema: { params: groupParams },
+      schema: { params: groupParams, body: emptyBody },
       handler: ({ params }) => groups.revokeInvite(params.session, params.groupId),
     },
   ];

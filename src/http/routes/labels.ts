@@ -1,5 +1,5 @@
 // Label routes (SPEC §4 "Labels", business accounts only): list, create, update, delete, chats of a label.
-import { paging, sessionParams } from '../schemas/common.js';
+import { paging, sessionParams, emptyBody } from '../schemas/common.js';
 import { createLabelBody, labelChatsBody, labelParams, updateLabelBody } from '../schemas/labels.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
@@ -72,7 +72,7 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
       access: 'chats:manage',
       sessionFrom: 'params',
       summary: 'delete a label and its chat assignments',
-      schema: { params: labelParams },
+      schema: { params: labelParams, body: emptyBody },
       async handler({ params }) {
         await labels.delete(params.session, params.labelId);
         return done(`label ${params.labelId} deleted`);

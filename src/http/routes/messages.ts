@@ -1,6 +1,6 @@
 // Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
 import type { QuoteScope, SendBody } from '../../messages/service.js';
-import { sessionParams } from '../schemas/common.js';
+import { sessionParams, emptyBody } from '../schemas/common.js';
 import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
@@ -63,7 +63,7 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       access: 'messages:send',
       sessionFrom: 'params',
       summary: 'delete a message the session sent, for everyone',
-      schema: { params: messageParams },
+      schema: { params: messageParams, body: emptyBody },
       async handler({ params }) {
         await messaging.delete(params.session, params.messageId);
         return done(`message ${params.messageId} deleted for everyone`);

@@ -142,7 +142,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       access: 'sessions:manage',
       sessionFrom: 'params',
       summary: 'delete a session and all its data (the account is not logged out)',
-      schema: { params: sessionParams },
+      schema: { params: sessionParams, body: emptyBody },
       async handler({ params }) {
         await sessions.delete(params.session);
         messaging.forget(params.session);

@@ -121,7 +121,7 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       responses: { 200: { data: ref('Done') } },
       access: 'webhooks:manage',
       summary: 'delete a webhook; attempts in flight complete, pending deliveries are dropped',
-      schema: { params: webhookParams },
+      schema: { params: webhookParams, body: emptyBody },
       handler({ params, ctx }) {
         visible(webhooks, ctx, params.id);
         webhooks.delete(params.id);
