@@ -14,7 +14,9 @@ const ANSWERS: Record<string, { code: ErrorCode; message: string }> = {
 const MALFORMED = { code: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1' } as const;
 
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // a response already under way on this connection (keep-alive, pipelining) must not get a second status line in it
+  const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+  if (err.code === 'ECONNRESET' || !socket.writable || answering) {
     socket.destroy();
     return;
   }
