@@ -227,7 +227,8 @@ export class SessionManager {
     for (const row of this.deps.sessions.list()) {
       if (row.shouldRun) {
         await this.engine(row.engine)
-          .then((engine) => this.launch(row, engine))
+          // a /start that reached the session first (the daemon listens while it restores) already launched it
+          .then((engine) => (this.runtimes.has(row.name) ? undefined : this.launch(row, engine)))
           .catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
         restored += 1;
       } else if (row.status !== 'DISCONNECTED') {
