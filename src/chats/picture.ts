@@ -1,9 +1,9 @@
 // Pictures for groups and channels: fetched through the URL guard or decoded from base64, checked to be JPEG or PNG, size-limited.
-import { GatewayError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { sniffMime } from '../media/mime.js';
-import { isBase64Text } from '../media/base64.js';
+import { decodeBase64Field } from '../media/base64.js';
 import { limited, type MediaSource } from '../messages/content.js';
 import { checkTargetUrl } from '../net/url-guard.js';
 
@@ -20,19 +20,8 @@ export async function loadPicture(input: { url?: string; base64?: string }, sour
     const fetched = await limited(source, () => fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField));
     return { data: fetched.data, mimeType: pictureType(fetched.data, urlField), sourceUrl: url.href };
   }
-  const data = decodeBase64(input.base64!);
+  const { data } = decodeBase64Field(input.base64!, { mixedAlphabets: true, maxBytes: PICTURE_MAX_BYTES, tooLarge: `a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` });
   return { data, mimeType: pictureType(data, '/base64') };
-}
-
-function decodeBase64(raw: string): Buffer {
-  const payload = raw.replace(/^data:[\w.+-]+\/[\w.+-]+(;[^,]*)?,/, '');
-  if (!isBase64Text(payload, { mixedAlphabets: true })) throw ValidationError.field('/base64', 'is not valid base64');
-  if ((payload.length * 3) / 4 > PICTURE_MAX_BYTES + 4) {
-    throw new GatewayError('PAYLOAD_TOO_LARGE', `base64: a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB`, [{ path: '/base64', message: 'is too large' }]);
-  }
-  const data = Buffer.from(payload, 'base64');
-  if (data.length === 0) throw ValidationError.field('/base64', 'decodes to no bytes');
-  return data;
 }
 
 function pictureType(data: Buffer, field: string): string {

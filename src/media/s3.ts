@@ -1,14 +1,13 @@
 // Uploads media to an S3-compatible bucket (multipart through @aws-sdk/lib-storage) and builds public or presigned URLs.
 // The AWS SDK (about 40 MB and 200 ms to import) loads when a bucket is first used, not when the daemon starts.
 import type { S3Client } from '@aws-sdk/client-s3';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { S3Settings } from '../config/runtime-settings.js';
 import { NetworkError } from '../errors.js';
-import { checkTargetUrl, isBlockedAddress } from '../net/url-guard.js';
+import { checkTargetUrl, makeGuardedLookup } from '../net/url-guard.js';
 
 export interface S3Connection {
   connectTimeoutMs: number;
@@ -50,7 +49,7 @@ export class S3Storage {
         throw new NetworkError('the configured S3 endpoint is not a public https URL; set media.s3AllowPrivateEndpoint for a local S3 server', undefined, 'S3_ERROR');
       }
     }
-    this.lookup = connection.allowPrivateEndpoint ? undefined : publicOnlyLookup;
+    this.lookup = connection.allowPrivateEndpoint ? undefined : makeGuardedLookup({ allowPrivateTargets: false });
   }
 
   private s3(): Promise<S3Client> {
@@ -160,18 +159,6 @@ function isMissing(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata?.httpStatusCode === 404;
 }
-
-/** Resolves like the system does, but refuses a name with any loopback/private/internal address (DNS rebinding). */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
-    if (err) return callback(err, '', 0);
-    const blocked = addresses.find((a) => isBlockedAddress(a.address));
-    if (blocked) return callback(Object.assign(new Error(`refused to connect: ${hostname} resolved to a non-public address (${blocked.address})`), { code: 'ERR_BLOCKED_TARGET' }), '', 0);
-    if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
-    const first = addresses[0]!;
-    callback(null, first.address, first.family);
-  });
-};
 
 /** The S3 error's own words, for the log only: callers get a generic sentence (it may name buckets, hosts or accounts). */
 export function s3Message(err: unknown): string {

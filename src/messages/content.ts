@@ -1,12 +1,12 @@
 // Turns a validated send body into engine content: per-type rules and limits (SPEC §8), mentions, media from URL or base64.
 import type { Dispatcher } from 'undici';
-import { GatewayError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { jidUser, normalizeJid } from '../engine/jid.js';
 import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js';
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
-import { isBase64Text } from '../media/base64.js';
+import { decodeBase64Field } from '../media/base64.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
 
 export const MEDIA_URL_MAX_BYTES = 50 * 1024 * 1024;
@@ -163,20 +163,7 @@ async function fromUrl(raw: string, media: MediaSource) {
 }
 
 function fromBase64(raw: string): { data: Buffer; contentType?: string; filename?: undefined } {
-  const match = /^data:([\w.+-]+\/[\w.+-]+)?(;[^,]*)?,/.exec(raw.slice(0, 200));
-  const payload = match ? raw.slice(match[0].length) : raw;
-  if (!isBase64Text(payload, { mixedAlphabets: false })) {
-    throw ValidationError.field('/base64', 'is not valid base64');
-  }
-  if (Math.floor((payload.length * 3) / 4) > MEDIA_BASE64_MAX_BYTES + 4) {
-    throw new GatewayError('PAYLOAD_TOO_LARGE', 'base64: the media is larger than 70 MB', [{ path: '/base64', message: 'is larger than 70 MB' }]);
-  }
-  const data = Buffer.from(payload, 'base64');
-  if (data.length === 0) throw ValidationError.field('/base64', 'decodes to no bytes');
-  if (data.length > MEDIA_BASE64_MAX_BYTES) {
-    throw new GatewayError('PAYLOAD_TOO_LARGE', 'base64: the media is larger than 70 MB', [{ path: '/base64', message: 'is larger than 70 MB' }]);
-  }
-  return { data, contentType: match?.[1] };
+  return decodeBase64Field(raw, { mixedAlphabets: false, maxBytes: MEDIA_BASE64_MAX_BYTES, tooLarge: 'the media is larger than 70 MB' });
 }
 
 function resolveMime(kind: MediaKind, data: Buffer, declared: string | undefined, field: string): string {
