@@ -42,13 +42,15 @@ export interface DaemonOptions {
   port?: number;
   /** gateway.yaml text, written into the daemon's working directory */
   config?: string;
+  /** flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS does not take) */
+  nodeArgs?: string[];
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaemon> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'gateway-test-'));
   if (options.config !== undefined) writeFileSync(join(dataDir, 'gateway.yaml'), options.config, { mode: 0o600 });
   const port = options.port ?? (await freePort());
-  const child = spawn(process.execPath, [BIN, 'serve', ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), BIN, 'serve', ...(options.args ?? [])], {
     cwd: dataDir,
     env: {
       PATH: process.env.PATH ?? '',
