@@ -103,7 +103,7 @@ export class SessionManager {
   }
 
   counts(): { total: number; connected: number } {
-    return { total: this.deps.sessions.count(), connected: this.deps.sessions.countConnected() };
+    return this.deps.sessions.counts();
   }
 
   isRunning(name: string): boolean {

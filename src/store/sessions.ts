@@ -86,11 +86,15 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
   /** rows read on every request (status checks, account): cached, and dropped on each write */
   const cache = new Map<string, SessionRow>();
+  /** the totals every health check and metrics scrape reads: counted once, again after a write that can change them */
+  let totals: { total: number; connected: number } | undefined;
+  const counted = () => (totals ??= { total: count.get() as number, connected: countConnected.get() as number });
 
   return {
     insert(session: NewSession): SessionRow {
       insert.run({ ...session, proxy: session.proxy === undefined ? null : box.seal(session.proxy, PROXY_CONTEXT), config: JSON.stringify(session.config), now: new Date().toISOString() });
       cache.delete(session.name);
+      totals = undefined;
       return this.get(session.name)!;
     },
     get(name: string): SessionRow | undefined {
@@ -106,12 +110,13 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
       const rows = (limit === undefined ? all.all() : page.all(limit, offset)) as RawRow[];
       return rows.map(toRow);
     },
-    count: () => count.get() as number,
-    countConnected: () => countConnected.get() as number,
+    count: () => counted().total,
+    counts: (): { total: number; connected: number } => ({ ...counted() }),
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);
       cache.delete(name);
+      totals = undefined;
     },
     setShouldRun(name: string, shouldRun: boolean): void {
       setShouldRun.run(shouldRun ? 1 : 0, new Date().toISOString(), name);
@@ -131,6 +136,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     },
     delete(name: string): boolean {
       cache.delete(name);
+      totals = undefined;
       return remove.run(name).changes > 0;
     },
   };
