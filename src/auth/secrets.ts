@@ -1,8 +1,8 @@
 // Secret helpers: random keys, hashing for storage, constant-time comparison.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** SHA-256 of a secret: how keys are stored and compared. */
-export const sha256 = (value: string): Buffer => createHash('sha256').update(value).digest();
+/** SHA-256 of a secret: how keys are stored and compared (one-shot `hash`: no Hash object per request). */
+export const sha256 = (value: string): Buffer => hash('sha256', value, 'buffer');
 
 export const sha256Hex = (value: string): string => sha256(value).toString('hex');
 

@@ -2,13 +2,14 @@
 // (and the session when it is in the path), and only then read the body with the route's limit, validate it, check the
 // session it names (and the client rules that need it), run the handler, wrap `data`.
 import { Router } from '@koa/router';
+import type { Middleware, Next, ParameterizedContext } from 'koa';
 import { assertAccess, type Principal } from '../auth/scopes.js';
 import { PrincipalShare } from './middleware/capacity.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { noQuery } from './schemas/common.js';
 import { compileValidator, type Validator } from './validation.js';
-import type { AppContext, RouteDef, RouteInput } from './types.js';
+import type { AppContext, AppState, RouteDef, RouteInput } from './types.js';
 
 type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
 
@@ -22,7 +23,12 @@ export interface ClientGuard {
   enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): { release(): void } | undefined;
 }
 
-export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard, maxInFlightPerPrincipal = Infinity): Router {
+/**
+ * The routes as one Koa middleware. A request for a path without parameters is looked up in a map (the same route the
+ * router would pick: the first registered one that matches); any other request goes through @koa/router, which tests
+ * the patterns of the routes in order, and answers 405/501 for known paths with an unknown method.
+ */
+export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard, maxInFlightPerPrincipal = Infinity): Middleware<AppState> {
   const router = new Router();
   const share = new PrincipalShare(maxInFlightPerPrincipal);
   const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
@@ -58,7 +64,34 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
       if (data !== undefined) ctx.body = { data };
     });
   }
-  return router;
+  const exact = staticRoutes(router, routes);
+  // the router's own context type adds what it sets (params, router) to the app's
+  const routed = router.routes() as unknown as Middleware<AppState>;
+  const allowedMethods = router.allowedMethods({ throw: true }) as unknown as Middleware<AppState>;
+  return function route(ctx, next) {
+    const handler = exact.get(ctx.method)?.get(ctx.path);
+    if (handler) {
+      (ctx as unknown as AppContext).params = {};
+      return handler(ctx, next);
+    }
+    return routed(ctx, () => allowedMethods(ctx, next));
+  };
+}
+
+type Handler = (ctx: ParameterizedContext<AppState>, next: Next) => unknown;
+
+/** Method → path → handler, for every route path without parameters, keeping the router's choice when routes overlap. */
+function staticRoutes(router: Router, routes: RouteDef[]): Map<string, Map<string, Handler>> {
+  const exact = new Map<string, Map<string, Handler>>();
+  for (const { method, path } of routes) {
+    if (path.includes(':') || path.includes('(') || path.includes('*')) continue;
+    const [first] = router.match(path, method).pathAndMethod;
+    if (!first || first.stack.length !== 1) continue;
+    let paths = exact.get(method);
+    if (!paths) exact.set(method, (paths = new Map()));
+    paths.set(path, first.stack[0] as unknown as Handler);
+  }
+  return exact;
 }
 
 export function sessionOf(route: RouteDef, input: RouteInput): string | undefined {

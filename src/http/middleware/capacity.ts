@@ -1,34 +1,30 @@
 // Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), a bound
 // on what is discarded of bodies nobody read, and the refusal of paths whose percent-encoding is malformed (400, before
 // anything decodes them).
-import type { Middleware } from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/scopes.js';
 import { ServerBusyError, ValidationError } from '../../errors.js';
-import type { AppState } from '../types.js';
 
 /** Monitoring keeps working under load: these paths are never refused by the in-flight cap. */
 const EXEMPT = new Set(['/api/health', '/metrics']);
 
-export function inFlightCap(max: number): Middleware<AppState> {
-  let inFlight = 0;
-  return async function inFlightCapMiddleware(ctx, next) {
-    if (EXEMPT.has(ctx.path)) {
-      try {
-        return await next();
-      } finally {
-        ctx.state.releaseShare?.();
-      }
-    }
-    if (inFlight >= max) throw new ServerBusyError(`${max} requests are in flight already; retry shortly`);
-    inFlight++;
-    try {
-      await next();
-    } finally {
-      inFlight--;
-      // the caller's share is held as long as the global slot (through the wait for the commit), or it would not bound it
-      ctx.state.releaseShare?.();
-    }
-  };
+/** The global cap: `enter` takes a place or throws ServerBusyError; a request that took one gives it back with `leave`. */
+export class InFlightCap {
+  private inFlight = 0;
+
+  constructor(private readonly max: number) {}
+
+  /** Returns whether the request holds a place (exempt paths do not take one). */
+  enter(path: string): boolean {
+    if (EXEMPT.has(path)) return false;
+    if (this.inFlight >= this.max) throw new ServerBusyError(`${this.max} requests are in flight already; retry shortly`);
+    this.inFlight++;
+    return true;
+  }
+
+  leave(): void {
+    this.inFlight--;
+  }
 }
 
 /**
@@ -61,37 +57,26 @@ function principalId(principal: Principal): string {
   return `client:${principal.session}:${principal.ephemeralId}`;
 }
 
-export function wellEncodedPath(): Middleware<AppState> {
-  return async function wellEncodedPathMiddleware(ctx, next) {
-    if (ctx.path.includes('%')) {
-      try {
-        decodeURIComponent(ctx.path);
-      } catch {
-        throw new ValidationError('the request path has malformed percent-encoding', [{ path: '/path', message: 'malformed percent-encoding' }]);
-      }
-    }
-    await next();
-  };
+/** 400 for a path whose percent-encoding is malformed, before anything decodes it. */
+export function checkPathEncoding(path: string): void {
+  if (!path.includes('%')) return;
+  try {
+    decodeURIComponent(path);
+  } catch {
+    throw new ValidationError('the request path has malformed percent-encoding', [{ path: '/path', message: 'malformed percent-encoding' }]);
+  }
 }
 
 /**
- * A request answered before its body was read (401, 404, 413, 503…): Node reads and discards the rest of the body to keep
- * the connection, however large it is. Closing at once instead makes many clients (undici among them) see a reset rather
- * than the answer, so up to `budgetBytes` are discarded (never buffered); past that the connection is closed.
+ * For a request answered before its body was read (401, 404, 413, 503…): Node reads and discards the rest of the body to
+ * keep the connection, however large it is. Closing at once instead makes many clients (undici among them) see a reset
+ * rather than the answer, so up to `budgetBytes` are discarded (never buffered); past that the connection is closed.
  */
-export function discardUnreadBody(budgetBytes: number): Middleware<AppState> {
-  return async function discardUnreadBodyMiddleware(ctx, next) {
-    try {
-      await next();
-    } finally {
-      const req = ctx.req;
-      if (!req.complete && !req.readableFlowing && (req.headers['content-length'] !== undefined || req.headers['transfer-encoding'] !== undefined)) {
-        let discarded = 0;
-        req.on('data', (chunk: Buffer) => {
-          discarded += chunk.length;
-          if (discarded > budgetBytes) req.socket.destroy();
-        });
-      }
-    }
-  };
+export function discardUnreadBody(req: IncomingMessage, budgetBytes: number): void {
+  if (req.complete || req.readableFlowing || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
+  let discarded = 0;
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > budgetBytes) req.socket.destroy();
+  });
 }

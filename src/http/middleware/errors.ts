@@ -1,33 +1,31 @@
 // The one place that writes error responses: {error:{code,message,details}} with the status of the code.
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import { GatewayError, RateLimitedError, ServerBusyError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
 
-export function errorHandler(logger: Logger): Middleware<AppState> {
-  return async function errorMiddleware(ctx, next) {
-    try {
-      await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new GatewayError('ROUTE_NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
-      }
-    } catch (err) {
-      const error = toGatewayError(err);
-      const status = errorStatus[error.code];
-      if (status >= 500 && error.code === 'INTERNAL') {
-        logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
-      }
-      if (error instanceof RateLimitedError || error instanceof ServerBusyError) ctx.set('Retry-After', String(error.retryAfterSeconds));
-      ctx.status = status;
-      ctx.body = {
-        error: {
-          code: error.code,
-          message: error.code === 'INTERNAL' ? 'internal error; see the daemon log for request ' + ctx.state.requestId : error.message,
-          ...(error.details?.length ? { details: error.details } : {}),
-        },
-      };
-    }
+/** A request no route answered (no status set, no body) is a 404 in the error format, like any other error. */
+export function throwIfUnanswered(ctx: ParameterizedContext<AppState>): void {
+  if (ctx.status === 404 && ctx.body === undefined) {
+    throw new GatewayError('ROUTE_NOT_FOUND', `no route for ${ctx.method} ${ctx.path}`);
+  }
+}
+
+export function writeError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
+  const error = toGatewayError(err);
+  const status = errorStatus[error.code];
+  if (status >= 500 && error.code === 'INTERNAL') {
+    logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
+  }
+  if (error instanceof RateLimitedError || error instanceof ServerBusyError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  ctx.status = status;
+  ctx.body = {
+    error: {
+      code: error.code,
+      message: error.code === 'INTERNAL' ? 'internal error; see the daemon log for request ' + ctx.state.requestId : error.message,
+      ...(error.details?.length ? { details: error.details } : {}),
+    },
   };
 }
 
