@@ -31,7 +31,7 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
         // whoever writes to the session 1:1 becomes a contact it can see
         const from = payload.from as JidRef | undefined;
         if (payload.fromMe || payload.isGroup || !from || jidKind(from.jid) !== 'user') return;
-        if (!stores.contacts.get(session, from.jid)) stores.contacts.merge(session, from.jid, { phoneNumber: from.phoneNumber ?? null, lid: from.lid ?? null });
+        if (!stores.contacts.exists(session, from.jid)) stores.contacts.merge(session, from.jid, { phoneNumber: from.phoneNumber ?? null, lid: from.lid ?? null });
         return;
       }
       case 'presence.update':

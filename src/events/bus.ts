@@ -1,5 +1,6 @@
 // In-process event bus: records each event through the registered persisters, then hands it to live subscribers.
 import { randomUUID } from 'node:crypto';
+import { isoTimestamp } from '../timestamp.js';
 import type { EventType, GatewayEvent } from './catalogue.js';
 
 export type EventListener = (event: GatewayEvent) => void;
@@ -23,7 +24,7 @@ export class EventBus {
   }
 
   emit<P extends Record<string, unknown>>(session: string, event: EventType, payload: P): GatewayEvent<P> {
-    const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: new Date().toISOString(), payload };
+    const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: isoTimestamp(), payload };
     if (this.persisters.length) this.beforeWrite();
     for (const persist of this.persisters) persist(recorded);
     for (const listener of this.listeners) {

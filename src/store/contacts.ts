@@ -47,6 +47,7 @@ export type ContactsRepo = ReturnType<typeof createContactsRepo>;
 
 export function createContactsRepo(db: Db) {
   const byJid = db.prepare('SELECT * FROM contacts WHERE session = ? AND jid = ?');
+  const known = db.prepare('SELECT 1 FROM contacts WHERE session = ? AND jid = ?').pluck();
   const byLid = db.prepare('SELECT * FROM contacts WHERE session = ? AND lid = ? LIMIT 1');
   const page = db.prepare('SELECT * FROM contacts WHERE session = ? ORDER BY jid LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM contacts WHERE session = ?').pluck();
@@ -63,6 +64,8 @@ export function createContactsRepo(db: Db) {
 
   return {
     get,
+    /** whether the contact is stored (every 1:1 message received asks: no row object to build) */
+    exists: (session: string, jid: string): boolean => known.get(session, jid) !== undefined,
     findByLid(session: string, lid: string): ContactRow | undefined {
       const raw = byLid.get(session, lid) as RawContact | undefined;
       return raw && toRow(raw);

@@ -295,7 +295,7 @@ export class WebhookDispatcher {
     };
     let result: HttpOutcome;
     try {
-      result = await postDelivery(this.options.http, { url: webhook.url, body, headers, timeoutMs: this.options.settings.timeoutMs });
+      result = await postDelivery(this.options.http, { url: webhook.target, body, headers, timeoutMs: this.options.settings.timeoutMs });
     } catch (err) {
       result = { ok: false, error: (err as Error).message ?? String(err), durationMs: 0 };
     }

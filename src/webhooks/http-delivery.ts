@@ -2,8 +2,20 @@
 
 import type { Dispatcher } from 'undici';
 
+/** Where a delivery goes, parsed once per webhook rather than once per attempt. */
+export interface DeliveryTarget {
+  origin: string;
+  /** path and query */
+  path: string;
+}
+
+export function deliveryTarget(url: string): DeliveryTarget {
+  const parsed = new URL(url);
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
 export interface DeliveryRequest {
-  url: string;
+  url: string | DeliveryTarget;
   body: Buffer;
   headers: Record<string, string>;
   timeoutMs: number;
@@ -46,17 +58,19 @@ export async function postDelivery(dispatcher: Dispatcher, req: DeliveryRequest)
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   try {
-    const url = new URL(req.url);
+    const target = typeof req.url === 'string' ? deliveryTarget(req.url) : req.url;
     const res = await dispatcher.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      origin: target.origin,
+      path: target.path,
       method: 'POST',
       body: req.body,
       headers: req.headers,
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
     });
-    const bodyDeadline = setTimeout(() => res.body.destroy(), Math.max(1, req.timeoutMs - elapsed()));
+    // most receivers answer an empty 200 or a 204: nothing to wait for, so no timer to set and clear
+    const empty = res.statusCode === 204 || res.statusCode === 304 || res.headers['content-length'] === '0';
+    const bodyDeadline = empty ? undefined : setTimeout(() => res.body.destroy(), Math.max(1, req.timeoutMs - elapsed()));
     try {
       await res.body.dump({ limit: MAX_RESPONSE_BYTES });
     } catch {

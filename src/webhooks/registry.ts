@@ -6,6 +6,7 @@ import type { DeliveryRow, DeliveryStatus, OutboxRepo } from '../store/outbox.js
 import type { SignatureScheme, WebhookFields, WebhookHeader, WebhookRow, WebhooksRepo } from '../store/webhooks.js';
 import { DEFAULT_RETRIES, MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from './retry-policy.js';
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
+import { deliveryTarget, type DeliveryTarget } from './http-delivery.js';
 
 export const MAX_HEADERS = 10;
 export const MIN_HMAC_KEY_LENGTH = 16;
@@ -88,6 +89,8 @@ export interface ActiveWebhook extends WebhookRow {
   eventSet: ReadonlySet<string> | null;
   /** the custom headers as a plain object, ready for a request */
   headerObject: Readonly<Record<string, string>>;
+  /** the URL, parsed for the HTTP client */
+  target: DeliveryTarget;
 }
 
 export type WebhookChange =
@@ -282,6 +285,7 @@ export class WebhookRegistry {
         ...row,
         eventSet: row.events.length ? new Set(row.events) : null,
         headerObject: Object.fromEntries(row.headers.map((h) => [h.name, h.value])),
+        target: deliveryTarget(row.url),
       });
     }
     this.active = active;

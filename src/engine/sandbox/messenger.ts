@@ -1,6 +1,7 @@
 // Messaging of one open sandbox account: routes its messages, acks, edits, revokes, reactions and chat states through the network.
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
+import { isoTimestamp } from '../../timestamp.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
 import type { DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
@@ -40,7 +41,7 @@ export class SandboxMessenger {
   async send(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
     const target = this.resolve(chatId);
     const id = newMessageId();
-    const timestamp = new Date().toISOString();
+    const timestamp = isoTimestamp();
     const recipients = this.recipientsOf(target);
     const trace: MessageTrace = {
       id,
@@ -350,5 +351,5 @@ function isChannelTrace(trace: MessageTrace): boolean {
 }
 
 function now(): string {
-  return new Date().toISOString();
+  return isoTimestamp();
 }
