@@ -7,6 +7,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BenchResult } from './types.js';
 import { benchDaemon, pairedSession } from './support/gateway.js';
+import { cpuMicros } from './support/cpu.js';
 import { startChild } from './support/process.js';
 import { result } from './support/report.js';
 
@@ -18,6 +19,8 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 
 interface Sample {
   ms: number;
+  /** the server's CPU time over the request */
+  cpuMs: number;
   /** peak RSS during the request minus RSS just before it */
   growth: number;
 }
@@ -51,6 +54,7 @@ function post(url: string, body: Buffer, headers: Record<string, string>): Promi
 /** One POST, timed, with the server's RSS polled every 5 ms (and its VmHWM read after, when it could be reset). */
 async function measure(pid: number, url: string, body: Buffer, headers: Record<string, string> = {}): Promise<Sample> {
   const before = statusKb(pid, 'VmRSS');
+  const cpuBefore = cpuMicros(pid)!;
   const hwm = resetPeak(pid);
   let peak = before;
   const poll = setInterval(() => (peak = Math.max(peak, statusKb(pid, 'VmRSS'))), 5);
@@ -60,7 +64,7 @@ async function measure(pid: number, url: string, body: Buffer, headers: Record<s
   clearInterval(poll);
   if (answer.status !== 200) throw new Error(`media bench: ${url} answered ${answer.status}: ${answer.text.slice(0, 500)}`);
   if (hwm) peak = Math.max(peak, statusKb(pid, 'VmHWM'));
-  return { ms, growth: peak - before };
+  return { ms, cpuMs: (cpuMicros(pid)! - cpuBefore) / 1000, growth: peak - before };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -74,6 +78,28 @@ async function serveFile(data: Buffer): Promise<Server> {
   return server;
 }
 
+/** One send through a fresh daemon (memory freed by an earlier send would hide part of this one's growth). */
+async function daemonSample(body: Buffer): Promise<Sample> {
+  const daemon = await benchDaemon();
+  try {
+    await pairedSession(daemon, 'a', '+15550900101');
+    await pairedSession(daemon, 'b', '+15550900102');
+    return await measure(daemon.child.pid!, `${daemon.url}/api/messages/send`, body, { authorization: `Bearer ${daemon.masterKey}` });
+  } finally {
+    await daemon.cleanup();
+  }
+}
+
+/** The same body through a fresh bare process. */
+async function bareSample(path: string, body: Buffer): Promise<Sample> {
+  const bare = await startChild('./bare-media.js');
+  try {
+    return await measure(bare.process.pid!, `http://127.0.0.1:${bare.port}${path}`, body);
+  } finally {
+    await bare.stop();
+  }
+}
+
 export async function run(): Promise<BenchResult[]> {
   const image = Buffer.concat([PNG_SIGNATURE, randomBytes(BASE64_BYTES - PNG_SIGNATURE.length)]);
   const base64Body = Buffer.from(JSON.stringify({ session: 'a', chatId: '+15550900102', type: 'image', base64: image.toString('base64'), caption: 'big' }));
@@ -81,39 +107,35 @@ export async function run(): Promise<BenchResult[]> {
   const files = await serveFile(document);
   const fileUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}/big.pdf`;
   const urlBody = Buffer.from(JSON.stringify({ session: 'a', chatId: '+15550900102', type: 'document', url: fileUrl, filename: 'big.pdf' }));
-  const bare = await startChild('./bare-media.js');
-  const daemon = await benchDaemon();
   try {
-    await pairedSession(daemon, 'a', '+15550900101');
-    await pairedSession(daemon, 'b', '+15550900102');
-    const send = `${daemon.url}/api/messages/send`;
-    const auth = { authorization: `Bearer ${daemon.masterKey}` };
-    const pid = daemon.child.pid!;
-    const barePid = bare.process.pid!;
-    const bareUrl = `http://127.0.0.1:${bare.port}`;
-    const samples = { base64: [] as Sample[], bareBase64: [] as Sample[], url: [] as Sample[], bareUrl: [] as Sample[] };
+    const samples = { base64: [] as Sample[], bareBase64: [] as Sample[], url: [] as Sample[], bareUrl: [] as Sample[], bareUrlHeld: [] as Sample[] };
     // alternate the daemon and the baseline, so that drift in the machine's speed does not land on one side
     for (let round = 0; round < ROUNDS; round++) {
-      samples.bareBase64.push(await measure(barePid, `${bareUrl}/base64`, base64Body));
-      samples.base64.push(await measure(pid, send, base64Body, auth));
-      samples.bareUrl.push(await measure(barePid, `${bareUrl}/url`, urlBody));
-      samples.url.push(await measure(pid, send, urlBody, auth));
+      samples.bareBase64.push(await bareSample('/base64', base64Body));
+      samples.base64.push(await daemonSample(base64Body));
+      samples.bareUrl.push(await bareSample('/url', urlBody));
+      samples.bareUrlHeld.push(await bareSample('/url-held', urlBody));
+      samples.url.push(await daemonSample(urlBody));
     }
     const ms = (list: Sample[]) => median(list.map((s) => s.ms));
+    const cpuMs = (list: Sample[]) => median(list.map((s) => s.cpuMs));
     /** the worst round: a peak is what the machine must have room for */
     const growthMb = (list: Sample[]) => Math.max(...list.map((s) => s.growth)) / MB;
     if (process.env.BENCH_VERBOSE) process.stderr.write(`media bench samples: ${JSON.stringify(samples)}\n`);
+    const b64 = `${BASE64_BYTES / MB} MB base64 image send`;
+    const url = `${URL_BYTES / MB} MB document by URL`;
     return [
-      result('media', `${BASE64_BYTES / MB} MB base64 image send: wall ms, median of ${ROUNDS} (vs bare Koa: parse, decode, write a file; lower is better)`, ms(samples.base64), ms(samples.bareBase64), 'ms'),
-      result('media', `${BASE64_BYTES / MB} MB base64 image send: daemon peak RSS growth MB, worst round (vs the media's size; lower is better)`, growthMb(samples.base64), BASE64_BYTES / MB, 'MB'),
-      result('media', `${BASE64_BYTES / MB} MB base64, bare Koa: peak RSS growth MB, worst round (vs the media's size)`, growthMb(samples.bareBase64), BASE64_BYTES / MB, 'MB'),
-      result('media', `${URL_BYTES / MB} MB document by URL: wall ms, median of ${ROUNDS} (vs bare Koa streaming the download to a file; lower is better)`, ms(samples.url), ms(samples.bareUrl), 'ms'),
-      result('media', `${URL_BYTES / MB} MB document by URL: daemon peak RSS growth MB, worst round (vs the file's size; lower is better)`, growthMb(samples.url), URL_BYTES / MB, 'MB'),
-      result('media', `${URL_BYTES / MB} MB by URL, bare Koa: peak RSS growth MB, worst round (vs the file's size)`, growthMb(samples.bareUrl), URL_BYTES / MB, 'MB'),
+      result('media', `${b64}: wall ms, median of ${ROUNDS} (vs bare Koa: parse, decode, write a file; lower is better)`, ms(samples.base64), ms(samples.bareBase64), 'ms'),
+      result('media', `${b64}: server CPU ms (vs bare Koa; lower is better)`, cpuMs(samples.base64), cpuMs(samples.bareBase64), 'ms'),
+      result('media', `${b64}: daemon peak RSS growth MB, worst round (vs the media's size; lower is better)`, growthMb(samples.base64), BASE64_BYTES / MB, 'MB'),
+      result('media', `${b64}, bare Koa: peak RSS growth MB, worst round (vs the media's size)`, growthMb(samples.bareBase64), BASE64_BYTES / MB, 'MB'),
+      result('media', `${url}: wall ms, median of ${ROUNDS} (vs bare Koa streaming the download to a file; lower is better)`, ms(samples.url), ms(samples.bareUrl), 'ms'),
+      result('media', `${url}: server CPU ms (vs bare Koa; lower is better)`, cpuMs(samples.url), cpuMs(samples.bareUrl), 'ms'),
+      result('media', `${url}: daemon peak RSS growth MB, worst round (vs the file's size; lower is better)`, growthMb(samples.url), URL_BYTES / MB, 'MB'),
+      result('media', `${url}, bare Koa streaming to a file: peak RSS growth MB, worst round (vs the file's size)`, growthMb(samples.bareUrl), URL_BYTES / MB, 'MB'),
+      result('media', `${url}: daemon peak RSS growth MB, worst round (vs bare Koa holding the download in one buffer, as an engine send needs it)`, growthMb(samples.url), growthMb(samples.bareUrlHeld), 'MB'),
     ];
   } finally {
-    await daemon.cleanup();
-    await bare.stop();
     files.closeAllConnections();
     await new Promise((done) => files.close(done));
   }

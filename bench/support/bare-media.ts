@@ -1,6 +1,8 @@
 // The media benchmark's baseline, run as a child process: bare Koa routes that do the least any server must do with a
 // big media send. POST /base64 reads the JSON body, parses it, decodes its `base64` field and writes the bytes to a
-// file; POST /url downloads the body's `url` with undici and streams it to a file through a SHA-256 hash.
+// file; POST /url downloads the body's `url` with undici and streams it to a file through a SHA-256 hash; POST /url-held
+// downloads it into one buffer of its declared length (what the daemon must hold: engines send from a buffer), then
+// writes the file.
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -24,6 +26,13 @@ app.use(async (ctx) => {
     const data = Buffer.from(body.base64!, 'base64');
     writeFileSync(file, data);
     ctx.body = { size: data.length };
+  } else if (ctx.path === '/url-held') {
+    const response = await request(body.url!);
+    const data = Buffer.allocUnsafeSlow(Number(response.headers['content-length']));
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) size += chunk.copy(data, size);
+    writeFileSync(file, data);
+    ctx.body = { size };
   } else {
     const response = await request(body.url!);
     const hash = createHash('sha256');
