@@ -1,7 +1,7 @@
 // Group operations of SPEC §4 "Groups": create, read, leave, delete, settings, participants with per-participant results, invites.
-import type { StreamedBase64 } from '../media/base64.js';
 import { GatewayError, ValidationError } from '../errors.js';
 import type { EngineSession, GroupInfo, GroupMemberInfo, InviteInfo, ParticipantAction, ParticipantOutcome } from '../engine/types.js';
+import type { StreamedBase64 } from '../media/base64.js';
 import type { MediaSource } from '../messages/content.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { groupJid, INVITE_BASE_URL, inviteCode, participantJids } from './ids.js';

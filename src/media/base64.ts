@@ -1,6 +1,7 @@
 // Checks base64 text in one linear pass. (The regular expressions this replaces backtracked quadratically on long runs
 // of newlines: a few hundred KB of "\n" froze the event loop for seconds.)
-// Also decodes a request's `base64` field, for sends and pictures alike.
+// Also decodes a request's `base64` field, for sends and pictures alike: from its text, or while it streams in (a large
+// body: src/http/middleware/streamed-body.ts), with the same rules and answers.
 import { StringDecoder } from 'node:string_decoder';
 import { GatewayError, ValidationError } from '../errors.js';
 
@@ -126,15 +127,14 @@ export class Base64StreamDecoder {
   private urlSafe = false;
   private payloadLength = 0;
   private contentType: string | undefined;
-  private readonly out: Buffer;
+  /** the decoded bytes: allocated for the most the text can hold, once the letters outgrow the stage */
+  private out: Buffer | undefined;
   private written = 0;
   /** base64 letters not decoded yet */
-  private readonly stage = Buffer.allocUnsafe(STAGE_BYTES + 4);
+  private stage: Buffer | undefined;
   private staged = 0;
 
-  constructor(capacityChars: number) {
-    this.out = Buffer.allocUnsafeSlow(Math.floor((capacityChars * 3) / 4) + 3);
-  }
+  constructor(private readonly capacityChars: number) {}
 
   /** UTF-8 text bytes `bytes[start, end)`. */
   writeText(bytes: Buffer, start: number, end: number): void {
@@ -187,9 +187,8 @@ export class Base64StreamDecoder {
       this.finishHead();
     }
     this.restChars(this.restText.end());
-    this.flushStage(true);
     return new StreamedBase64(
-      this.out.subarray(0, this.written),
+      this.decoded(),
       this.payloadLength,
       this.phase !== 'invalid',
       this.standard,
@@ -232,8 +231,9 @@ export class Base64StreamDecoder {
       if (kind === LETTER || kind === STANDARD || kind === URL_SAFE) {
         if (kind === STANDARD) this.standard = true;
         else if (kind === URL_SAFE) this.urlSafe = true;
+        this.stage ??= Buffer.allocUnsafe(STAGE_BYTES + 4);
         this.stage[this.staged++] = code;
-        if (this.staged >= STAGE_BYTES) this.flushStage(false);
+        if (this.staged >= STAGE_BYTES) this.flushStage();
         return;
       }
       if (kind === LINE_BREAK) return;
@@ -250,21 +250,30 @@ export class Base64StreamDecoder {
   }
 
   private stageLetters(bytes: Buffer, start: number, end: number): void {
+    if (start < end) this.stage ??= Buffer.allocUnsafe(STAGE_BYTES + 4);
     while (start < end) {
       const n = Math.min(end - start, STAGE_BYTES - this.staged);
-      bytes.copy(this.stage, this.staged, start, start + n);
+      bytes.copy(this.stage!, this.staged, start, start + n);
       this.staged += n;
       start += n;
-      if (this.staged >= STAGE_BYTES) this.flushStage(false);
+      if (this.staged >= STAGE_BYTES) this.flushStage();
     }
   }
 
-  /** Decodes the staged letters in groups of four (all of them at the end: a last group of 2 or 3 gives 1 or 2 bytes). */
-  private flushStage(last: boolean): void {
-    const n = last ? this.staged : this.staged & ~3;
-    if (n === 0) return;
-    this.written += this.out.write(this.stage.toString('latin1', 0, n), this.written, 'base64');
-    this.stage.copy(this.stage, 0, n, this.staged);
+  /** Decodes the staged letters in groups of four into the output. */
+  private flushStage(): void {
+    const n = this.staged & ~3;
+    this.out ??= Buffer.allocUnsafeSlow(Math.floor((this.capacityChars * 3) / 4) + 3);
+    this.written += this.out.write(this.stage!.toString('latin1', 0, n), this.written, 'base64');
+    this.stage!.copy(this.stage!, 0, n, this.staged);
     this.staged -= n;
+  }
+
+  /** The rest of the letters decoded (a last group of 2 or 3 gives 1 or 2 bytes); a short text gets a buffer of its size. */
+  private decoded(): Buffer {
+    const rest = this.stage?.toString('latin1', 0, this.staged) ?? '';
+    if (!this.out) return Buffer.from(rest, 'base64');
+    this.written += this.out.write(rest, this.written, 'base64');
+    return this.written < this.out.length / 2 ? Buffer.from(this.out.subarray(0, this.written)) : this.out.subarray(0, this.written);
   }
 }

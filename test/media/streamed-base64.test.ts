@@ -80,6 +80,15 @@ test('the top-level base64 string arrives decoded, not as text', () => {
   assert.equal(value.base64.standIn, 'data:image/png;b');
 });
 
+test('text longer than the decoder stage decodes the same, including a large value among other large strings', () => {
+  const data = randomBytes(300_000);
+  const pieces = [[7], [4096, 3], [65536], [100_003]];
+  assertSame(JSON.stringify({ session: 'a', base64: data.toString('base64'), caption: 'x' }), SEND, pieces);
+  assertSame(JSON.stringify({ base64: data.toString('base64url').replace(/(.{76})/g, '$1\n') }), SEND, pieces);
+  assertSame(JSON.stringify({ base64: `${data.toString('base64')}!` }), SEND, pieces);
+  assertSame(JSON.stringify({ text: 'x\\'.repeat(100_000), base64: data.toString('base64') }), SEND, pieces);
+});
+
 test('a data: URI gives its type, escaped or not; a prefix past 200 characters is not one', () => {
   const data = randomBytes(300).toString('base64');
   assertSame(JSON.stringify({ base64: `data:image/png;base64,${data}` }));

@@ -98,6 +98,9 @@ export class StreamedJsonBody {
   /** Inside a kept string: jumps to its closing quote (or the chunk's end), noting a short top-level string's bytes. */
   private skipString(chunk: Buffer, start: number): number {
     let i = start;
+    // each found once per chunk and searched again only when passed: a string of many escapes must not rescan the chunk
+    let quote = -2;
+    let backslash = -2;
     while (i < chunk.length) {
       if (this.escaped) {
         this.escaped = false;
@@ -105,8 +108,8 @@ export class StreamedJsonBody {
         i += 1;
         continue;
       }
-      const quote = chunk.indexOf(QUOTE, i);
-      const backslash = chunk.indexOf(BACKSLASH, i);
+      if (quote !== -1 && quote < i) quote = chunk.indexOf(QUOTE, i);
+      if (backslash !== -1 && backslash < i) backslash = chunk.indexOf(BACKSLASH, i);
       const stop = quote === -1 ? chunk.length : quote;
       if (backslash !== -1 && backslash < stop) {
         this.note(chunk, i, backslash);
