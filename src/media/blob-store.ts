@@ -1,6 +1,6 @@
 // Local media blobs in the data directory: written once, streamed on download, and held under a size cap by
 // evicting the least recently used blobs (written or read) after each write.
-import { closeSync, createReadStream, linkSync, fstatSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
