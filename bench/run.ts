@@ -14,6 +14,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   cli: () => import('./cli.bench.js'),
   startup: () => import('./startup.bench.js'),
   overload: () => import('./overload.bench.js'),
+  media: () => import('./media.bench.js'),
 };
 
 async function main(): Promise<void> {

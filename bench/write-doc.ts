@@ -29,6 +29,9 @@ const TARGETS: Array<[bench: string, metricStart: string, target: string]> = [
   ['startup', 'empty daemon: RSS', 'value ≤ 90 MB'],
   ['overload', 'p99 ms of', 'ratio: reported (issue 16: within their p99)'],
   ['overload', 'share of those sends answered 2xx', 'value ≈ 1 (another key floods, not this one)'],
+  ['media', '70 MB base64 image send: wall ms', 'value ≤ 3,000 ms'],
+  ['media', '70 MB base64 image send: daemon peak RSS', 'ratio ≤ 2.5'],
+  ['media', '50 MB document by URL: daemon peak RSS growth MB, worst round (vs the file', 'ratio ≤ 1.5'],
 ];
 const targetOf = (r: BenchResult) => TARGETS.find(([bench, start]) => r.bench === bench && r.metric.startsWith(start))?.[2] ?? '';
 

@@ -26,10 +26,13 @@ export interface SendCaller {
   client?: boolean;
 }
 
-/** What an async send may hold until it is done: its base64 text and decoded bytes, or a URL download at its limit. */
+/**
+ * What an async send may hold until it is done: its base64 text and decoded bytes (only the bytes when they were decoded
+ * while the body streamed in), or a URL download at its limit.
+ */
 function heldBytes(body: SendBody): number {
-  const base64 = body.base64?.length ?? 0;
-  return 64 * 1024 + base64 + Math.ceil((base64 * 3) / 4) + (body.url !== undefined ? MEDIA_URL_MAX_BYTES : 0);
+  const base64 = typeof body.base64 === 'string' ? body.base64.length + Math.ceil((body.base64.length * 3) / 4) : (body.base64?.data.length ?? 0);
+  return 64 * 1024 + base64 + (body.url !== undefined ? MEDIA_URL_MAX_BYTES : 0);
 }
 
 export interface SendResult {
