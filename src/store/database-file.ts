@@ -58,7 +58,7 @@ export function inspectDatabase(file: string, depth: 'quick' | 'full'): Database
   try {
     return withReadOnly(file, (db) => {
       const report = db.pragma(depth === 'quick' ? 'quick_check(20)' : 'integrity_check(20)', { simple: false }) as Array<Record<string, string>>;
-      const problems = report.map((row) => Object.values(row)[0]!).filter((line) => line !== 'ok');
+      const problems = report.map((row) => Object.values(row)[0]!.replace(/\s*\n\s*/g, ' ')).filter((line) => line !== 'ok');
       return { version: problems.length ? safeVersion(db) : schemaVersionOf(db), problems, sizeBytes, walBytes };
     });
   } catch (err) {

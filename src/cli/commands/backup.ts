@@ -8,12 +8,10 @@ import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import Database from 'better-sqlite3';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
-import { loadConfig } from '../../config/load.js';
-import type { GatewayConfig } from '../../config/types.js';
 import type { BackupInfo } from '../../ops/backups.js';
 import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../store/database-file.js';
 import { checkSealedKey } from '../../store/sealed-columns.js';
-import { CliError, createClient, type GlobalOptions } from '../client.js';
+import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson } from '../output.js';
@@ -50,12 +48,7 @@ export function register(program: Command): void {
     .option('--media <dir>', "the backup's media directory (default: FILE-media when it exists)")
     .action(async (file: string, opts: { media?: string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      let config: GatewayConfig;
-      try {
-        config = loadConfig({ configPath: globals.config });
-      } catch (err) {
-        throw new CliError((err as Error).message, ExitCode.Config);
-      }
+      const config = loadCliConfig(globals);
       const source = resolve(file);
       if (!existsSync(source) || !statSync(source).isFile()) throw new CliError(`no such backup file: ${source}`, ExitCode.Usage);
       const mediaSource = opts.media ? resolve(opts.media) : existsSync(`${source}-media`) ? `${source}-media` : undefined;

@@ -4,11 +4,10 @@ import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
-import { loadConfig, resolveConfigPath, yaml } from '../../config/load.js';
-import type { GatewayConfig } from '../../config/types.js';
+import { resolveConfigPath, yaml } from '../../config/load.js';
 import { openDatabase } from '../../store/db.js';
 import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
-import { CliError, type GlobalOptions } from '../client.js';
+import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson } from '../output.js';
@@ -27,12 +26,7 @@ export function register(program: Command): void {
     .option('--new-key <key>', 'the new master key (at least 32 characters); a new one is generated without it')
     .action(async (opts: RotateOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      let config: GatewayConfig;
-      try {
-        config = loadConfig({ configPath: globals.config });
-      } catch (err) {
-        throw new CliError((err as Error).message, ExitCode.Config);
-      }
+      const config = loadCliConfig(globals);
       const currentKey = globals.masterKey ?? config.auth.masterKey;
       if (!currentKey) throw new CliError('no current master key: set GATEWAY_MASTER_KEY, auth.masterKey or --master-key', ExitCode.Config);
       const source: KeySource = globals.masterKey ? 'flag' : process.env.GATEWAY_MASTER_KEY ? 'env' : 'file';
