@@ -64,12 +64,13 @@ export async function runChecks(globals: GlobalOptions, thresholds: DoctorThresh
 function masterKeyCheck(key: string | undefined): Check {
   if (!key) return fail('master-key', 'no master key is set', 'run `gateway init` (it generates one) or set GATEWAY_MASTER_KEY to 32+ random characters');
   const distinct = new Set(key).size;
-  const classes = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/].filter((r) => r.test(key)).length;
-  // rough entropy: length × log2(size of the alphabet the key draws from), capped by how many characters differ
-  const alphabet = [26, 26, 10, 33].filter((_, i) => [/[a-z]/, /[A-Z]/, /[0-9]/, /[^A-Za-z0-9]/][i]!.test(key)).reduce((a, b) => a + b, 0);
+  const pools = [[/[a-z]/, 26], [/[A-Z]/, 26], [/[0-9]/, 10], [/[^A-Za-z0-9]/, 33]] as const;
+  const used = pools.filter(([pattern]) => pattern.test(key));
+  const alphabet = used.reduce((sum, [, size]) => sum + size, 0);
+  // rough entropy: length × log2 of the alphabet the key draws from, capped by how many characters actually differ
   const bits = Math.round(key.length * Math.log2(Math.max(2, Math.min(alphabet, distinct * 2))));
   if (key.length < 32) return fail('master-key', `the master key has ${key.length} characters`, 'rotate it to a generated one: stop the daemon, run `gateway rotate-master-key`');
-  if (bits < 128 || distinct < 12 || classes < 2) {
+  if (bits < 128 || distinct < 12 || used.length < 2) {
     return warn('master-key', `the master key looks weak (${distinct} distinct characters, about ${bits} bits)`, 'rotate it to a generated one: stop the daemon, run `gateway rotate-master-key`');
   }
   return ok('master-key', `${key.length} characters, about ${bits} bits`);

@@ -64,14 +64,11 @@ export async function operationsStatus(s: StatusSources): Promise<OperationsStat
     webhooks: {
       pendingDeliveries: backlog.pending,
       oldestPendingAt: backlog.oldestCreatedAt === null ? null : iso(backlog.oldestCreatedAt),
-      failing: failing.map((f) => ({
-        id: f.webhookId,
-        url: s.webhooks.getRow(f.webhookId).url,
-        since: iso(f.since),
-        deliveries: f.deliveries,
-        lastStatusCode: f.lastStatusCode,
-        lastError: f.lastError,
-      })),
+      failing: failing.flatMap((f) => {
+        const webhook = s.webhooks.activeWebhook(f.webhookId);
+        // a webhook deleted since the query took its deliveries with it
+        return webhook ? [{ id: f.webhookId, url: webhook.url, since: iso(f.since), deliveries: f.deliveries, lastStatusCode: f.lastStatusCode, lastError: f.lastError }] : [];
+      }),
     },
     s3: await s.media.checkStorage(),
     backups: { count: backups.length, last: backups[0] ?? null, schedule: s.backupSchedule },

@@ -2,15 +2,14 @@
 // into FILE when given. `gateway restore FILE`: on a stopped daemon, checks the copy and puts it in place of gateway.db,
 // keeping the replaced database aside.
 import { chmodSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { basename, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
-import Database from 'better-sqlite3';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
 import type { BackupInfo } from '../../ops/backups.js';
 import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../store/database-file.js';
-import { checkSealedKey } from '../../store/sealed-columns.js';
+import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
 import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
@@ -119,18 +118,13 @@ function checkBackup(file: string, masterKey: string | undefined, encryptionKey:
     if (err instanceof SecretBoxError) throw new CliError(err.message, ExitCode.Config);
     throw err;
   }
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const mismatch = checkSealedKey(db, box);
-    if (mismatch) {
-      throw new CliError(
-        `the secrets in ${file} were sealed under data key ${mismatch.storedKeyId}, and this configuration's key gives ${box.keyId}: ` +
-          'restore it with the master key (or GATEWAY_ENCRYPTION_KEY) it was written with; nothing was changed',
-        ExitCode.Config,
-      );
-    }
-  } finally {
-    db.close();
+  const mismatch = checkSealedKeyOfFile(file, box);
+  if (mismatch) {
+    throw new CliError(
+      `the secrets in ${file} were sealed under data key ${mismatch.storedKeyId}, and this configuration's key gives ${box.keyId}: ` +
+        'restore it with the master key (or GATEWAY_ENCRYPTION_KEY) it was written with; nothing was changed',
+      ExitCode.Config,
+    );
   }
   return inspection.version;
 }
@@ -157,7 +151,7 @@ function copyDirectory(from: string, to: string): string {
   for (const name of readdirSync(from)) {
     const source = join(from, name);
     if (!statSync(source).isFile()) continue;
-    copyFileSync(source, join(to, basename(name)));
+    copyFileSync(source, join(to, name));
     chmodSync(join(to, name), 0o600);
   }
   return to;

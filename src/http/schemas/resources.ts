@@ -235,7 +235,7 @@ export const resourceSchemas = {
       oldestPendingAt: { type: ['string', 'null'], format: 'date-time' },
       failing: {
         type: 'array',
-        description: 'webhooks whose deliveries failed attempts since their last success, longest failing first (at most 100)',
+        description: 'enabled webhooks whose deliveries failed attempts since their last success, longest failing first (at most 100)',
         items: resource('a failing webhook', {
           id: int,
           url: str,
