@@ -66,7 +66,7 @@ export async function operationsStatus(s: StatusSources): Promise<OperationsStat
       oldestPendingAt: backlog.oldestCreatedAt === null ? null : iso(backlog.oldestCreatedAt),
       failing: failing.flatMap((f) => {
         const webhook = s.webhooks.activeWebhook(f.webhookId);
-        // a webhook deleted since the query took its deliveries with it
+        // not listed: a disabled webhook (its pending deliveries were failed on purpose), or one deleted meanwhile
         return webhook ? [{ id: f.webhookId, url: webhook.url, since: iso(f.since), deliveries: f.deliveries, lastStatusCode: f.lastStatusCode, lastError: f.lastError }] : [];
       }),
     },

@@ -130,14 +130,19 @@ export function createOutboxRepo(db: Db) {
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   const backlog = db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldestCreatedAt FROM deliveries WHERE status = 'pending'");
-  // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing
+  // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing;
+  // each webhook's last success is found once (a correlated subquery would rescan its succeeded rows per failed one)
   const failing = db.prepare(
-    `SELECT d.webhook_id AS webhookId, MIN(d.created_at) AS since, COUNT(*) AS deliveries,
-       (SELECT last_status_code FROM deliveries l WHERE l.webhook_id = d.webhook_id AND l.attempts > 0 AND l.status <> 'succeeded' ORDER BY l.updated_at DESC LIMIT 1) AS lastStatusCode,
-       (SELECT last_error FROM deliveries l WHERE l.webhook_id = d.webhook_id AND l.attempts > 0 AND l.status <> 'succeeded' ORDER BY l.updated_at DESC LIMIT 1) AS lastError
+    `WITH last_success AS (SELECT webhook_id, MAX(updated_at) AS at FROM deliveries WHERE status = 'succeeded' GROUP BY webhook_id),
+     latest_failure AS (
+       SELECT webhook_id, last_status_code, last_error, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY updated_at DESC) AS n
+       FROM deliveries WHERE status <> 'succeeded' AND attempts > 0
+     )
+     SELECT d.webhook_id AS webhookId, MIN(d.created_at) AS since, COUNT(*) AS deliveries, f.last_status_code AS lastStatusCode, f.last_error AS lastError
      FROM deliveries d
-     WHERE d.status <> 'succeeded' AND d.attempts > 0
-       AND d.created_at > COALESCE((SELECT MAX(s.updated_at) FROM deliveries s WHERE s.webhook_id = d.webhook_id AND s.status = 'succeeded'), -1)
+     LEFT JOIN last_success s ON s.webhook_id = d.webhook_id
+     JOIN latest_failure f ON f.webhook_id = d.webhook_id AND f.n = 1
+     WHERE d.status <> 'succeeded' AND d.attempts > 0 AND d.created_at > COALESCE(s.at, -1)
      GROUP BY d.webhook_id ORDER BY since`,
   );
   const requeue = db.prepare(
