@@ -57,6 +57,9 @@ import { createChannelsRepo } from './store/channels.js';
 import { createContactsRepo } from './store/contacts.js';
 import { createLabelsRepo } from './store/labels.js';
 import { createPresenceRepo } from './store/presence.js';
+import { SchemaTooNewError } from './store/database-file.js';
+import { Backups, scheduleInterval } from './ops/backups.js';
+import { operationsStatus } from './ops/status.js';
 
 export interface Daemon {
   url: string;
@@ -81,7 +84,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     if (err instanceof SecretBoxError) throw new ConfigError(err.message);
     throw err;
   }
-  const db = openDatabase(join(dataDir, 'gateway.db'));
+  const dbFile = join(dataDir, 'gateway.db');
+  let db;
+  try {
+    db = openDatabase(dbFile);
+  } catch (err) {
+    if (err instanceof SchemaTooNewError) throw new ConfigError(err.message);
+    throw err;
+  }
   const mismatch = checkSealedKey(db, box);
   if (mismatch) {
     db.close();
@@ -101,8 +111,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
+  const sessionsRepo = createSessionsRepo(db, box);
   const sessions = new SessionManager({
-    sessions: createSessionsRepo(db, box),
+    sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush),
     engines,
     bus,
@@ -152,13 +163,15 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
+  const backups = new Backups({ dbFile, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }) });
+  const startedAt = Date.now();
   const clientRulesRepo = createClientRulesRepo(db);
   const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
   const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
   const services: Services = {
     config,
     version: VERSION,
-    startedAt: Date.now(),
+    startedAt,
     sessions,
     apiKeys,
     bus,
@@ -175,6 +188,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     presence,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
+    operations: {
+      backups,
+      status: () =>
+        operationsStatus({ version: VERSION, startedAt, dbFile, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
+    },
   };
   bus.subscribe((event) => metrics.events.inc({ event: event.event }));
 
@@ -216,6 +234,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   dispatcher.start();
+  const backupEvery = scheduleInterval(config.backup.schedule);
+  if (backupEvery) backups.schedule(backupEvery, config.backup.keep, config.backup.withMedia);
 
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
@@ -233,6 +253,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await serverClosed;
       clearTimeout(deadline);
       clearInterval(pruneMessages);
+      backups.stop();
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();

@@ -1,5 +1,6 @@
 // The CLI's one HTTP client: finds the daemon (flag, env, gateway.yaml, default), sends the master key, surfaces the daemon's errors.
 import { loadConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 import { ExitCode } from './exit-codes.js';
 
 export interface GlobalOptions {
@@ -16,6 +17,15 @@ export class CliError extends Error {
   ) {
     super(message);
     this.name = 'CliError';
+  }
+}
+
+/** The configuration for commands that work on the files themselves; an invalid one exits with the configuration code. */
+export function loadCliConfig(globals: GlobalOptions): GatewayConfig {
+  try {
+    return loadConfig({ configPath: globals.config });
+  } catch (err) {
+    throw new CliError((err as Error).message, ExitCode.Config);
   }
 }
 

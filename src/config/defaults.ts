@@ -51,6 +51,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   events: { maxStreams: 64 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
+  backup: { schedule: 'off', keep: 7, withMedia: false },
   docs: { public: true },
   shutdownTimeoutMs: 4000,
 };

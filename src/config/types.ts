@@ -78,6 +78,8 @@ export interface GatewayConfig {
   events: { maxStreams: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
+  /** backups into <dataDir>/backups by the daemon itself: `off`, `hourly`, `daily`, `weekly` or `<n>s|m|h|d`; the newest `keep` stay */
+  backup: { schedule: string; keep: number; withMedia: boolean };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
   docs: { public: boolean };
   shutdownTimeoutMs: number;

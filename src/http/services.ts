@@ -16,6 +16,8 @@ import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
+import type { Backups } from '../ops/backups.js';
+import type { OperationsStatus } from '../ops/status.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -39,4 +41,6 @@ export interface Services {
   labels: LabelsService;
   /** webhook registrations, delivery log and manual retry */
   webhooks: WebhookRegistry;
+  /** backups and the status report of the admin operations routes */
+  operations: { backups: Backups; status(): Promise<OperationsStatus> };
 }

@@ -76,6 +76,10 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const page = db.prepare('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM sessions').pluck();
   const countConnected = db.prepare("SELECT COUNT(*) FROM sessions WHERE status = 'CONNECTED'").pluck();
+  const byStatus = db.prepare('SELECT status, COUNT(*) AS count FROM sessions GROUP BY status');
+  const unwell = db.prepare(
+    "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
+  );
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
@@ -108,6 +112,9 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     },
     count: () => count.get() as number,
     countConnected: () => countConnected.get() as number,
+    countByStatus: (): Record<string, number> => Object.fromEntries((byStatus.all() as Array<{ status: string; count: number }>).map((r) => [r.status, r.count])),
+    /** Sessions that may need the operator: connecting (for how long is the caller's call), or down after FAILED or TEMPORARY_BAN. Oldest first. */
+    listUnwell: (limit: number): SessionRow[] => (unwell.all(limit) as RawRow[]).map(toRow),
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);

@@ -21,6 +21,7 @@ import { contactRoutes } from './contacts.js';
 import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
 import { webhookRoutes } from './webhooks.js';
+import { adminRoutes } from './admin.js';
 
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -39,6 +40,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...presenceRoutes(services),
     ...contactRoutes(services),
     ...labelRoutes(services),
+    ...adminRoutes(services),
     ...sandboxRoutes(services),
     ...sandboxChatRoutes(services),
   ];

@@ -193,6 +193,70 @@ export const resourceSchemas = {
     createdAt: dateTime,
     updatedAt: dateTime,
   }),
+  Backup: resource(
+    'a backup in <dataDir>/backups: a consistent copy of gateway.db (secrets still sealed under the data key)',
+    {
+      name: { type: 'string', description: '`gateway-<UTC time>.db`' },
+      path: { type: 'string', description: "the file's path on the daemon's host" },
+      sizeBytes: int,
+      createdAt: dateTime,
+      durationMs: { type: 'integer', description: 'how long the copy took (only when just taken)' },
+      schemaVersion: { type: 'integer', description: 'the schema version of the copy (only when just taken)' },
+      media: {
+        oneOf: [
+          { type: 'null' },
+          resource('the media blobs copied with it', { path: { type: 'string', description: '`<backup path>-media`' }, files: int, sizeBytes: int }),
+        ],
+      },
+    },
+    ['durationMs', 'schemaVersion'],
+  ),
+  OperationsStatus: resource('what an operator checks: sessions needing attention, webhook backlog, database, S3, backups', {
+    version: str,
+    uptimeSeconds: int,
+    schemaVersion: { type: 'integer', description: 'the schema version of the database (this build\'s latest)' },
+    database: resource('the database file', { path: str, sizeBytes: int, walBytes: int }),
+    sessions: resource('sessions by status', {
+      total: int,
+      byStatus: { type: 'object', additionalProperties: int, description: 'count per status (CONNECTED, CONNECTING, DISCONNECTED)' },
+      attention: {
+        type: 'array',
+        description: 'CONNECTING (pairing or reconnecting) or down after FAILED or TEMPORARY_BAN, oldest change first (at most 100)',
+        items: resource('a session that may need the operator', {
+          name: sessionName,
+          status: { enum: ['CONNECTING', 'CONNECTED', 'DISCONNECTED'] },
+          statusReason: { enum: [...STATUS_REASONS, null] },
+          since: { ...dateTime, description: 'the last change of the session row' },
+        }),
+      },
+    }),
+    webhooks: resource('the delivery backlog', {
+      pendingDeliveries: int,
+      oldestPendingAt: { type: ['string', 'null'], format: 'date-time' },
+      failing: {
+        type: 'array',
+        description: 'enabled webhooks whose deliveries failed attempts since their last success, longest failing first (at most 100)',
+        items: resource('a failing webhook', {
+          id: int,
+          url: str,
+          since: { ...dateTime, description: 'when the oldest delivery that failed since the last success was recorded' },
+          deliveries: { type: 'integer', description: 'deliveries that failed an attempt since then' },
+          lastStatusCode: { type: ['integer', 'null'] },
+          lastError: nullableStr,
+        }),
+      },
+    }),
+    s3: resource(
+      'the S3 storage, when configured',
+      { configured: bool, reachable: { type: ['boolean', 'null'], description: 'null when not configured' }, error: str },
+      ['error'],
+    ),
+    backups: resource('backups in <dataDir>/backups', {
+      count: int,
+      last: { oneOf: [{ type: 'null' }, inner('Backup')] },
+      schedule: { type: 'string', description: 'backup.schedule' },
+    }),
+  }),
   Participant: resource(
     'a group participant',
     { phoneNumber: str, lid: str, isAdmin: bool, isSuperAdmin: { type: 'boolean', description: 'the creator' } },
