@@ -133,6 +133,8 @@ function deepMerge(base: Record<string, unknown>, overlay: Record<string, unknow
   for (const [key, value] of Object.entries(overlay)) {
     if (RESERVED_KEYS.has(key)) continue;
     const current = Object.hasOwn(base, key) ? base[key] : undefined;
+    // A section whose settings are all commented out parses as null: it means "the defaults", as in gateway.example.yaml.
+    if (value === null && isPlainObject(current)) continue;
     if (isPlainObject(value) && isPlainObject(current)) deepMerge(current, value);
     else base[key] = value;
   }
