@@ -78,7 +78,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      15_000,
+      60_000, // a loaded 2-core machine has taken over 15 s to start two daemons at once
       `the daemon to listen on ${url}`,
     );
   } catch (err) {
