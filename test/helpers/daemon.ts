@@ -42,6 +42,8 @@ export interface DaemonOptions {
   port?: number;
   /** gateway.yaml text, written into the daemon's working directory */
   config?: string;
+  /** how long the daemon may take to answer its first health check (default 15 s) */
+  listenTimeoutMs?: number;
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaemon> {
@@ -78,7 +80,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      15_000,
+      options.listenTimeoutMs ?? 15_000,
       `the daemon to listen on ${url}`,
     );
   } catch (err) {
