@@ -38,6 +38,11 @@ export interface EmulatorOptions {
   /** how many stanzas to keep (default 20 000) */
   recordLimit?: number;
   /**
+   * How long a server→client iq (pair-success, pair-device) waits for the client's answer (default 10 s). A benchmark
+   * pairing hundreds of clients on a loaded machine may need longer: their answers queue behind each other's key uploads.
+   */
+  queryTimeoutMs?: number;
+  /**
    * Runs before normal handling of every stanza from a client; return true to swallow it
    * (e.g. to probe which queries Baileys needs answered).
    */
@@ -119,6 +124,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
 
   const hooks = {
     log,
+    queryTimeoutMs: options.queryTimeoutMs ?? 10_000,
     onHandshake(connection: Connection, { clientStatic, payload }: HandshakeResult) {
       if (payload.devicePairingData) pairing.register(connection, clientStatic, payload.devicePairingData);
       else login(hub, connection, clientStatic, payload);
