@@ -15,6 +15,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     reconnectMaxMs: 60_000,
     reconnectMaxAttempts: 10,
     maxSessions: 10_000,
+    restoreRatePerSecond: 20,
   },
   messages: { retentionDays: 30, asyncMaxQueuedBytes: 256 * 1024 * 1024 },
   media: {

@@ -29,6 +29,8 @@ export interface GatewayConfig {
     reconnectMaxAttempts: number;
     /** sessions that may exist at once; creating one more answers 409 LIMIT_REACHED */
     maxSessions: number;
+    /** at start, sessions of a networked engine (Baileys) reconnect at most this many per second; 0 = all at once */
+    restoreRatePerSecond: number;
   };
   messages: {
     retentionDays: number;

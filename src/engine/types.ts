@@ -89,6 +89,8 @@ export interface EngineSession extends MessagingOps, ChatOps {
 
 export interface Engine {
   readonly name: EngineName;
+  /** its sessions connect to a remote network: their restore at start is spread (sessions.restoreRatePerSecond) */
+  readonly connectsToNetwork?: boolean;
   createSession(options: SessionOptions): EngineSession;
   close(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 // The session manager: the state machine of SPEC §3 over engine sessions, restore at boot, reconnect with backoff.
+import PQueue from 'p-queue';
 import { checkProxyUrl, type UrlPolicy } from '../net/url-guard.js';
 import { GatewayError, notFound } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
@@ -16,6 +17,11 @@ export interface ManagerSettings {
   reconnectMaxAttempts: number;
   /** sessions that may exist at once (unlimited when absent) */
   maxSessions?: number;
+  /**
+   * At boot, sessions of an engine that connects to a network start at most this many per second, evenly spaced, so a
+   * restart does not storm the network; 0 (or absent) starts them all at once.
+   */
+  restoreRatePerSecond?: number;
 }
 
 export interface CreateSessionInput {
@@ -57,6 +63,9 @@ export class SessionManager {
   private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
+  /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
+  private restoreQueue: PQueue | undefined;
+  private stopping = false;
 
   constructor(
     private readonly deps: {
@@ -221,16 +230,24 @@ export class SessionManager {
     await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
   }
 
-  /** Starts every session that was running when the daemon stopped. */
+  /**
+   * Starts every session that was running when the daemon stopped. Sessions of an engine that connects to a network are
+   * queued at `restoreRatePerSecond` (shown CONNECTING while they wait) and this returns before they all started.
+   */
   async restoreAll(): Promise<number> {
     let restored = 0;
     for (const row of this.deps.sessions.list()) {
       if (row.shouldRun) {
-        await this.engine(row.engine)
-          // a /start that reached the session first (the daemon listens while it restores) already launched it
-          .then((engine) => (this.runtimes.has(row.name) ? undefined : this.launch(row, engine)))
-          .catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
         restored += 1;
+        const engine = await this.engine(row.engine).catch((err: unknown) => void this.deps.logger.error({ err, session: row.name }, 'restore failed'));
+        if (!engine) continue;
+        const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
+        if (!queue) {
+          await this.restore(row.name, engine);
+          continue;
+        }
+        this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
+        void queue.add(() => this.restore(row.name, engine));
       } else if (row.status !== 'DISCONNECTED') {
         this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
       }
@@ -240,10 +257,28 @@ export class SessionManager {
 
   /** Closes every engine session, keeping which ones should run for the next boot. */
   async shutdown(): Promise<void> {
+    this.stopping = true;
+    this.restoreQueue?.clear();
+    await this.restoreQueue?.onIdle();
     await Promise.all([...this.runtimes.keys()].map((name) => this.teardown(name)));
   }
 
   // ---- internals ----
+
+  /** The queue that spaces restored sessions' first connection attempts; none when the rate is unlimited. */
+  private spreadRestores(): PQueue | undefined {
+    const rate = this.deps.settings.restoreRatePerSecond ?? 0;
+    if (rate <= 0) return undefined;
+    this.restoreQueue ??= new PQueue({ interval: 1000 / rate, intervalCap: 1 });
+    return this.restoreQueue;
+  }
+
+  private async restore(name: string, engine: Engine): Promise<void> {
+    // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
+    const row = this.deps.sessions.get(name);
+    if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
+    await this.launch(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+  }
 
   private checkEngine(name: EngineName): void {
     if (!this.deps.engines.has(name)) throw new GatewayError('NOT_SUPPORTED', `the ${name} engine is not available in this daemon`);
@@ -276,8 +311,13 @@ export class SessionManager {
       lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
     });
     this.runtimes.set(row.name, runtime);
-    this.setStatus(row.name, 'CONNECTING', auth.isEmpty() ? 'SCAN_QR' : null);
+    this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
     await this.connect(row.name, runtime);
+  }
+
+  /** A session starts waiting for a QR scan unless it has credentials. */
+  private connectingReason(name: string): StatusReason | null {
+    return this.deps.authState.forSession(name).isEmpty() ? 'SCAN_QR' : null;
   }
 
   private async connect(name: string, runtime: Runtime): Promise<void> {

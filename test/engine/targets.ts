@@ -33,7 +33,8 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
   const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };
-  const boot = () => startDaemon({ dataDir, port, env, ...(options.config !== undefined ? { config: options.config } : {}) });
+  // the daemon imports Baileys before it listens (a restored session needs it): slow on a loaded machine
+  const boot = () => startDaemon({ dataDir, port, env, listenTimeoutMs: 60_000, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon;
   try {
     daemon = await boot();

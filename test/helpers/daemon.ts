@@ -42,6 +42,8 @@ export interface DaemonOptions {
   port?: number;
   /** gateway.yaml text, written into the daemon's working directory */
   config?: string;
+  /** how long the daemon may take to answer its first health check (default 15 s) */
+  listenTimeoutMs?: number;
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaemon> {
@@ -78,7 +80,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      60_000, // a loaded 2-core machine has taken over 15 s to start two daemons at once
+      options.listenTimeoutMs ?? 60_000, // a loaded 2-core machine has taken over 15 s to start two daemons at once
       `the daemon to listen on ${url}`,
     );
   } catch (err) {

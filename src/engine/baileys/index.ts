@@ -25,6 +25,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
   };
   return {
     name: 'baileys',
+    connectsToNetwork: true,
     createSession(options: SessionOptions): EngineSession {
       return new BaileysSession(options, settings);
     },

@@ -9,6 +9,7 @@ import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js
 import type { ChatState, Presence } from './presence.js';
 import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
 import type { StanzaFilter, StanzaRecord } from './recorder.js';
+import type { ConnectionStats, EmulatorStats } from './stats.js';
 import { deviceInfo, normalisePhone, type Account, type AccountInfo, type AccountOptions, type DeviceInfo } from './registry.js';
 
 export interface ControlDeps {
@@ -18,6 +19,7 @@ export interface ControlDeps {
   phones: Phones;
   presence: Presence;
   media: MediaStore;
+  stats: ConnectionStats;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -160,6 +162,18 @@ export class EmulatorControl {
     return [...this.deps.media.blobs.values()].map((b) => ({ path: b.path, size: b.bytes.length }));
   }
 
+  /** Connection attempts (and their peak per second) since `since` (ms since the epoch; all when absent), and current load. */
+  stats(since?: number): EmulatorStats {
+    const { stats, hub, phones } = this.deps;
+    return {
+      connectionAttempts: stats.attemptsSince(since),
+      peakAttemptsPerSecond: stats.peakPerSecond(since),
+      connectionsOpen: stats.open,
+      devicesActive: [...hub.online.values()].filter((c) => c.active).length,
+      phoneMessages: phones.receivedCount,
+    };
+  }
+
   /** Signal decryption failures of the virtual phones (should stay empty). */
   phoneFailures(): Array<{ phone: string; id: string; error: string }> {
     return [...this.deps.phones.failures];
@@ -277,6 +291,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     return c.stanzas(filter);
   },
   'GET /control/shapes': (c, _b, q) => c.shapes(q.get('direction') === 'out' ? 'out' : 'in'),
+  'GET /control/stats': (c, _b, q) => c.stats(q.get('since') ? Number(q.get('since')) : undefined),
   'GET /control/offline-queue': (c, _b, q) => ({ count: c.offlineQueue(q.get('jid') ?? '') }),
 };
 

@@ -11,3 +11,4 @@ export type { GroupInfo, GroupRole } from './groups.js';
 export type { PhoneMessage, PhoneReceipt, SendResult } from './phones.js';
 export type { ChatState } from './presence.js';
 export type { StanzaRecord, StanzaFilter, NodeSummary } from './recorder.js';
+export { ConnectionStats, type EmulatorStats } from './stats.js';

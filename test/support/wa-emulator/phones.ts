@@ -60,6 +60,8 @@ export class Phones extends EventEmitter {
   private readonly receiptLog = new Map<Account, PhoneReceipt[]>();
   /** decryption failures, for debugging tests */
   readonly failures: Array<{ phone: string; id: string; error: string }> = [];
+  /** messages from another account decrypted into any inbox (own companions' copies not counted) */
+  receivedCount = 0;
   /** phones that send delivery receipts for what they decrypt (all by default) */
   autoDeliveryReceipts = true;
 
@@ -294,6 +296,7 @@ export class Phones extends EventEmitter {
     const list = this.inboxes.get(account) ?? [];
     list.push(full);
     this.inboxes.set(account, list);
+    if (!full.ownDevice) this.receivedCount += 1;
     this.emit('message', account, full);
   }
 
