@@ -45,6 +45,43 @@ export interface AuthStateStore {
   isEmpty(): boolean;
 }
 
+/** Why a connection went down, in words an operator can act on (SPEC §3 reasons say what the session does next). */
+export type CloseCauseCode =
+  | 'NETWORK_REFUSED'
+  | 'NETWORK_TIMEOUT'
+  | 'NETWORK_DNS'
+  | 'NETWORK_TLS'
+  | 'NETWORK_PROXY'
+  | 'NETWORK_LOST'
+  | 'STREAM_ERROR'
+  | 'SERVICE_UNAVAILABLE'
+  | 'LOGGED_OUT'
+  | 'BANNED'
+  | 'CONNECTION_REPLACED'
+  | 'LOGIN_REFUSED'
+  | 'QR_TIMEOUT';
+export const CLOSE_CAUSE_CODES: readonly CloseCauseCode[] = [
+  'NETWORK_REFUSED',
+  'NETWORK_TIMEOUT',
+  'NETWORK_DNS',
+  'NETWORK_TLS',
+  'NETWORK_PROXY',
+  'NETWORK_LOST',
+  'STREAM_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'LOGGED_OUT',
+  'BANNED',
+  'CONNECTION_REPLACED',
+  'LOGIN_REFUSED',
+  'QR_TIMEOUT',
+];
+
+export interface CloseCause {
+  code: CloseCauseCode;
+  /** the underlying error, with the network's close code where there is one */
+  message: string;
+}
+
 /** Lifecycle facts the engine reports; the session manager turns them into status and session.* events. */
 export type ConnectionUpdate =
   | { kind: 'qr'; qr: string; expiresAt: string }
@@ -55,6 +92,8 @@ export type ConnectionUpdate =
       /** credentials were removed by the network (logged out / unlinked) */
       credentialsCleared?: boolean;
       detail?: string;
+      /** why; the manager derives one from `reason` when the engine gives none */
+      cause?: CloseCause;
     };
 
 export interface EngineSessionHooks {

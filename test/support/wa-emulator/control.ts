@@ -4,7 +4,7 @@ import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Hub } from './hub.js';
 import type { MediaStore } from './media-store.js';
-import type { Pairing } from './pairing.js';
+import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
 import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
@@ -55,8 +55,8 @@ export class EmulatorControl {
   }
 
   /** The user types the code from `requestPairingCode(phone)` on that phone; creates the account if needed. */
-  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000): Promise<DeviceInfo> {
-    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs));
+  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000, restart: PairingRestart = 'stream-error'): Promise<DeviceInfo> {
+    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs, restart));
   }
 
   /** The phone logs a companion out: it gets 401 (device_removed) now or at its next login. */
@@ -210,7 +210,10 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     }),
   'GET /control/devices': (c, _b, q) => c.devices(q.get('phone') ?? undefined),
   'POST /control/scan': (c, b) => c.scanQr(str(b, 'qr'), str(b, 'phone')),
-  'POST /control/pairing-code': (c, b) => c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined),
+  'POST /control/pairing-code': (c, b) => {
+    if (b.restart !== undefined && b.restart !== 'stream-error' && b.restart !== 'socket') throw new HttpError(400, 'restart must be stream-error or socket');
+    return c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined, b.restart as PairingRestart | undefined);
+  },
   'POST /control/unlink': (c, b) => c.unlink(str(b, 'jid')),
   'POST /control/drop': (c, b) => {
     const code = Number(b.code) as CloseCode;
