@@ -96,6 +96,20 @@ export type ConnectionUpdate =
       cause?: CloseCause;
     };
 
+/** A phone JID and the LID of the same person (bare JIDs: no device part). */
+export interface IdentityPair {
+  pn: string;
+  lid: string;
+}
+
+/** Where a session keeps the pairs it learnt, so they survive restarts (the gateway's store; bounded by the engine). */
+export interface IdentityStore {
+  /** every stored pair, least recently used first */
+  load(): IdentityPair[];
+  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write */
+  save(pairs: IdentityPair[], evicted?: string[]): void;
+}
+
 export interface EngineSessionHooks {
   connection(update: ConnectionUpdate): void;
   /** a normalised domain event (message.received, presence.update, …) */
@@ -110,6 +124,8 @@ export interface SessionOptions {
   config: Record<string, unknown>;
   auth: AuthStateStore;
   hooks: EngineSessionHooks;
+  /** the phone-number ↔ LID pairs this session learnt before (absent: kept in memory only) */
+  identities?: IdentityStore;
   /** a message of the gateway's store by id (chatId narrows), with its engine copy (`raw`); engines re-send or decrypt with it */
   lookupMessage?(id: string, chatId?: string): MessageRef | undefined;
 }
@@ -317,7 +333,8 @@ export interface ChatOps {
   deleteGroup(groupId: string): Promise<void>;
   setGroupSubject(groupId: string, subject: string): Promise<void>;
   setGroupDescription(groupId: string, description: string): Promise<void>;
-  setGroupPicture(groupId: string, image: ImageInput): Promise<void>;
+  /** null removes the picture */
+  setGroupPicture(groupId: string, image: ImageInput | null): Promise<void>;
   updateParticipants(groupId: string, action: ParticipantAction, jids: string[]): Promise<ParticipantOutcome[]>;
   getInviteCode(groupId: string): Promise<string>;
   /** returns the new code; the old one stops working */
@@ -340,8 +357,10 @@ export interface ChatOps {
 
   /** undefined when the number is not on the network */
   getContact(jid: string): Promise<ContactInfo | undefined>;
-  /** undefined when there is no picture or the contact hides it */
+  /** a contact's or a group's picture URL; undefined when there is none or the contact hides it */
   getProfilePicture(jid: string): Promise<string | undefined>;
+  /** sets (null: removes) the session's own profile picture */
+  setProfilePicture(image: ImageInput | null): Promise<void>;
   checkNumbers(phoneDigits: string[]): Promise<NumberCheck[]>;
   setBlocked(jid: string, blocked: boolean): Promise<void>;
 

@@ -5,6 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { EventType } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
+import type { IdentitiesRepo } from '../store/identities.js';
 import type { LastError, SessionRow, SessionsRepo } from '../store/sessions.js';
 import type { EngineRegistry } from '../engine/index.js';
 import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
@@ -74,6 +75,8 @@ export class SessionManager {
     private readonly deps: {
       sessions: SessionsRepo;
       authState: AuthStateRepo;
+      /** the phone-number ↔ LID pairs sessions learnt (absent: engines keep them in memory only) */
+      identities?: IdentitiesRepo;
       engines: EngineRegistry;
       bus: EventBus;
       logger: Logger;
@@ -285,6 +288,7 @@ export class SessionManager {
       urlPolicy: this.deps.urlPolicy,
       config: row.config,
       auth,
+      ...(this.deps.identities ? { identities: this.deps.identities.forSession(row.name) } : {}),
       hooks: {
         connection: (update) => {
           if (this.runtimes.get(row.name) === runtime) this.onConnection(row.name, runtime, update);

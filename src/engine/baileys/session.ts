@@ -21,6 +21,7 @@ import { deferred, QUERY_TIMEOUT_MS, timeout, type Deferred, type SessionContext
 import { EventMapper } from './events.js';
 import { BaileysGroups } from './groups.js';
 import { bare, Identities } from './identities.js';
+import { IdentityPairs } from '../identities.js';
 import { bridgeLogger } from './logger.js';
 import { BaileysMedia } from './media.js';
 import type { MediaDownloadSettings } from './media-download.js';
@@ -91,7 +92,7 @@ export class BaileysSession implements EngineSession {
       name: options.name,
       hooks: options.hooks,
       logger: this.log,
-      ids: new Identities(),
+      ids: new Identities(new IdentityPairs(options.identities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
       dispatcher: undefined,
@@ -389,7 +390,7 @@ export class BaileysSession implements EngineSession {
 /** Gives BaileysSession the ChatOps methods: groups from BaileysGroups, the rest from BaileysChats. */
 function delegateChatOps(prototype: object): void {
   const groupOps = ['createGroup', 'listGroups', 'getGroup', 'leaveGroup', 'deleteGroup', 'setGroupSubject', 'setGroupDescription', 'setGroupPicture', 'updateParticipants', 'getInviteCode', 'revokeInviteCode', 'getInviteInfo', 'acceptInvite'];
-  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
+  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'setProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
   for (const [part, ops] of [['groups', groupOps], ['chats', chatOps]] as const) {
     for (const op of ops) {
       Object.defineProperty(prototype, op, {
