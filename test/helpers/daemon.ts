@@ -78,7 +78,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      15_000,
+      // generous: a daemon restoring Baileys sessions loads Baileys before it listens, which takes over 15 s when
+      // the machine is loaded (the wait ends as soon as it answers)
+      60_000,
       `the daemon to listen on ${url}`,
     );
   } catch (err) {

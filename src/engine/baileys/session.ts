@@ -38,12 +38,9 @@ export interface BaileysSettings {
   /** media hosts, deadline and byte cap of CDN downloads */
   mediaDownload?: MediaDownloadSettings;
   /** how long each QR code lives (Baileys' `qrTimeout`) and how many are shown before QR_TIMEOUT (sessions.qr*) */
-  qr?: { rotationSeconds: number; maxRotations: number };
+  qr: { rotationSeconds: number; maxRotations: number };
 }
 
-/** Baileys' own QR lifetimes, when the settings give none */
-const FIRST_QR_MS = 60_000;
-const NEXT_QR_MS = 20_000;
 /** how long an operation waits for a reconnect the engine does by itself (515) */
 const RESTART_WAIT_MS = 15_000;
 /** 515s in a row (within RESTART_WINDOW_MS) before the engine stops restarting by itself */
@@ -233,7 +230,7 @@ export class BaileysSession implements EngineSession {
       markOnlineOnConnect: this.options.config.markOnlineOnConnect === true,
       syncFullHistory: false,
       defaultQueryTimeoutMs: QUERY_TIMEOUT_MS,
-      ...(this.settings.qr ? { qrTimeout: this.settings.qr.rotationSeconds * 1000 } : {}),
+      qrTimeout: this.settings.qr.rotationSeconds * 1000,
       getMessage: async (key) => this.storedMessage(key.id ?? undefined, key.remoteJid ?? undefined),
       cachedGroupMetadata: async (jid) => this.ctx.groups.get(jid),
       // status broadcasts are not modelled by the gateway: not even decrypted
@@ -259,16 +256,15 @@ export class BaileysSession implements EngineSession {
     if (update.isNewLogin) this.pairedOnSocket = true;
     if (update.qr) {
       this.qrCount += 1;
-      const limit = this.settings.qr?.maxRotations;
-      if (limit !== undefined && this.qrCount > limit) {
+      const limit = this.settings.qr.maxRotations;
+      if (this.qrCount > limit) {
         void this.endSocket();
         const message = `no scan or pairing code after ${limit} QR codes (sessions.qrMaxRotations)`;
         this.report({ kind: 'close', reason: 'QR_TIMEOUT', detail: message, cause: { code: 'QR_TIMEOUT', message } });
         return;
       }
-      const ttl = this.settings.qr ? this.settings.qr.rotationSeconds * 1000 : this.qrCount === 1 ? FIRST_QR_MS : NEXT_QR_MS;
       this.registration.resolve(sock);
-      this.report({ kind: 'qr', qr: update.qr, expiresAt: new Date(Date.now() + ttl).toISOString() });
+      this.report({ kind: 'qr', qr: update.qr, expiresAt: new Date(Date.now() + this.settings.qr.rotationSeconds * 1000).toISOString() });
     }
     if (update.connection === 'open') {
       this.phase = 'open';
