@@ -254,14 +254,15 @@ export class SessionManager {
   }
 
   /**
-   * Closes every engine session, keeping which ones should run for the next boot (`shouldRun`); each is recorded as
-   * stopped (DISCONNECTED/MANUAL_STOP), so the first status event after the restart does not claim it was CONNECTED.
+   * Closes every engine session, keeping which ones should run for the next boot (`shouldRun`). Each is recorded as
+   * stopped (DISCONNECTED/MANUAL_STOP) without an event, the daemon going down, so that the first status event after
+   * the restart does not claim it was CONNECTED.
    */
   async shutdown(): Promise<void> {
     await Promise.all(
       [...this.runtimes.keys()].map(async (name) => {
         await this.teardown(name);
-        this.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+        this.deps.sessions.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
       }),
     );
   }
