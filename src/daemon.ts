@@ -19,6 +19,7 @@ import { createAuthStateRepo } from './store/auth-state.js';
 import { createTickTransaction, openDatabase } from './store/db.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
+import { createIdentitiesRepo } from './store/identities.js';
 import { VERSION } from './version.js';
 import { BlobStore } from './media/blob-store.js';
 import { ByteBudget, FetchLimiter } from './media/fetch-limiter.js';
@@ -49,6 +50,7 @@ import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
 import { ChannelsService } from './chats/channels.js';
 import { ContactsService } from './chats/contacts.js';
+import { ProfileService } from './chats/profile.js';
 import { GroupsService } from './chats/groups.js';
 import { createChatIngest } from './chats/ingest.js';
 import { LabelsService } from './chats/labels.js';
@@ -115,6 +117,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const sessions = new SessionManager({
     sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush),
+    identities: createIdentitiesRepo(db),
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -187,6 +190,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
+    profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
     operations: {
       backups,

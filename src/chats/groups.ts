@@ -98,6 +98,21 @@ export class GroupsService {
     await this.engine(session).setGroupPicture(id, picture);
   }
 
+  async removePicture(session: string, groupId: string): Promise<void> {
+    const id = groupJid(groupId);
+    await (await this.withRole(session, id, 'admin')).setGroupPicture(id, null);
+  }
+
+  /** The picture's URL for members; 404 PICTURE_NOT_FOUND when the group has none. */
+  async picture(session: string, groupId: string): Promise<{ id: string; url: string }> {
+    const id = groupJid(groupId);
+    const engine = this.engine(session);
+    await engine.getGroup(id);
+    const url = await engine.getProfilePicture(id);
+    if (!url) throw new GatewayError('PICTURE_NOT_FOUND', `group ${groupId} has no picture`);
+    return { id, url };
+  }
+
   /** add/remove need an admin, promote/demote the creator (super admin); each participant gets its own result. */
   async updateParticipants(session: string, groupId: string, action: ParticipantAction, participants: string[]): Promise<{ id: string; results: ParticipantResult[] }> {
     checkCount(participants);

@@ -14,6 +14,7 @@ import type { GroupsService } from '../chats/groups.js';
 import type { ChannelsService } from '../chats/channels.js';
 import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
+import type { ProfileService } from '../chats/profile.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
 import type { Backups } from '../ops/backups.js';
@@ -38,6 +39,8 @@ export interface Services {
   channels: ChannelsService;
   presence: PresenceService;
   contacts: ContactsService;
+  /** the session's own profile picture */
+  profile: ProfileService;
   labels: LabelsService;
   /** webhook registrations, delivery log and manual retry */
   webhooks: WebhookRegistry;

@@ -6,9 +6,10 @@ import type { EventBus } from '../events/bus.js';
 import type { EventType } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
-import type { SessionRow, SessionsRepo } from '../store/sessions.js';
+import type { IdentitiesRepo } from '../store/identities.js';
+import type { LastError, SessionRow, SessionsRepo } from '../store/sessions.js';
 import type { EngineRegistry } from '../engine/index.js';
-import type { ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
+import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
 
 export interface ManagerSettings {
@@ -56,6 +57,18 @@ interface Runtime {
 /** Reasons after which the session stays down until someone starts it again. */
 const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', 'QR_TIMEOUT', 'FAILED']);
 
+type CloseReason = Extract<ConnectionUpdate, { kind: 'close' }>['reason'];
+
+/** The cause of a close the engine did not explain (the sandbox's drops, a connect that threw). */
+const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
+  AUTO_RECONNECT: 'NETWORK_LOST',
+  STREAM_ERROR: 'STREAM_ERROR',
+  LOGGED_OUT: 'LOGGED_OUT',
+  TEMPORARY_BAN: 'BANNED',
+  QR_TIMEOUT: 'QR_TIMEOUT',
+  FAILED: 'LOGIN_REFUSED',
+};
+
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
@@ -71,6 +84,8 @@ export class SessionManager {
     private readonly deps: {
       sessions: SessionsRepo;
       authState: AuthStateRepo;
+      /** the phone-number ↔ LID pairs sessions learnt (absent: engines keep them in memory only) */
+      identities?: IdentitiesRepo;
       engines: EngineRegistry;
       bus: EventBus;
       logger: Logger;
@@ -255,12 +270,21 @@ export class SessionManager {
     return restored;
   }
 
-  /** Closes every engine session, keeping which ones should run for the next boot. */
+  /**
+   * Closes every engine session, keeping which ones should run for the next boot (`shouldRun`). Each is recorded as
+   * stopped (DISCONNECTED/MANUAL_STOP) without an event, the daemon going down, so that the first status event after
+   * the restart does not claim it was CONNECTED.
+   */
   async shutdown(): Promise<void> {
     this.stopping = true;
     this.restoreQueue?.clear();
     await this.restoreQueue?.onIdle();
-    await Promise.all([...this.runtimes.keys()].map((name) => this.teardown(name)));
+    await Promise.all(
+      [...this.runtimes.keys()].map(async (name) => {
+        await this.teardown(name);
+        this.deps.sessions.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+      }),
+    );
   }
 
   // ---- internals ----
@@ -300,6 +324,7 @@ export class SessionManager {
       urlPolicy: this.deps.urlPolicy,
       config: row.config,
       auth,
+      ...(this.deps.identities ? { identities: this.deps.identities.forSession(row.name) } : {}),
       hooks: {
         connection: (update) => {
           if (this.runtimes.get(row.name) === runtime) this.onConnection(row.name, runtime, update);
@@ -325,7 +350,7 @@ export class SessionManager {
       await runtime.engine.connect();
     } catch (err) {
       this.deps.logger.warn({ err, session: name }, 'engine connect failed');
-      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message });
+      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message, cause: { code: 'NETWORK_LOST', message: `connect failed: ${(err as Error).message}` } });
     }
   }
 
@@ -343,8 +368,9 @@ export class SessionManager {
         this.setStatus(name, 'CONNECTED', null);
         this.emit(name, 'session.connected', { ...update.account });
         return;
-      case 'close':
+      case 'close': {
         runtime.qr = undefined;
+        const lastError = this.recordCause(name, update);
         if (update.credentialsCleared) {
           this.deps.authState.forSession(name).clear();
           this.deps.sessions.setAccount(name, null);
@@ -352,27 +378,37 @@ export class SessionManager {
         if (TERMINAL_REASONS.has(update.reason)) {
           this.forget(name, runtime);
           if (update.reason !== 'FAILED') this.deps.sessions.setShouldRun(name, false);
-          this.setStatus(name, 'DISCONNECTED', update.reason);
+          this.setStatus(name, 'DISCONNECTED', update.reason, lastError);
           if (update.reason === 'LOGGED_OUT') this.emit(name, 'session.logged_out', { reason: 'UNLINKED', detail: update.detail });
           return;
         }
-        this.scheduleReconnect(name, runtime, update.reason);
+        this.scheduleReconnect(name, runtime, update.reason, lastError);
         return;
+      }
     }
   }
 
-  private scheduleReconnect(name: string, runtime: Runtime, reason: StatusReason): void {
+  /** Stores why the connection went down (kept after a reconnect, replaced by the next failure) and logs it. */
+  private recordCause(name: string, update: Extract<ConnectionUpdate, { kind: 'close' }>): LastError {
+    const cause = update.cause ?? { code: CAUSE_OF_REASON[update.reason], message: update.detail ?? update.reason };
+    const lastError: LastError = { ...cause, at: new Date().toISOString() };
+    this.deps.sessions.setLastError(name, cause, lastError.at);
+    this.deps.logger.info({ session: name, reason: update.reason, cause: cause.code, error: cause.message }, 'connection closed');
+    return lastError;
+  }
+
+  private scheduleReconnect(name: string, runtime: Runtime, reason: StatusReason, lastError: LastError): void {
     runtime.failures += 1;
     const { settings, logger } = this.deps;
     if (runtime.failures > settings.reconnectMaxAttempts) {
       this.forget(name, runtime);
-      this.setStatus(name, 'DISCONNECTED', 'FAILED');
-      logger.warn({ session: name, attempts: runtime.failures - 1 }, 'giving up reconnecting');
+      this.setStatus(name, 'DISCONNECTED', 'FAILED', lastError);
+      logger.warn({ session: name, attempts: runtime.failures - 1, cause: lastError.code, error: lastError.message }, 'giving up reconnecting');
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
-    this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason);
-    logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason }, 'reconnecting');
+    this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
+    logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
     runtime.reconnectTimer = setTimeout(() => {
       runtime.reconnectTimer = undefined;
       if (this.runtimes.get(name) !== runtime) return;
@@ -395,11 +431,12 @@ export class SessionManager {
     return true;
   }
 
-  private setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
+  /** `lastError` goes into the event when the change was caused by a failure. */
+  private setStatus(name: string, status: SessionStatus, reason: StatusReason | null, lastError?: LastError): void {
     const row = this.deps.sessions.get(name);
     if (!row || (row.status === status && row.statusReason === reason)) return;
     this.deps.sessions.setStatus(name, status, reason);
-    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason });
+    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason, ...(lastError ? { lastError } : {}) });
   }
 
   /** Runs the processors and publishes; events of a session wait behind one that is still being processed. */

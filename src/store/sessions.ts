@@ -2,7 +2,12 @@
 import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
 import { contextOf } from './sealed-columns.js';
-import type { AccountInfo, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
+import type { AccountInfo, CloseCause, CloseCauseCode, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
+
+/** Why the session's connection last went down, and when (ISO 8601). */
+export interface LastError extends CloseCause {
+  at: string;
+}
 
 export interface SessionRow {
   name: string;
@@ -17,6 +22,7 @@ export interface SessionRow {
   lid: string | null;
   proxy: string | null;
   config: Record<string, unknown>;
+  lastError: LastError | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +40,9 @@ interface RawRow {
   lid: string | null;
   proxy: string | null;
   config: string;
+  last_error_code: CloseCauseCode | null;
+  last_error_message: string | null;
+  last_error_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -53,6 +62,7 @@ const toRowWith = (box: SecretBox, r: RawRow): SessionRow => ({
   lid: r.lid,
   proxy: r.proxy === null ? null : box.open(r.proxy, PROXY_CONTEXT),
   config: JSON.parse(r.config) as Record<string, unknown>,
+  lastError: r.last_error_code ? { code: r.last_error_code, message: r.last_error_message ?? '', at: r.last_error_at ?? r.updated_at } : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -87,6 +97,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     `UPDATE sessions SET phone_number = @phoneNumber, push_name = @pushName, business_name = @businessName,
        platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
   );
+  const setLastError = db.prepare('UPDATE sessions SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE name = ?');
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
   /** rows read on every request (status checks, account): cached, and dropped on each write */
   const cache = new Map<string, SessionRow>();
@@ -134,6 +145,10 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
         lid: account?.lid ?? null,
         now: new Date().toISOString(),
       });
+      cache.delete(name);
+    },
+    setLastError(name: string, cause: CloseCause, at = new Date().toISOString()): void {
+      setLastError.run(cause.code, cause.message, at, name);
       cache.delete(name);
     },
     delete(name: string): boolean {

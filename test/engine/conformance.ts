@@ -22,6 +22,13 @@ export interface EngineTarget {
   enterCode(session: string, code: string, phone: string): Promise<void>;
   /** stops the daemon (SIGTERM) and starts it again on the same data dir and port */
   restartDaemon(): Promise<TestDaemon>;
+  /** makes `phone` a contact on the network: an account with a phone and no gateway session */
+  addContact(phone: string): Promise<void>;
+  /**
+   * The contact `phone` sends `text` to the account `accountPhone` of session `session`; with `senderLidOnly` the network
+   * names the sender by LID only (a LID-addressed chat), so only the session's own knowledge gives its number.
+   */
+  contactSends(phone: string, session: string, accountPhone: string, text: string, options?: { senderLidOnly?: boolean }): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
 }
@@ -36,6 +43,8 @@ export type Scenario =
   | 'group with two members'
   | 'presence'
   | 'restart and restore'
+  | 'group and profile pictures'
+  | 'identities survive a restart'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -47,6 +56,8 @@ export interface EngineSuiteOptions {
 
 const ALICE = '15550101001';
 const BOB = '15550102002';
+/** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
+const CAROL = '15550103003';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -265,6 +276,72 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await received('bob', (p) => p.messageId === sent.messageId, 'text at bob after restart');
       const back = await send('bob', jid(ALICE), { type: 'text', text: 'still here' });
       await received('alice', (p) => p.messageId === back.messageId, 'text at alice after restart');
+    });
+
+    // ---- issue 19, part 2: pictures (set, read, remove), and identities across restarts ----
+
+    scenario('group and profile pictures', async () => {
+      const group = await api('POST', '/api/sessions/alice/groups', { session: 'alice', name: 'Pictures', participants: [`+${BOB}`] }, 201);
+      const gid = encodeURIComponent(group.id);
+      await event('bob', 'group.update', (p) => p.id === group.id, 'the group at bob');
+      const pictureAt = (session: string, path: string) => daemon.request('GET', `/api/sessions/${session}/${path}`);
+      const none = await pictureAt('bob', `groups/${gid}/picture`);
+      assert.equal(none.status, 404, JSON.stringify(none.body));
+      assert.equal(none.body.error.code, 'PICTURE_NOT_FOUND');
+
+      await api('PUT', `/api/sessions/alice/groups/${gid}/picture`, { base64: png(700).toString('base64') });
+      const seen = await api('GET', `/api/sessions/bob/groups/${gid}/picture`);
+      assert.equal(seen.id, group.id);
+      assert.match(seen.url, /^(https:\/\/|sandbox:picture:)/);
+      assert.equal((await api('GET', `/api/sessions/alice/groups/${gid}/picture`)).url, seen.url);
+      const refused = await daemon.request('DELETE', `/api/sessions/bob/groups/${gid}/picture`);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'NOT_GROUP_ADMIN');
+      await api('DELETE', `/api/sessions/alice/groups/${gid}/picture`);
+      assert.equal((await pictureAt('bob', `groups/${gid}/picture`)).status, 404);
+
+      const aliceAtBob = `contacts/${encodeURIComponent(`+${ALICE}`)}/picture`;
+      assert.equal((await pictureAt('bob', aliceAtBob)).status, 404);
+      const notAnImage = await daemon.request('PUT', '/api/sessions/alice/profile/picture', { base64: Buffer.from('not an image at all').toString('base64') });
+      assert.equal(notAnImage.status, 400, JSON.stringify(notAnImage.body));
+      assert.equal(notAnImage.body.error.code, 'VALIDATION_FAILED');
+      await api('PUT', '/api/sessions/alice/profile/picture', { base64: png(320).toString('base64') });
+      const profile = await api('GET', `/api/sessions/bob/${aliceAtBob}`);
+      assert.equal(profile.id, jid(ALICE));
+      assert.match(profile.url, /^https:\/\//);
+      assert.equal((await api('GET', `/api/sessions/alice/${aliceAtBob}`)).url, profile.url, 'the session reads its own picture too');
+      await api('DELETE', '/api/sessions/alice/profile/picture');
+      assert.equal((await pictureAt('bob', aliceAtBob)).status, 404);
+    });
+
+
+    scenario('identities survive a restart', async () => {
+      await target.addContact(CAROL);
+      const [check] = await api('POST', '/api/sessions/alice/contacts/check', { phoneNumbers: [`+${CAROL}`] });
+      assert.equal(check.registered, true);
+      const carolLid = check.lid as string;
+      assert.match(carolLid, /@lid$/);
+      await waitFor(() => readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT lid FROM identities WHERE session = ? AND pn = ?').pluck().get('alice', jid(CAROL))) === carolLid, 5_000, 'the pair stored');
+
+      const previous = events;
+      daemon = await target.restartDaemon();
+      previous.close();
+      events = await collectEvents(daemon);
+      await connected('alice');
+
+      // the network names carol by LID only: the number comes from what alice learnt before the restart
+      await target.contactSends(CAROL, 'alice', ALICE, 'lid only after restart', { senderLidOnly: true });
+      const got = await received('alice', (p) => p.text === 'lid only after restart', 'lid-only text at alice');
+      assert.equal(got.from.lid, carolLid);
+      assert.equal(got.from.phoneNumber, `+${CAROL}`);
+      assert.equal(got.from.jid, jid(CAROL));
+      assert.equal(got.chatId, jid(CAROL));
+
+      // and a send to her number reaches her, reported with her LID
+      const sent = await send('alice', jid(CAROL), { type: 'text', text: 'to your number' });
+      assert.equal(sent.phoneNumber, `+${CAROL}`);
+      assert.equal(sent.lid, carolLid);
+      await event('alice', 'message.ack', (p) => p.messageId === sent.messageId && (p.status === 'delivered' || p.status === 'read'), 'carol got it');
     });
 
     scenario('logout', async () => {

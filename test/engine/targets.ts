@@ -72,6 +72,15 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       daemon = await boot();
       return daemon;
     },
+    async addContact(phone) {
+      ensureAccount(phone);
+    },
+    async contactSends(phone, _session, accountPhone, text, options = {}) {
+      ensureAccount(phone);
+      const account = emu.control.account(accountPhone);
+      if (!account) throw new Error(`no emulator account ${accountPhone}`);
+      await emu.control.send(phone, options.senderLidOnly ? account.lid : account.jid, text, { withoutAlt: options.senderLidOnly === true });
+    },
     async killAndRestart() {
       await daemon.kill();
       keepLog(String(restarts++));
@@ -119,6 +128,12 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
       await daemon.stop();
       daemon = await boot();
       return daemon;
+    },
+    // every plausible number is a virtual contact of the sandbox network
+    addContact: async () => {},
+    async contactSends(phone, session, _accountPhone, text, options = {}) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/inbound`, { from: `+${phone}`, type: 'text', text, ...(options.senderLidOnly ? { senderLidOnly: true } : {}) });
+      if (res.status !== 200) throw new Error(`sandbox inbound: ${res.status} ${JSON.stringify(res.body)}`);
     },
     async close() {
       await daemon.cleanup();

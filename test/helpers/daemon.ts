@@ -80,7 +80,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      options.listenTimeoutMs ?? 60_000, // a loaded 2-core machine has taken over 15 s to start two daemons at once
+      // generous: a daemon restoring Baileys sessions loads Baileys before it listens, and two daemons starting at once
+      // took over 15 s on a loaded machine (the wait ends as soon as it answers)
+      options.listenTimeoutMs ?? 60_000,
       `the daemon to listen on ${url}`,
     );
   } catch (err) {

@@ -140,22 +140,25 @@ export class SandboxMessenger {
 
   // ---- virtual contacts acting on this account (sandbox control routes) ----
 
-  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions): string {
+  /** `senderLidOnly`: the network names the sender (of a 1:1 message) by LID only, as WhatsApp does in LID-addressed chats. */
+  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions, senderLidOnly = false): string {
     if (groupId) this.requireGroup(groupId);
     const id = newMessageId();
+    const byLid = senderLidOnly && !groupId;
+    const from = byLid ? this.session.personByLid(this.network.lidOf(fromDigits)) : this.ref(fromDigits);
     this.network.remember({
       id,
       senderDigits: fromDigits,
       chatId: groupId ?? `${this.digits}@s.whatsapp.net`,
       recipients: [this.digits],
-      addressedByLid: false,
+      addressedByLid: byLid,
       ...(groupId ? { groupId } : {}),
       ...(content.type === 'poll' ? { poll: { options: content.options, multiSelect: content.multiSelect } } : {}),
     });
     const payload = {
       messageId: id,
-      chatId: groupId ?? `${fromDigits}@s.whatsapp.net`,
-      from: this.ref(fromDigits),
+      chatId: groupId ?? from.jid,
+      from,
       fromMe: false,
       isGroup: groupId !== undefined,
       timestamp: now(),
@@ -262,7 +265,7 @@ export class SandboxMessenger {
         return { kind: 'user', digits, byLid: false, registered: isRegisteredNumber(digits) };
       }
       case 'lid': {
-        const digits = this.network.digitsOfLid(chatId);
+        const digits = this.network.digitsOfLid(chatId) ?? this.session.digitsOfLearntLid(chatId);
         if (!digits) return { kind: 'user', digits: jidUser(chatId), byLid: true, registered: false };
         return { kind: 'user', digits, byLid: true, registered: isRegisteredNumber(digits) };
       }

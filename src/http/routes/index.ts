@@ -18,6 +18,7 @@ import { groupRoutes } from './groups.js';
 import { channelRoutes } from './channels.js';
 import { presenceRoutes } from './presence.js';
 import { contactRoutes } from './contacts.js';
+import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
 import { webhookRoutes } from './webhooks.js';
@@ -39,6 +40,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...channelRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
+    ...profileRoutes(services),
     ...labelRoutes(services),
     ...adminRoutes(services),
     ...sandboxRoutes(services),

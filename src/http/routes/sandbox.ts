@@ -67,7 +67,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
         const mentions = body.mentions ? checkMentions(body.mentions, body.text ?? body.caption) : undefined;
         const content = await buildContent(body as ContentFields, mediaSource);
         const quoted = body.quotedMessage ? { id: body.quotedMessage.messageId, chatId: body.chatId ?? '', fromMe: false } : undefined;
-        const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) });
+        const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) }, body.senderLidOnly === true);
         return { messageId };
       },
     },

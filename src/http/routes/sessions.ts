@@ -24,6 +24,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
           status: 'CONNECTING',
           statusReason: 'SCAN_QR',
           config: {},
+          lastError: null,
           createdAt: '2026-01-01T00:00:00.000Z',
           updatedAt: '2026-01-01T00:00:00.000Z',
         },

@@ -1,7 +1,7 @@
 // Response schemas: one JSON Schema per resource the API answers with (the `data` of a response), reused by $ref.
 // They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
-import { STATUS_REASONS } from '../../engine/types.js';
+import { CLOSE_CAUSE_CODES, STATUS_REASONS } from '../../engine/types.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
@@ -52,6 +52,16 @@ export const resourceSchemas = {
       lid: str,
       proxy: { type: 'string', description: 'the proxy URL with its password masked as `***`' },
       config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`)' },
+      lastError: {
+        oneOf: [
+          resource('why the connection last went down (kept after it reconnects, replaced by the next failure)', {
+            code: { enum: [...CLOSE_CAUSE_CODES] },
+            message: { type: 'string', description: 'the underlying error, with the network close code where there is one' },
+            at: dateTime,
+          }),
+          { type: 'null' },
+        ],
+      },
       createdAt: dateTime,
       updatedAt: dateTime,
     },

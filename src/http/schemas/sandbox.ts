@@ -52,6 +52,7 @@ export const inboundBody = {
     messageId: { type: 'string', minLength: 1, maxLength: 128 },
     reaction: { type: 'string', maxLength: 32 },
     options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
+    senderLidOnly: { type: 'boolean', description: 'the network names the sender by LID only (1:1 messages)' },
   },
 } as const;
 

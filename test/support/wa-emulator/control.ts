@@ -4,7 +4,8 @@ import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Hub } from './hub.js';
 import type { MediaStore } from './media-store.js';
-import type { Pairing } from './pairing.js';
+import type { Pictures } from './pictures.js';
+import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
 import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
@@ -20,6 +21,7 @@ export interface ControlDeps {
   presence: Presence;
   media: MediaStore;
   stats: ConnectionStats;
+  pictures: Pictures;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -57,8 +59,8 @@ export class EmulatorControl {
   }
 
   /** The user types the code from `requestPairingCode(phone)` on that phone; creates the account if needed. */
-  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000): Promise<DeviceInfo> {
-    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs));
+  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000, restart: PairingRestart = 'stream-error'): Promise<DeviceInfo> {
+    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs, restart));
   }
 
   /** The phone logs a companion out: it gets 401 (device_removed) now or at its next login. */
@@ -93,10 +95,13 @@ export class EmulatorControl {
     }
   }
 
-  /** The phone of `from` (a contact) sends text or any message content to a user jid, a phone number or a group jid. */
-  send(from: string, to: string, content: string | proto.IMessage, options: { id?: string } = {}): Promise<SendResult> {
+  /**
+   * The phone of `from` (a contact) sends text or any message content to a user jid, a phone number or a group jid.
+   * `withoutAlt`: a 1:1 stanza names the sender only in the addressing `to` chose (no `sender_pn`/`sender_lid`).
+   */
+  send(from: string, to: string, content: string | proto.IMessage, options: { id?: string; withoutAlt?: boolean } = {}): Promise<SendResult> {
     const message: proto.IMessage = typeof content === 'string' ? { conversation: content } : content;
-    return this.deps.phones.send(this.need(from), toJid(to), message, options.id);
+    return this.deps.phones.send(this.need(from), toJid(to), message, options.id, options.withoutAlt === true);
   }
 
   /** The phone of `from` sends a receipt for `ids` in `chat`; `participant` names the author in a group. */
@@ -156,6 +161,12 @@ export class EmulatorControl {
   offlineQueue(deviceJid: string): number {
     const device = this.registry.device(deviceJid);
     return device ? (this.deps.hub.offline.get(device.jid)?.length ?? 0) : 0;
+  }
+
+  /** The picture (JPEG bytes as the client sent them) of an account (phone or JID) or a group, if one is set. */
+  picture(target: string): { id: string; bytes: Buffer; url: string } | undefined {
+    const stored = this.deps.pictures.picture(target);
+    return stored ? { id: stored.id, bytes: stored.bytes, url: `https://${this.deps.media.host}${stored.path}` } : undefined;
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {
@@ -224,7 +235,10 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     }),
   'GET /control/devices': (c, _b, q) => c.devices(q.get('phone') ?? undefined),
   'POST /control/scan': (c, b) => c.scanQr(str(b, 'qr'), str(b, 'phone')),
-  'POST /control/pairing-code': (c, b) => c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined),
+  'POST /control/pairing-code': (c, b) => {
+    if (b.restart !== undefined && b.restart !== 'stream-error' && b.restart !== 'socket') throw new HttpError(400, 'restart must be stream-error or socket');
+    return c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined, b.restart as PairingRestart | undefined);
+  },
   'POST /control/unlink': (c, b) => c.unlink(str(b, 'jid')),
   'POST /control/drop': (c, b) => {
     const code = Number(b.code) as CloseCode;
@@ -240,7 +254,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
   },
   'POST /control/send': (c, b) => {
     const content = b.message !== undefined ? proto.Message.fromObject(b.message as object) : str(b, 'text');
-    return c.send(str(b, 'from'), str(b, 'to'), content, typeof b.id === 'string' ? { id: b.id } : {});
+    return c.send(str(b, 'from'), str(b, 'to'), content, { ...(typeof b.id === 'string' ? { id: b.id } : {}), withoutAlt: b.withoutAlt === true });
   },
   'POST /control/receipt': (c, b) => {
     const ids = Array.isArray(b.ids) ? b.ids.map(String) : [str(b, 'id')];
@@ -293,6 +307,11 @@ export const CONTROL_ROUTES: Record<string, Route> = {
   'GET /control/shapes': (c, _b, q) => c.shapes(q.get('direction') === 'out' ? 'out' : 'in'),
   'GET /control/stats': (c, _b, q) => c.stats(q.get('since') ? Number(q.get('since')) : undefined),
   'GET /control/offline-queue': (c, _b, q) => ({ count: c.offlineQueue(q.get('jid') ?? '') }),
+  'GET /control/picture': (c, _b, q) => {
+    const picture = c.picture(q.get('target') ?? '');
+    if (!picture) throw new HttpError(404, 'no picture');
+    return { id: picture.id, size: picture.bytes.length, url: picture.url };
+  },
 };
 
 export async function handleControlRequest(control: EmulatorControl, extra: Record<string, Route>, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -7,6 +7,7 @@ export { unrefLeakedBaileysTimers } from './baileys-workarounds.js';
 export { memoryAuth, memoryKeyStore, type MemoryAuth } from './memory-auth.js';
 export { TestClient, pairByQr, pairByCode, waitForConnection, waitForEvent, waitForMessage, closeCode, textOf, type ClientOptions } from './harness.js';
 export type { AccountInfo, AccountOptions, DeviceInfo } from './registry.js';
+export type { PairingRestart } from './pairing.js';
 export type { GroupInfo, GroupRole } from './groups.js';
 export type { PhoneMessage, PhoneReceipt, SendResult } from './phones.js';
 export type { ChatState } from './presence.js';

@@ -132,7 +132,8 @@ export class Phones extends EventEmitter {
   }
 
   /** The phone of `from` sends `message` to a user (PN or LID jid) or a group. */
-  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId()): Promise<SendResult> {
+  /** `withoutAlt`: the stanza names the sender only in the addressing used (no `sender_pn`/`sender_lid`). */
+  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId(), withoutAlt = false): Promise<SendResult> {
     if (jidDecode(to)?.server === 'g.us') {
       const group = this.groups.get(to);
       if (!group) throw new Error(`unknown group ${to}`);
@@ -154,7 +155,7 @@ export class Phones extends EventEmitter {
       const encrypted = await from.primary.encrypt(device.lid, content, () => this.hub.registry.takeBundle(device));
       const attrs: Record<string, string> = own
         ? { from: this.hub.registry.userJid(from, mode), recipient: chat, id, type, t }
-        : { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') };
+        : { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, ...(withoutAlt ? {} : { [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') }) };
       this.hub.deliver(device, { tag: 'message', attrs, content: [encNode(encrypted.type, encrypted.ciphertext, message)] });
       devices.push(device.jid);
     }
