@@ -19,6 +19,7 @@ import { classifyClose, closeStatusCode } from './close-codes.js';
 import { fromRaw } from './content.js';
 import { deferred, QUERY_TIMEOUT_MS, timeout, type Deferred, type SessionContext } from './context.js';
 import { EventMapper } from './events.js';
+import { withSharedAsyncStorage } from './async-storage.js';
 import { BaileysGroups } from './groups.js';
 import { bare, Identities } from './identities.js';
 import { IdentityPairs } from '../identities.js';
@@ -222,7 +223,7 @@ export class BaileysSession implements EngineSession {
     this.pairedOnSocket = false;
     this.registration = deferred();
     this.phase = 'connecting';
-    const sock = makeWASocket({
+    const sock = withSharedAsyncStorage(() => makeWASocket({
       auth: { creds: auth.state.creds, keys: auth.keys },
       logger: this.baileysLog,
       browser: this.settings.browser,
@@ -237,7 +238,7 @@ export class BaileysSession implements EngineSession {
       shouldIgnoreJid: (jid) => jid === 'status@broadcast',
       ...this.caches,
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
-    });
+    }));
     this.sock = sock;
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
