@@ -15,6 +15,8 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       case 'history.sync': {
         // the engine hands over every message; the stored copies stay here, the event carries a summary
         const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
+        // history media gets its record (the engine's reference only): nothing is fetched until it is downloaded
+        for (const message of synced) if (message.media) attachMedia(session, message);
         messages.insertMany(synced.map((m) => rowOf(session, m)));
         delete payload.messages;
         payload.messageCount = synced.length;
@@ -42,17 +44,21 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
     }
   };
 
+  /** Records the attachment of a message and puts its mediaId in its place. */
+  function attachMedia(session: string, payload: MessagePayload): void {
+    const { media: attachment } = payload;
+    if (!attachment) return;
+    delete payload.media;
+    const row = media.record(session, payload.messageId, payload.chatId, attachment);
+    payload.mediaId = row.id;
+    payload.mimeType = row.mimeType;
+    if (row.size !== null) payload.size = row.size;
+    if (row.filename) payload.filename = row.filename;
+  }
+
   function storeReceived(session: string, payload: MessagePayload): void {
     const at = Date.parse(payload.timestamp) || Date.now();
-    if (payload.media) {
-      const { media: attachment } = payload;
-      delete payload.media;
-      const row = media.record(session, payload.messageId, payload.chatId, attachment);
-      payload.mediaId = row.id;
-      payload.mimeType = row.mimeType;
-      if (row.size !== null) payload.size = row.size;
-      if (row.filename) payload.filename = row.filename;
-    }
+    attachMedia(session, payload);
     messages.insert(rowOf(session, payload));
     delete payload.raw;
     if (!payload.fromMe) {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
-import type { DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
 import { isRegisteredNumber, type MessageTrace, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 
@@ -41,7 +41,7 @@ export class SandboxMessenger {
     const target = this.resolve(chatId);
     const id = newMessageId();
     const timestamp = new Date().toISOString();
-    const recipients = this.recipientsOf(target);
+    const recipients = target.kind === 'status' ? this.viewersOf(options.statusViewers ?? []) : this.recipientsOf(target);
     const trace: MessageTrace = {
       id,
       senderDigits: this.digits,
@@ -131,6 +131,17 @@ export class SandboxMessenger {
     const trace = this.network.trace(target.id);
     if (!trace || trace.senderDigits === this.digits || isChannelTrace(trace)) return;
     this.network.sessionFor(trace.senderDigits)?.messenger?.ack(trace, 'read', this.digits);
+  }
+
+  /** A vote on a poll the network carried: the poll's other participants receive it. */
+  votePoll(poll: MessageRef, selectedOptions: string[]): CastVote {
+    const trace = this.network.trace(poll.id);
+    if (!trace?.poll || !this.conversationOf(trace).includes(this.digits)) throw new GatewayError('MESSAGE_NOT_FOUND', `poll ${poll.id} is not in a conversation of this session`);
+    const timestamp = now();
+    for (const digits of this.conversationOf(trace).filter((d) => d !== this.digits)) {
+      this.network.sessionFor(digits)?.deliver('message.vote', { pollMessageId: trace.id, chatId: this.chatFor(trace, digits), voter: this.ref(this.digits), selectedOptions, timestamp });
+    }
+    return { messageId: newMessageId(), timestamp };
   }
 
   /** An acknowledgement from `byDigits` reaches this (sending) account. */
@@ -297,6 +308,12 @@ export class SandboxMessenger {
     return [];
   }
 
+  /** The phone digits of a status post's viewers (phone JIDs or LIDs the network knows), without this account. */
+  private viewersOf(jids: string[]): string[] {
+    const digits = jids.map((jid) => (jidKind(jid) === 'lid' ? this.network.digitsOfLid(jid) : jidUser(jid))).filter((d): d is string => !!d && d !== this.digits);
+    return [...new Set(digits)];
+  }
+
   /** Everyone in the conversation a message belongs to. */
   private conversationOf(trace: MessageTrace): string[] {
     if (trace.groupId) return [...(this.network.groups.get(trace.groupId)?.members.keys() ?? [])];
@@ -306,6 +323,7 @@ export class SandboxMessenger {
   /** The chat id under which `digits` sees a message. */
   private chatFor(trace: MessageTrace, digits: string): string {
     if (trace.groupId) return trace.groupId;
+    if (jidKind(trace.chatId) === 'status') return trace.chatId;
     if (digits === trace.senderDigits || isChannelTrace(trace)) return trace.chatId;
     return trace.addressedByLid ? this.network.lidOf(trace.senderDigits) : `${trace.senderDigits}@s.whatsapp.net`;
   }

@@ -3,6 +3,7 @@ import { randomBytes, randomInt } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import type {
+  CastVote,
   ConnectionUpdate,
   EngineSession,
   MessageRef,
@@ -143,9 +144,16 @@ export class SandboxSession implements EngineSession {
     this.open$();
   }
 
+  async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    return this.open$().votePoll(poll, selectedOptions);
+  }
+
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
   deliver(type: EventType, payload: Record<string, unknown>): void {
-    if (this.phase === 'open') this.options.hooks.event(type, payload);
+    if (this.phase !== 'open') return;
+    // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
+    if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
+    this.options.hooks.event(type, payload);
   }
 
   private open$(): SandboxMessenger {

@@ -39,6 +39,8 @@ export interface SendResult {
   devices: string[];
 }
 
+export const STATUS_BROADCAST = 'status@broadcast';
+
 export const messageText = (message: proto.IMessage | null | undefined): string | undefined =>
   message?.conversation ??
   message?.extendedTextMessage?.text ??
@@ -108,17 +110,33 @@ export class Phones extends EventEmitter {
   async receiveGroup(account: Account, sender: Device, group: Group, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined, stanza: BinaryNode): Promise<void> {
     const id = stanza.attrs.id ?? '';
     try {
-      if (perDevice?.content instanceof Uint8Array) {
-        const first = await account.primary.decrypt(sender.lid, perDevice.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', perDevice.content);
-        if (first.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, first.senderKeyDistributionMessage);
-      }
-      if (!(skmsg?.content instanceof Uint8Array)) return;
-      const message = await account.primary.decryptGroup(group.jid, sender.lid, skmsg.content);
+      const message = await this.decryptFanout(account, sender, group.jid, perDevice, skmsg);
+      if (!message) return;
       this.push(account, { id, chat: group.jid, from: sender.account.pnJid, fromDevice: sender.jid, ownDevice: sender.account === account, message, at: Date.now() });
       if (sender.account !== account && this.autoDeliveryReceipts) this.sendReceipt(account, group.jid, [id], undefined, this.groups.jidOf(group, sender.account));
     } catch (error) {
       this.fail(account, id, error);
     }
+  }
+
+  /** A status post (status@broadcast) fanned out to device 0 of a viewer: sender keys as in groups; no receipt. */
+  async receiveStatus(account: Account, sender: Device, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined, stanza: BinaryNode): Promise<void> {
+    const id = stanza.attrs.id ?? '';
+    try {
+      const message = await this.decryptFanout(account, sender, STATUS_BROADCAST, perDevice, skmsg);
+      if (message) this.push(account, { id, chat: STATUS_BROADCAST, from: sender.account.pnJid, fromDevice: sender.jid, ownDevice: sender.account === account, message, at: Date.now() });
+    } catch (error) {
+      this.fail(account, id, error);
+    }
+  }
+
+  private async decryptFanout(account: Account, sender: Device, groupJid: string, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined): Promise<proto.IMessage | undefined> {
+    if (perDevice?.content instanceof Uint8Array) {
+      const first = await account.primary.decrypt(sender.lid, perDevice.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', perDevice.content);
+      if (first.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, first.senderKeyDistributionMessage);
+    }
+    if (!(skmsg?.content instanceof Uint8Array)) return undefined;
+    return account.primary.decryptGroup(groupJid, sender.lid, skmsg.content);
   }
 
   /** A receipt a companion sent for a message this phone's account sent. */
