@@ -5,7 +5,7 @@ import { Parser } from 'htmlparser2';
 import { request, type Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { LinkPreview } from '../engine/types.js';
-import { fetchMediaUrl } from '../media/fetch-url.js';
+import { discard, fetchMediaUrl } from '../media/fetch-url.js';
 import { checkTargetUrl } from '../net/url-guard.js';
 import { limited, type MediaSource } from './content.js';
 
@@ -65,18 +65,18 @@ async function fetchPage(raw: string, source: MediaSource, deadline: number): Pr
     const response = await get(url, source.dispatcher, deadline);
     const location = response.headers.location;
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
-      response.body.destroy();
+      discard(response.body);
       if (hop >= MAX_REDIRECTS) throw new PreviewFailure(`more than ${MAX_REDIRECTS} redirects`);
       url = checkTargetUrl(new URL(location, url).href, source.urlPolicy, 'MEDIA_URL_REJECTED');
       continue;
     }
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      response.body.destroy();
+      discard(response.body);
       throw new PreviewFailure(`the page answered HTTP ${response.statusCode}`);
     }
     const type = String(response.headers['content-type'] ?? '');
     if (!/^(text\/html|application\/xhtml\+xml)\b/i.test(type)) {
-      response.body.destroy();
+      discard(response.body);
       throw new PreviewFailure(`the URL is not an HTML page (${type || 'no content type'})`);
     }
     const chunks: Buffer[] = [];
@@ -86,7 +86,7 @@ async function fetchPage(raw: string, source: MediaSource, deadline: number): Pr
       chunks.push(size + piece.length > PREVIEW_HTML_MAX_BYTES ? piece.subarray(0, PREVIEW_HTML_MAX_BYTES - size) : piece);
       size += piece.length;
       if (size >= PREVIEW_HTML_MAX_BYTES) {
-        response.body.destroy();
+        discard(response.body);
         break;
       }
     }
