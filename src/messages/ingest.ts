@@ -16,7 +16,8 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
         // the engine hands over every message; the stored copies stay here, the event carries a summary
         const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
         // history media gets its record (the engine's reference only): nothing is fetched until it is downloaded
-        for (const message of synced) if (message.media) attachMedia(session, message);
+        // (a message already stored, e.g. received live, keeps the record it has)
+        for (const message of synced) if (message.media && !messages.exists(session, message.chatId, message.messageId)) attachMedia(session, message);
         messages.insertMany(synced.map((m) => rowOf(session, m)));
         delete payload.messages;
         payload.messageCount = synced.length;

@@ -23,6 +23,8 @@ export interface EngineTarget {
   enterCode(session: string, code: string, phone: string): Promise<void>;
   /** stops the daemon (SIGTERM) and starts it again on the same data dir and port */
   restartDaemon(): Promise<TestDaemon>;
+  /** the phone of `phone` syncs a chat history holding one image (with `caption`) that a contact sent it */
+  syncHistoryImage(session: string, phone: string, image: Buffer, caption: string): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export type Scenario =
   | 'status posts'
   | 'casting a poll vote'
   | 'restart and restore'
+  | 'history media'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -356,6 +359,27 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await received('bob', (p) => p.messageId === sent.messageId, 'text at bob after restart');
       const back = await send('bob', jid(ALICE), { type: 'text', text: 'still here' });
       await received('alice', (p) => p.messageId === back.messageId, 'text at alice after restart');
+    });
+
+    scenario('history media', async () => {
+      const image = png(28);
+      const caption = `an old picture ${Date.now()}`;
+      await target.syncHistoryImage('bob', BOB, image, caption);
+      await event('bob', 'history.sync', (p) => p.messageCount >= 1, 'history.sync at bob');
+      const stored = await waitFor(
+        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS mediaId FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
+        10_000,
+        'the history message stored',
+      );
+      assert.equal(stored.type, 'image');
+      assert.ok(stored.mediaId, 'a history media message has a mediaId');
+      // lazily: a reference only, no bytes fetched until someone downloads it
+      const record = readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT blob, ref FROM media WHERE id = ?').get(stored.mediaId) as { blob: string | null; ref: string | null });
+      assert.equal(record.blob, null);
+      assert.ok(record.ref);
+      const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
+      assert.equal(view.mimeType, 'image/png');
+      assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
     });
 
     scenario('logout', async () => {

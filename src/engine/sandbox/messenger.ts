@@ -202,14 +202,16 @@ export class SandboxMessenger {
 
   /**
    * A history sync as the phone sends it after linking: `count` messages across `chats` chats, in chunks of
-   * 5,000 (one history.sync event each, with its progress), as the real network sends them.
+   * 5,000 (one history.sync event each, with its progress), as the real network sends them. `media` messages from the
+   * first virtual contact end the last chunk; the phone keeps their bytes until they are downloaded.
    */
-  async syncHistory(count: number, chats: number): Promise<void> {
+  async syncHistory(count: number, chats: number, media: OutgoingContent[] = []): Promise<void> {
     const chunk = 5000;
     const start = Date.now() - count * 1000;
     for (let first = 0; first < count || first === 0; first += chunk) {
       const size = Math.min(chunk, count - first);
-      const messages = Array.from({ length: size }, (_, k) => {
+      const last = first + chunk >= count;
+      const messages: Array<Record<string, unknown>> = Array.from({ length: size }, (_, k) => {
         const i = first + k;
         const contact = virtualContact(i % chats);
         const fromMe = i % 3 === 0;
@@ -225,11 +227,30 @@ export class SandboxMessenger {
           ...(fromMe ? { status: 'read' } : {}),
         };
       });
+      if (last) messages.push(...media.map((content) => this.historyMedia(content)));
       const progress = count === 0 ? 100 : Math.round(((first + size) / count) * 100);
       this.session.deliver('history.sync', { syncType: 'FULL', chunk: first / chunk + 1, progress, messages });
       await new Promise((r) => setImmediate(r));
       if (count === 0) break;
     }
+  }
+
+  /** A media message of the history: its bytes stay with the phone (the network), the event carries a reference. */
+  private historyMedia(content: OutgoingContent): Record<string, unknown> {
+    const { media, ...fields } = contentFields(content);
+    const messageId = newMessageId();
+    if (media?.data) this.network.holdMedia(messageId, media.data);
+    const contact = virtualContact(0);
+    return {
+      messageId,
+      chatId: `${contact}@s.whatsapp.net`,
+      from: this.ref(contact),
+      fromMe: false,
+      isGroup: false,
+      timestamp: now(),
+      ...fields,
+      ...(media ? { mimeType: media.mimeType, size: media.size, media: { mimeType: media.mimeType, size: media.size, ...(media.filename ? { filename: media.filename } : {}), ref: { phoneMedia: messageId } } } : {}),
+    };
   }
 
   contactAction(fromDigits: string, action: ContactAction): void {

@@ -1,5 +1,6 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import type {
@@ -142,6 +143,15 @@ export class SandboxSession implements EngineSession {
 
   async star(): Promise<void> {
     this.open$();
+  }
+
+  /** Media of a history sync, from the phone that still holds it (the simulated network; gone after a daemon restart). */
+  async downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
+    this.open$();
+    const id = (ref as { phoneMedia?: unknown } | null)?.phoneMedia;
+    const data = typeof id === 'string' ? this.network.heldMedia(id) : undefined;
+    if (!data) throw new GatewayError('MEDIA_EXPIRED', 'the phone no longer holds this media');
+    return Readable.from([data]);
   }
 
   async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {

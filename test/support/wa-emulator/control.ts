@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Hub } from './hub.js';
-import type { MediaStore } from './media-store.js';
+import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pairing } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
@@ -154,6 +154,16 @@ export class EmulatorControl {
   offlineQueue(deviceJid: string): number {
     const device = this.registry.device(deviceJid);
     return device ? (this.deps.hub.offline.get(device.jid)?.length ?? 0) : 0;
+  }
+
+  /** A file uploaded from a phone (encrypted as WhatsApp does); the fields go into a media message. */
+  uploadMedia(bytes: Buffer, mediaType: 'image' | 'video' | 'audio' | 'document' | 'sticker'): Promise<UploadedMedia> {
+    return this.deps.media.upload(bytes, mediaType);
+  }
+
+  /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
+  syncHistory(phone: string, messages: proto.IWebMessageInfo[]): Promise<void> {
+    return this.deps.phones.syncHistory(this.need(phone), messages);
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {

@@ -243,14 +243,53 @@ export class Phones extends EventEmitter {
         },
       });
     }
+    for (const message of messages) await this.toDevice(device, message);
+  }
+
+  /** A peer message from the phone to each of its account's companions. */
+  private async toCompanions(account: Account, message: proto.IMessage): Promise<void> {
+    for (const device of this.hub.registry.companions(account)) await this.toDevice(device, message);
+  }
+
+  private async toDevice(device: Device, message: proto.IMessage): Promise<void> {
+    const account = device.account;
+    const encrypted = await account.primary.encrypt(device.lid, message, () => this.hub.registry.takeBundle(device));
+    this.hub.deliver(device, {
+      tag: 'message',
+      attrs: { from: account.pnJid, id: this.hub.messageId(), type: 'text', category: 'peer', t: unixNow() },
+      content: [encNode(encrypted.type, encrypted.ciphertext)],
+    });
+  }
+
+  /**
+   * The phone syncs chat history to its companions (a RECENT history sync, payload inline): `messages` as the phone has
+   * them (keys from the phone's side), grouped into conversations by chat.
+   */
+  async syncHistory(account: Account, messages: proto.IWebMessageInfo[]): Promise<void> {
+    const byChat = new Map<string, proto.IHistorySyncMsg[]>();
     for (const message of messages) {
-      const encrypted = await account.primary.encrypt(device.lid, message, () => this.hub.registry.takeBundle(device));
-      this.hub.deliver(device, {
-        tag: 'message',
-        attrs: { from: account.pnJid, id: this.hub.messageId(), type: 'text', category: 'peer', t: unixNow() },
-        content: [encNode(encrypted.type, encrypted.ciphertext)],
-      });
+      const chat = message.key?.remoteJid ?? '';
+      byChat.set(chat, [...(byChat.get(chat) ?? []), { message }]);
     }
+    const history = proto.HistorySync.encode({
+      syncType: proto.HistorySync.HistorySyncType.RECENT,
+      conversations: [...byChat].map(([id, msgs]) => ({ id, messages: msgs })),
+      progress: 100,
+      chunkOrder: 1,
+    }).finish();
+    const notification: proto.IMessage = {
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+        historySyncNotification: {
+          syncType: proto.Message.HistorySyncType.RECENT,
+          initialHistBootstrapInlinePayload: deflateSync(history),
+          fileLength: history.length,
+          progress: 100,
+          chunkOrder: 1,
+        },
+      },
+    };
+    await this.toCompanions(account, notification);
   }
 
   /** Resolves with the first inbox message of `account` (already there or arriving) that matches. */
