@@ -54,7 +54,7 @@ function reasonOf(err: unknown): string {
   if (err instanceof PreviewFailure || err instanceof GatewayError) return err.message;
   const code = (err as { code?: string }).code;
   if (code === 'ERR_BLOCKED_TARGET') return `the URL is refused by the URL policy: ${(err as Error).message}`;
-  if ((err as Error).name === 'AbortError' || code === 'UND_ERR_ABORTED') return 'the page did not answer in time';
+  if (['AbortError', 'TimeoutError'].includes((err as Error).name) || code === 'UND_ERR_ABORTED') return 'the page did not answer in time';
   return `the page could not be fetched: ${(err as Error).message}`;
 }
 
@@ -65,7 +65,8 @@ async function fetchPage(raw: string, source: MediaSource, deadline: number): Pr
     const response = await get(url, source.dispatcher, deadline);
     const location = response.headers.location;
     if (response.statusCode >= 300 && response.statusCode < 400 && typeof location === 'string') {
-      discard(response.body);
+      // a redirect's (small) body is read to its end, so its connection is reused rather than reset
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       if (hop >= MAX_REDIRECTS) throw new PreviewFailure(`more than ${MAX_REDIRECTS} redirects`);
       url = checkTargetUrl(new URL(location, url).href, source.urlPolicy, 'MEDIA_URL_REJECTED');
       continue;
@@ -94,15 +95,22 @@ async function fetchPage(raw: string, source: MediaSource, deadline: number): Pr
   }
 }
 
-async function get(url: URL, dispatcher: Dispatcher, deadline: number): Promise<Dispatcher.ResponseData> {
+/** One GET; a kept-alive connection the server closed meanwhile (reset) is retried once on a new one. */
+async function get(url: URL, dispatcher: Dispatcher, deadline: number, retried = false): Promise<Dispatcher.ResponseData> {
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new PreviewFailure('the page did not answer in time');
-  return request(url, {
-    method: 'GET',
-    dispatcher,
-    signal: AbortSignal.timeout(remaining),
-    headers: { accept: 'text/html,application/xhtml+xml', 'user-agent': 'Mozilla/5.0 (compatible; session-gateway link preview)' },
-  });
+  try {
+    return await request(url, {
+      method: 'GET',
+      dispatcher,
+      signal: AbortSignal.timeout(remaining),
+      headers: { accept: 'text/html,application/xhtml+xml', 'user-agent': 'Mozilla/5.0 (compatible; session-gateway link preview)' },
+    });
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (retried || (code !== 'ECONNRESET' && code !== 'UND_ERR_SOCKET')) throw err;
+    return get(url, dispatcher, deadline, true);
+  }
 }
 
 interface PageMeta {
