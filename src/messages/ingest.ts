@@ -62,10 +62,11 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
     attachMedia(session, payload);
     messages.insert(rowOf(session, payload));
     delete payload.raw;
-    if (!payload.fromMe) {
+    // a status post is not a message to the session: its author does not become someone it may answer
+    if (!payload.fromMe && jidKind(payload.chatId) !== 'status') {
       // who may be answered in client-token "conversation" mode: the chat, and the author under each of its names
       for (const jid of new Set([payload.chatId, payload.from.jid, payload.from.lid].filter(Boolean) as string[])) {
-        if (jidKind(jid) !== 'status') messages.recordCorrespondent(session, jid, at);
+        messages.recordCorrespondent(session, jid, at);
       }
       if (payload.from.phoneNumber) messages.recordCorrespondent(session, `${payload.from.phoneNumber.slice(1)}@s.whatsapp.net`, at);
     }

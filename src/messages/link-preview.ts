@@ -1,8 +1,8 @@
 // The preview of a text's first link (title, description, thumbnail), built by the gateway: the page and its image are
 // fetched through the URL guard with a byte cap and one deadline, so no engine (Baileys' link-preview-js) fetches a page
 // itself. A preview that cannot be built never stops the send: the text goes without it and the result says why.
-import { Parser } from 'htmlparser2';
-import { request, type Dispatcher } from 'undici';
+// undici, htmlparser2 and jimp load on the first preview, not at daemon start.
+import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { LinkPreview } from '../engine/types.js';
 import { discard, fetchMediaUrl } from '../media/fetch-url.js';
@@ -36,7 +36,7 @@ export async function buildLinkPreview(text: string, source: MediaSource, timeou
   try {
     const preview = await limited(source, async () => {
       const page = await fetchPage(url, source, deadline);
-      const meta = readMeta(page.html, page.url);
+      const meta = await readMeta(page.html, page.url);
       const title = meta.title ?? meta.description?.slice(0, TITLE_MAX);
       if (!title) throw new PreviewFailure('the page has no title or description');
       const thumbnail = meta.image ? await thumbnailOf(meta.image, source, deadline).catch(() => undefined) : undefined;
@@ -99,6 +99,7 @@ async function fetchPage(raw: string, source: MediaSource, deadline: number): Pr
 async function get(url: URL, dispatcher: Dispatcher, deadline: number, retried = false): Promise<Dispatcher.ResponseData> {
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new PreviewFailure('the page did not answer in time');
+  const { request } = await import('undici');
   try {
     return await request(url, {
       method: 'GET',
@@ -120,7 +121,8 @@ interface PageMeta {
 }
 
 /** og:/twitter: meta tags first, then <title> and the description meta. */
-export function readMeta(html: string, base: URL): PageMeta {
+export async function readMeta(html: string, base: URL): Promise<PageMeta> {
+  const { Parser } = await import('htmlparser2');
   const meta = new Map<string, string>();
   let titleText = '';
   let inTitle = false;

@@ -103,16 +103,16 @@ export class MessagingService {
   ) {}
 
   /** Everything that can be checked before answering: body rules, chat id, session state. */
-  prepare(body: SendBody): { chatId: string; engine: EngineSession } {
+  prepare(body: SendBody): { chatId: string; engine: EngineSession; statusViewers?: string[] } {
     checkContentFields(body);
     const chatId = normalizeChat(body.chatId, '/chatId');
     if (body.statusViewers !== undefined && chatId !== STATUS_CHAT) throw ValidationError.field('/statusViewers', `is only used by status posts (chatId ${STATUS_CHAT})`);
-    return { chatId, engine: this.deps.sessions.connected(body.session) };
+    const engine = this.deps.sessions.connected(body.session);
+    return { chatId, engine, ...(chatId === STATUS_CHAT ? { statusViewers: this.statusViewers(body) } : {}) };
   }
 
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
-    const { chatId } = this.prepare(body);
-    const statusViewers = chatId === STATUS_CHAT ? this.statusViewers(body) : undefined;
+    const { chatId, statusViewers } = this.prepare(body);
     const source = caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource;
     let content = await buildContent(body, source);
     let previewOutcome: PreviewOutcome | undefined;

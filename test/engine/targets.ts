@@ -33,7 +33,7 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   const emu = await startEmulator();
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
-  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true', ...options.env };
+  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };
   const boot = () => startDaemon({ dataDir, port, env, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon;
   try {
@@ -114,7 +114,7 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
 export async function startSandboxTarget(): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true' } });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' } });
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);

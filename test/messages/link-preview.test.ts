@@ -21,13 +21,13 @@ describe('link preview parsing', () => {
     assert.equal(firstUrl('no link, just ftp://example.com and example.com'), undefined);
   });
 
-  it('prefers og: tags, then twitter:, then <title> and the description meta; entities decoded; image resolved', () => {
+  it('prefers og: tags, then twitter:, then <title> and the description meta; entities decoded; image resolved', async () => {
     const base = new URL('https://example.com/dir/page');
-    const og = readMeta(page('<title>T</title><meta property="og:title" content="OG &amp; more"><meta name="description" content="D"><meta property="og:image" content="../img.png">'), base);
+    const og = await readMeta(page('<title>T</title><meta property="og:title" content="OG &amp; more"><meta name="description" content="D"><meta property="og:image" content="../img.png">'), base);
     assert.deepEqual({ ...og, image: og.image?.href }, { title: 'OG & more', description: 'D', image: 'https://example.com/img.png' });
-    const plain = readMeta(page('<title>\n  Plain   title </title><meta name="twitter:description" content="tw">'), base);
+    const plain = await readMeta(page('<title>\n  Plain   title </title><meta name="twitter:description" content="tw">'), base);
     assert.deepEqual(plain, { title: 'Plain title', description: 'tw' });
-    assert.deepEqual(readMeta(page('<meta property="og:image" content="javascript:alert(1)">'), base), {});
+    assert.deepEqual(await readMeta(page('<meta property="og:image" content="javascript:alert(1)">'), base), {});
   });
 });
 
