@@ -163,9 +163,19 @@ export interface OutgoingMedia {
   filename?: string;
 }
 
+/** The preview of the first link of a text, built by the gateway (the engines never fetch a page themselves). */
+export interface LinkPreview {
+  /** the URL as it appears in the text */
+  url: string;
+  title: string;
+  description?: string;
+  /** a small JPEG */
+  thumbnail?: Buffer;
+}
+
 /** A message to send, already validated and with media bytes in hand. */
 export type OutgoingContent =
-  | { type: 'text'; text: string; linkPreview?: boolean }
+  | { type: 'text'; text: string; preview?: LinkPreview }
   | { type: MediaKind; media: OutgoingMedia; caption?: string; ptt?: boolean }
   | { type: 'poll'; title: string; options: string[]; multiSelect: boolean }
   | { type: 'location'; latitude: number; longitude: number; address?: string; name?: string }
@@ -188,6 +198,15 @@ export interface SendOptions {
   quoted?: MessageRef;
   mentions?: string[];
   forwarded?: boolean;
+  /** a status post (`status@broadcast`): the people who may see it (user JIDs) */
+  statusViewers?: string[];
+}
+
+/** A poll vote the session cast. */
+export interface CastVote {
+  messageId: string;
+  /** ISO 8601 */
+  timestamp: string;
 }
 
 export interface SentMessage {
@@ -224,6 +243,8 @@ export interface MessagingOps {
   sendTyping(chatId: string, state: TypingState): Promise<void>;
   markSeen(target: MessageRef): Promise<void>;
   star(target: MessageRef, star: boolean): Promise<void>;
+  /** votes on a poll (`selectedOptions` are option names of it; empty withdraws the vote) */
+  votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote>;
   /** the bytes of a media attachment whose `ref` the engine gave; throws MEDIA_EXPIRED when gone */
   downloadMedia?(ref: unknown): Promise<NodeJS.ReadableStream>;
 }

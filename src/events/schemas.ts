@@ -63,6 +63,10 @@ export const messagePayloadSchema: Schema = {
       location: closed({ latitude: { type: 'number' }, longitude: { type: 'number' }, address: { type: 'string' }, name: { type: 'string' } }, ['latitude', 'longitude']),
       vcard: { type: 'string' },
       displayName: { type: 'string' },
+      linkPreview: closed(
+        { url: { type: 'string' }, title: { type: 'string' }, description: { type: 'string' }, thumbnail: { type: 'string', description: 'JPEG, base64' } },
+        ['url', 'title'],
+      ),
       status: { enum: [...DELIVERY_STATUSES], description: 'messages the session sent' },
     },
     ['messageId', 'chatId', 'from', 'fromMe', 'isGroup', 'type', 'timestamp'],

@@ -92,7 +92,7 @@ function filenameOf(url: URL, field: string): string | undefined {
 }
 
 /** Drops a response body and its connection; the abort error it then emits is expected and swallowed. */
-function discard(body: Dispatcher.ResponseData['body']): void {
+export function discard(body: Dispatcher.ResponseData['body']): void {
   body.on('error', () => {});
   body.destroy();
 }

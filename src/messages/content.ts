@@ -137,7 +137,7 @@ export async function buildContent(body: ContentFields, media: MediaSource): Pro
   const type = canonicalType(body.type);
   switch (type) {
     case 'text':
-      return { type, text: body.text!, ...(body.linkPreview ? { linkPreview: true } : {}) };
+      return { type, text: body.text! };
     case 'poll':
       return { type, title: body.pollTitle!, options: body.pollOptions!, multiSelect: body.pollMultiSelect ?? false };
     case 'location':

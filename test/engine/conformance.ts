@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Jimp } from 'jimp';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
@@ -29,6 +30,8 @@ export interface EngineTarget {
    * names the sender by LID only (a LID-addressed chat), so only the session's own knowledge gives its number.
    */
   contactSends(phone: string, session: string, accountPhone: string, text: string, options?: { senderLidOnly?: boolean }): Promise<void>;
+  /** the phone of `phone` syncs a chat history holding one image (with `caption`) that a contact sent it */
+  syncHistoryImage(session: string, phone: string, image: Buffer, caption: string): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
 }
@@ -42,9 +45,13 @@ export type Scenario =
   | 'edit, delete, react'
   | 'group with two members'
   | 'presence'
+  | 'link previews'
+  | 'status posts'
+  | 'casting a poll vote'
   | 'restart and restore'
   | 'group and profile pictures'
   | 'identities survive a restart'
+  | 'history media'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -265,6 +272,93 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(typing.payload.presence, 'composing');
     });
 
+    // ---- issue 19, part 1: link previews, status posts, poll votes (history media follows restart and restore) ----
+
+    scenario('link previews', async () => {
+      const site = await previewSite();
+      try {
+        const link = `${site.url}/article`;
+        const sent = await send('alice', jid(BOB), { type: 'text', text: `read this: ${link}.` });
+        assert.deepEqual(sent.linkPreview, { status: 'sent', url: link });
+        const got = await received('bob', (p) => p.messageId === sent.messageId, 'text with a preview at bob');
+        assert.equal(got.linkPreview.url, link);
+        assert.equal(got.linkPreview.title, 'A page worth reading');
+        assert.equal(got.linkPreview.description, 'What the page is about');
+        const thumbnail = Buffer.from(got.linkPreview.thumbnail, 'base64');
+        assert.equal(thumbnail.subarray(0, 3).toString('hex'), 'ffd8ff', 'the thumbnail is a JPEG');
+        const scaled = await Jimp.read(thumbnail);
+        assert.ok(scaled.width <= 192 && scaled.height <= 192 && scaled.width > 0, `the 256 px cover is scaled down (${scaled.width}×${scaled.height})`);
+        assert.ok(site.hits.includes('/article') && site.hits.includes('/cover.png'));
+
+        // a page that cannot be read: the text goes without a preview, and the result says why
+        const broken = await send('alice', jid(BOB), { type: 'text', text: `${site.url}/missing` });
+        assert.equal(broken.linkPreview.status, 'failed');
+        assert.match(broken.linkPreview.reason, /404/);
+        const plain = await received('bob', (p) => p.messageId === broken.messageId, 'text without a preview at bob');
+        assert.equal(plain.linkPreview, undefined);
+
+        // linkPreview: false fetches nothing
+        const before = site.hits.length;
+        const off = await send('alice', jid(BOB), { type: 'text', text: `${site.url}/article again`, linkPreview: false });
+        assert.equal(off.linkPreview, undefined);
+        await received('bob', (p) => p.messageId === off.messageId, 'text sent with linkPreview false');
+        assert.equal(site.hits.length, before);
+      } finally {
+        await site.close();
+      }
+    });
+
+    scenario('status posts', async () => {
+      // alice's contacts (bob wrote to her) are the viewers when the body names none
+      const sent = await send('alice', 'status@broadcast', { type: 'text', text: 'my first status' });
+      assert.equal(sent.chatId, 'status@broadcast');
+      assert.ok(sent.statusViewers >= 1);
+      const got = await received('bob', (p) => p.messageId === sent.messageId, 'status at bob');
+      assert.equal(got.chatId, 'status@broadcast');
+      assert.equal(got.isGroup, false);
+      assert.equal(got.fromMe, false);
+      assert.equal(got.text, 'my first status');
+      assert.equal(got.from.phoneNumber, `+${ALICE}`);
+
+      // every message type: a picture status to named viewers, downloaded by a viewer
+      const image = png(20);
+      const pictured = await send('alice', 'status@broadcast', { type: 'image', base64: image.toString('base64'), caption: 'sunset', statusViewers: [`+${BOB}`] });
+      assert.equal(pictured.statusViewers, 1);
+      const gotImage = await received('bob', (p) => p.messageId === pictured.messageId, 'image status at bob');
+      assert.equal(gotImage.chatId, 'status@broadcast');
+      assert.equal(gotImage.caption, 'sunset');
+      assert.ok((await download('bob', gotImage.mediaId)).equals(image));
+
+      const misplaced = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'x', statusViewers: [`+${BOB}`] });
+      assert.equal(misplaced.status, 400);
+      assert.equal(misplaced.body.error.code, 'VALIDATION_FAILED');
+    });
+
+    scenario('casting a poll vote', async () => {
+      const poll = await send('alice', jid(BOB), { type: 'poll', pollTitle: 'Dinner?', pollOptions: ['pasta', 'curry', 'tacos'] });
+      const got = await received('bob', (p) => p.messageId === poll.messageId, 'poll at bob');
+      const vote = (options: string[]) => daemon.request('POST', '/api/messages/poll-vote', { session: 'bob', chatId: got.chatId, pollMessageId: got.messageId, options });
+
+      const refused = await vote(['pasta', 'curry']);
+      assert.equal(refused.status, 400, 'a single-choice poll takes one option');
+      assert.equal((await vote(['pizza'])).status, 400, 'not an option of the poll');
+
+      const cast = await vote(['curry']);
+      assert.equal(cast.status, 200, JSON.stringify(cast.body));
+      assert.deepEqual(cast.body.data.selectedOptions, ['curry']);
+      assert.equal(cast.body.data.pollMessageId, poll.messageId);
+      // the creator decrypts it (on Baileys: with the poll's secret, as for any WhatsApp vote)
+      const atAlice = await event('alice', 'message.vote', (p) => p.pollMessageId === poll.messageId, 'vote at alice');
+      assert.deepEqual(atAlice.payload.selectedOptions, ['curry']);
+      assert.equal(atAlice.payload.voter.phoneNumber, `+${BOB}`);
+      assert.equal(atAlice.payload.chatId, jid(BOB));
+      const own = await event('bob', 'message.vote', (p) => p.pollMessageId === poll.messageId, 'own vote at bob');
+      assert.equal(own.payload.voter.phoneNumber, `+${BOB}`);
+
+      const missing = await daemon.request('POST', '/api/messages/poll-vote', { session: 'bob', chatId: got.chatId, pollMessageId: '3EB0000000000000000000', options: [] });
+      assert.equal(missing.status, 404);
+    });
+
     scenario('restart and restore', async () => {
       const previous = events;
       daemon = await target.restartDaemon();
@@ -344,6 +438,27 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await event('alice', 'message.ack', (p) => p.messageId === sent.messageId && (p.status === 'delivered' || p.status === 'read'), 'carol got it');
     });
 
+    scenario('history media', async () => {
+      const image = png(28);
+      const caption = `an old picture ${Date.now()}`;
+      await target.syncHistoryImage('bob', BOB, image, caption);
+      await event('bob', 'history.sync', (p) => p.messageCount >= 1, 'history.sync at bob');
+      const stored = await waitFor(
+        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS mediaId FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
+        10_000,
+        'the history message stored',
+      );
+      assert.equal(stored.type, 'image');
+      assert.ok(stored.mediaId, 'a history media message has a mediaId');
+      // lazily: a reference only, no bytes fetched until someone downloads it
+      const record = readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT blob, ref FROM media WHERE id = ?').get(stored.mediaId) as { blob: string | null; ref: string | null });
+      assert.equal(record.blob, null);
+      assert.ok(record.ref);
+      const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
+      assert.equal(view.mimeType, 'image/png');
+      assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
+    });
+
     scenario('logout', async () => {
       assert.ok(authStateRows('alice') > 0, 'a paired session has credentials stored');
       const bobRows = authStateRows('bob');
@@ -388,6 +503,39 @@ export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) =
 /** How many auth_state rows (credentials and signal keys) the daemon holds for `session`. */
 export const countAuthState = (dataDir: string, session: string): number =>
   readDaemonDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session) as number);
+
+interface PreviewSite {
+  url: string;
+  /** paths requested, in order */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/** A local site with a page carrying og: tags and a cover image, and a 404 for everything else. */
+async function previewSite(): Promise<PreviewSite> {
+  const hits: string[] = [];
+  const cover = png(256);
+  const server: Server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    if (req.url === '/article') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(`<!doctype html><html><head><title>fallback</title>
+        <meta property="og:title" content="A page worth reading"><meta property="og:description" content="What the page is about">
+        <meta property="og:image" content="/cover.png"></head><body>${'x'.repeat(1000)}</body></html>`);
+      return;
+    }
+    if (req.url === '/cover.png') {
+      res.setHeader('content-type', 'image/png');
+      res.end(cover);
+      return;
+    }
+    res.statusCode = 404;
+    res.end('not here');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, hits, close: () => new Promise<void>((done) => server.close(() => done())) };
+}
 
 interface WebhookReceiver {
   url: string;

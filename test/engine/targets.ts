@@ -1,5 +1,6 @@
 // Engine targets for the conformance suite and the lifecycle tests: a daemon on the sandbox engine, or on the Baileys
 // engine wired to a WhatsApp Web emulator through env only (preload, trust files, GATEWAY_BAILEYS_WS_URL).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +88,18 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       daemon = await boot();
       return daemon;
     },
+    async syncHistoryImage(_session, phone, image, caption) {
+      const media = await emu.control.uploadMedia(image, 'image');
+      const contact = '15550199999';
+      ensureAccount(contact);
+      await emu.control.syncHistory(phone, [
+        {
+          key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false, id: `3EB0${randomBytes(10).toString('hex').toUpperCase()}` },
+          messageTimestamp: Math.floor(Date.now() / 1000) - 3600,
+          message: { imageMessage: { ...media, mimetype: 'image/png', caption } },
+        },
+      ]);
+    },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
       const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
@@ -123,6 +136,10 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     },
     engine: 'sandbox',
     scanQr: (session, _qr, phone) => pair(session, { phoneNumber: phone }),
+    async syncHistoryImage(session, _phone, image, caption) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/history`, { messages: 0, media: [{ type: 'image', base64: image.toString('base64'), caption }] });
+      if (res.status !== 200) throw new Error(`sandbox history ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+    },
     enterCode: (session, code) => pair(session, { code }),
     async restartDaemon() {
       await daemon.stop();

@@ -11,7 +11,7 @@ import makeWASocket, {
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { AccountInfo, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
+import type { AccountInfo, CastVote, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
 import { loadAuthState, type SqliteAuthState } from './auth-state.js';
 import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
 import { BaileysChats } from './chats.js';
@@ -193,6 +193,10 @@ export class BaileysSession implements EngineSession {
     return this.messenger.star(target, star);
   }
 
+  votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    return this.messenger.votePoll(poll, selectedOptions);
+  }
+
   downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
     return this.media.download(ref);
   }
@@ -234,8 +238,8 @@ export class BaileysSession implements EngineSession {
       qrTimeout: this.settings.qr.rotationSeconds * 1000,
       getMessage: async (key) => this.storedMessage(key.id ?? undefined, key.remoteJid ?? undefined),
       cachedGroupMetadata: async (jid) => this.ctx.groups.get(jid),
-      // status broadcasts are not modelled by the gateway: not even decrypted
-      shouldIgnoreJid: (jid) => jid === 'status@broadcast',
+      // contacts' status posts are received unless the session opts out; then they are not even decrypted
+      shouldIgnoreJid: (jid) => jid === 'status@broadcast' && this.options.config.ignoreStatus === true,
       ...this.caches,
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
     }));

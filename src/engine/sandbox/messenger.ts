@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
-import type { DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
 import { isRegisteredNumber, type MessageTrace, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 
@@ -41,7 +41,7 @@ export class SandboxMessenger {
     const target = this.resolve(chatId);
     const id = newMessageId();
     const timestamp = new Date().toISOString();
-    const recipients = this.recipientsOf(target);
+    const recipients = target.kind === 'status' ? this.viewersOf(options.statusViewers ?? []) : this.recipientsOf(target);
     const trace: MessageTrace = {
       id,
       senderDigits: this.digits,
@@ -133,6 +133,17 @@ export class SandboxMessenger {
     this.network.sessionFor(trace.senderDigits)?.messenger?.ack(trace, 'read', this.digits);
   }
 
+  /** A vote on a poll the network carried: the poll's other participants receive it. */
+  votePoll(poll: MessageRef, selectedOptions: string[]): CastVote {
+    const trace = this.network.trace(poll.id);
+    if (!trace?.poll || !this.conversationOf(trace).includes(this.digits)) throw new GatewayError('MESSAGE_NOT_FOUND', `poll ${poll.id} is not in a conversation of this session`);
+    const timestamp = now();
+    for (const digits of this.conversationOf(trace).filter((d) => d !== this.digits)) {
+      this.network.sessionFor(digits)?.deliver('message.vote', { pollMessageId: trace.id, chatId: this.chatFor(trace, digits), voter: this.ref(this.digits), selectedOptions, timestamp });
+    }
+    return { messageId: newMessageId(), timestamp };
+  }
+
   /** An acknowledgement from `byDigits` reaches this (sending) account. */
   ack(trace: MessageTrace, status: DeliveryStatus, byDigits: string): void {
     this.session.deliver('message.ack', { messageId: trace.id, chatId: trace.chatId, status, by: this.ref(byDigits), timestamp: now() });
@@ -194,14 +205,16 @@ export class SandboxMessenger {
 
   /**
    * A history sync as the phone sends it after linking: `count` messages across `chats` chats, in chunks of
-   * 5,000 (one history.sync event each, with its progress), as the real network sends them.
+   * 5,000 (one history.sync event each, with its progress), as the real network sends them. `media` messages from the
+   * first virtual contact end the last chunk; the phone keeps their bytes until they are downloaded.
    */
-  async syncHistory(count: number, chats: number): Promise<void> {
+  async syncHistory(count: number, chats: number, media: OutgoingContent[] = []): Promise<void> {
     const chunk = 5000;
     const start = Date.now() - count * 1000;
     for (let first = 0; first < count || first === 0; first += chunk) {
       const size = Math.min(chunk, count - first);
-      const messages = Array.from({ length: size }, (_, k) => {
+      const last = first + chunk >= count;
+      const messages: Array<Record<string, unknown>> = Array.from({ length: size }, (_, k) => {
         const i = first + k;
         const contact = virtualContact(i % chats);
         const fromMe = i % 3 === 0;
@@ -217,11 +230,30 @@ export class SandboxMessenger {
           ...(fromMe ? { status: 'read' } : {}),
         };
       });
+      if (last) messages.push(...media.map((content) => this.historyMedia(content)));
       const progress = count === 0 ? 100 : Math.round(((first + size) / count) * 100);
       this.session.deliver('history.sync', { syncType: 'FULL', chunk: first / chunk + 1, progress, messages });
       await new Promise((r) => setImmediate(r));
       if (count === 0) break;
     }
+  }
+
+  /** A media message of the history: its bytes stay with the phone (the network), the event carries a reference. */
+  private historyMedia(content: OutgoingContent): Record<string, unknown> {
+    const { media, ...fields } = contentFields(content);
+    const messageId = newMessageId();
+    if (media?.data) this.network.holdMedia(messageId, media.data);
+    const contact = virtualContact(0);
+    return {
+      messageId,
+      chatId: `${contact}@s.whatsapp.net`,
+      from: this.ref(contact),
+      fromMe: false,
+      isGroup: false,
+      timestamp: now(),
+      ...fields,
+      ...(media ? { mimeType: media.mimeType, size: media.size, media: { mimeType: media.mimeType, size: media.size, ...(media.filename ? { filename: media.filename } : {}), ref: { phoneMedia: messageId } } } : {}),
+    };
   }
 
   contactAction(fromDigits: string, action: ContactAction): void {
@@ -300,6 +332,12 @@ export class SandboxMessenger {
     return [];
   }
 
+  /** The phone digits of a status post's viewers (phone JIDs or LIDs the network knows), without this account. */
+  private viewersOf(jids: string[]): string[] {
+    const digits = jids.map((jid) => (jidKind(jid) === 'lid' ? this.network.digitsOfLid(jid) : jidUser(jid))).filter((d): d is string => !!d && d !== this.digits);
+    return [...new Set(digits)];
+  }
+
   /** Everyone in the conversation a message belongs to. */
   private conversationOf(trace: MessageTrace): string[] {
     if (trace.groupId) return [...(this.network.groups.get(trace.groupId)?.members.keys() ?? [])];
@@ -309,6 +347,7 @@ export class SandboxMessenger {
   /** The chat id under which `digits` sees a message. */
   private chatFor(trace: MessageTrace, digits: string): string {
     if (trace.groupId) return trace.groupId;
+    if (jidKind(trace.chatId) === 'status') return trace.chatId;
     if (digits === trace.senderDigits || isChannelTrace(trace)) return trace.chatId;
     return trace.addressedByLid ? this.network.lidOf(trace.senderDigits) : `${trace.senderDigits}@s.whatsapp.net`;
   }

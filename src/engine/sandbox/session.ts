@@ -1,8 +1,10 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import type {
+  CastVote,
   ConnectionUpdate,
   EngineSession,
   MessageRef,
@@ -149,9 +151,24 @@ export class SandboxSession implements EngineSession {
     this.open$();
   }
 
+  /** Media of a history sync, from the phone that still holds it (the simulated network; gone after a daemon restart). */
+  async downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
+    this.open$();
+    const id = (ref as { phoneMedia?: unknown } | null)?.phoneMedia;
+    const data = typeof id === 'string' ? this.network.heldMedia(id) : undefined;
+    if (!data) throw new GatewayError('MEDIA_EXPIRED', 'the phone no longer holds this media');
+    return Readable.from([data]);
+  }
+
+  async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    return this.open$().votePoll(poll, selectedOptions);
+  }
+
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
   deliver(type: EventType, payload: Record<string, unknown>): void {
     if (this.phase !== 'open') return;
+    // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
+    if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
     const from = payload.from as JidRef | undefined;
     if (from?.phoneNumber && from.lid) this.learn(from.phoneNumber.slice(1), from.lid);
     this.options.hooks.event(type, payload);

@@ -1,7 +1,7 @@
-// Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
-import type { QuoteScope, SendBody } from '../../messages/service.js';
+// Message routes: send (with Prefer: respond-async), poll vote, edit, delete, react, typing, seen, star.
+import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
 import { sessionParams, emptyBody } from '../schemas/common.js';
-import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
+import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
 import { ref } from '../schemas/resources.js';
@@ -39,6 +39,23 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
           return accepted;
         }
         return messaging.send(body as SendBody, caller);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/messages/poll-vote',
+      operationId: 'votePoll',
+      example: {
+        body: { session: 'shop', chatId: '+15550001111', pollMessageId: '3EB0C4A1F2D3E4B5A6C7', options: ['pizza'] },
+        data: { messageId: '3EB0D5B2E3F4A5B6C7D8', pollMessageId: '3EB0C4A1F2D3E4B5A6C7', chatId: '15550001111@s.whatsapp.net', selectedOptions: ['pizza'], timestamp: '2026-01-01T00:00:00.000Z' },
+      },
+      responses: { 200: { data: ref('PollVote') } },
+      access: 'messages:send',
+      sessionFrom: 'body',
+      summary: 'vote on a poll the session sent or received (options by name; an empty list withdraws the vote)',
+      schema: { body: pollVoteBody },
+      handler({ body }) {
+        return messaging.vote(body as PollVoteBody);
       },
     },
     {

@@ -51,7 +51,7 @@ export const resourceSchemas = {
       platform: { type: 'string', description: '`smba` (business) or `consumer`' },
       lid: str,
       proxy: { type: 'string', description: 'the proxy URL with its password masked as `***`' },
-      config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`)' },
+      config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`, `ignoreStatus`)' },
       lastError: {
         oneOf: [
           resource('why the connection last went down (kept after it reconnects, replaced by the next failure)', {
@@ -102,9 +102,22 @@ export const resourceSchemas = {
       phoneNumber: { type: 'string', description: 'the target, when it is a person' },
       lid: str,
       mediaId: { type: 'string', description: 'the media record of a media message' },
+      linkPreview: resource(
+        'a text with a link (linkPreview not false): whether its preview went with it; `failed` sent the text without one',
+        { status: { enum: ['sent', 'failed'] }, url: str, reason: { type: 'string', description: 'why the preview could not be built' } },
+        ['reason'],
+      ),
+      statusViewers: { type: 'integer', minimum: 1, description: 'a status post: how many people it went to' },
     },
-    ['phoneNumber', 'lid', 'mediaId'],
+    ['phoneNumber', 'lid', 'mediaId', 'linkPreview', 'statusViewers'],
   ),
+  PollVote: resource('a vote the session cast on a poll', {
+    messageId: { type: 'string', description: 'the id of the vote message' },
+    pollMessageId: str,
+    chatId: jid,
+    selectedOptions: { type: 'array', items: str, description: 'empty: the vote was withdrawn' },
+    timestamp: dateTime,
+  }),
   CommandAccepted: resource('an accepted asynchronous command; its outcome arrives as a command.result event', {
     commandId: { type: 'string', format: 'uuid' },
     status: { const: 'accepted' },

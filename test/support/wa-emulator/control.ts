@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Hub } from './hub.js';
-import type { MediaStore } from './media-store.js';
+import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pictures } from './pictures.js';
 import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
@@ -167,6 +167,16 @@ export class EmulatorControl {
   picture(target: string): { id: string; bytes: Buffer; url: string } | undefined {
     const stored = this.deps.pictures.picture(target);
     return stored ? { id: stored.id, bytes: stored.bytes, url: `https://${this.deps.media.host}${stored.path}` } : undefined;
+  }
+
+  /** A file uploaded from a phone (encrypted as WhatsApp does); the fields go into a media message. */
+  uploadMedia(bytes: Buffer, mediaType: 'image' | 'video' | 'audio' | 'document' | 'sticker'): Promise<UploadedMedia> {
+    return this.deps.media.upload(bytes, mediaType);
+  }
+
+  /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
+  syncHistory(phone: string, messages: proto.IWebMessageInfo[]): Promise<void> {
+    return this.deps.phones.syncHistory(this.need(phone), messages);
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {
