@@ -119,6 +119,7 @@ export function createOutboxRepo(db: Db) {
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
+  const bodyById = db.prepare('SELECT body FROM deliveries WHERE id = ? AND webhook_id = ?').pluck();
   const requeue = db.prepare(
     `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
   );
@@ -157,6 +158,8 @@ export function createOutboxRepo(db: Db) {
       const raw = byId.get(id, webhookId) as RawDelivery | undefined;
       return raw && toRow(raw);
     },
+    /** the JSON body a delivery POSTs */
+    bodyOf: (webhookId: number, id: string): string | undefined => bodyById.get(id, webhookId) as string | undefined,
     /** The delivery log of one webhook, newest first. */
     list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): { rows: DeliveryRow[]; total: number } {
       const raws = (status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset)) as RawDelivery[];
