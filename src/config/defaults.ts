@@ -52,5 +52,6 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   docs: { public: true },
+  console: { enabled: true },
   shutdownTimeoutMs: 4000,
 };
