@@ -1,5 +1,7 @@
 // The console's only way to the daemon: the documented API, with the key kept in sessionStorage (never a URL or cookie),
 // and the live event stream read with fetch() so the key travels in the Authorization header.
+import { sseData } from '../src/events/sse.js';
+
 const KEY_ITEM = 'gateway.console.key';
 
 export const storedKey = () => sessionStorage.getItem(KEY_ITEM);
@@ -100,22 +102,15 @@ export function openEventStream(onEvent, onState) {
 }
 
 async function readEvents(body, onEvent) {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
+  for await (const data of sseData(chunksOf(body))) onEvent(JSON.parse(data));
+}
+
+/** A ReadableStream as an async iterable (not every browser iterates streams itself). */
+async function* chunksOf(body) {
+  const reader = body.getReader();
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
-    buffer += value.replace(/\r\n?/g, '\n');
-    let end;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).replace(/^ /, ''))
-        .join('\n');
-      if (data) onEvent(JSON.parse(data));
-    }
+    yield value;
   }
 }
