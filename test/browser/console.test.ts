@@ -7,11 +7,11 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(ROOT, 'test-results', 'console');
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WAIT = { timeout: 30_000 };
@@ -120,10 +120,7 @@ before(async () => {
     config: 'sessions:\n  qrRotationSeconds: 4\n  qrMaxRotations: 100\n',
   });
   receiver = await startReceiver();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
