@@ -54,5 +54,6 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   metrics: { public: false },
   backup: { schedule: 'off', keep: 7, withMedia: false },
   docs: { public: true },
+  console: { enabled: true },
   shutdownTimeoutMs: 4000,
 };

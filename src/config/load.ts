@@ -38,6 +38,7 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: { path: ['media', 'allowPrivateUrls'], type: 'boolean' },
   GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: { path: ['media', 's3AllowPrivateEndpoint'], type: 'boolean' },
   GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: { path: ['webhooks', 'allowPrivateTargets'], type: 'boolean' },
+  GATEWAY_CONSOLE_ENABLED: { path: ['console', 'enabled'], type: 'boolean' },
   CLIENT_TOKEN_MAX_TTL: { path: ['clientTokens', 'maxTtlSeconds'], type: 'integer' },
   GATEWAY_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
 };

@@ -84,5 +84,7 @@ export interface GatewayConfig {
   backup: { schedule: string; keep: number; withMedia: boolean };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
   docs: { public: boolean };
+  /** the web console at /console; false: its routes do not exist (404) */
+  console: { enabled: boolean };
   shutdownTimeoutMs: number;
 }

@@ -81,6 +81,41 @@ export interface StarBody {
   participant?: string;
 }
 
+/** A stored message as the API shows it: no engine secrets or raw protocol bytes. */
+export interface StoredMessage {
+  messageId: string;
+  chatId: string;
+  sender: string | null;
+  fromMe: boolean;
+  type: string;
+  text: string | null;
+  mediaId: string | null;
+  quotedMessageId: string | null;
+  status: string;
+  starred: boolean;
+  revoked: boolean;
+  edited: boolean;
+  timestamp: string;
+}
+
+function storedMessageView(row: MessageRow): StoredMessage {
+  return {
+    messageId: row.id,
+    chatId: row.chatId,
+    sender: row.sender,
+    fromMe: row.fromMe,
+    type: row.type,
+    text: row.text,
+    mediaId: row.mediaId,
+    quotedMessageId: row.quotedId,
+    status: row.status,
+    starred: row.starred,
+    revoked: row.revoked,
+    edited: row.edited,
+    timestamp: new Date(row.timestamp).toISOString(),
+  };
+}
+
 export class MessagingService {
   private readonly queues = new Map<string, PQueue>();
 
@@ -248,6 +283,13 @@ export class MessagingService {
   /** Forgets a deleted session's send queue. */
   forget(session: string): void {
     this.queues.delete(session);
+  }
+
+  /** The messages the store holds for a session, newest first (what the console shows). */
+  recent(session: string, limit: number, offset: number): { messages: StoredMessage[]; total: number } {
+    this.deps.sessions.get(session);
+    const { rows, total } = this.deps.messages.recent(session, limit, offset);
+    return { messages: rows.map(storedMessageView), total };
   }
 
   /** Whether `jid` has written to the session (client-token "conversation" mode). */

@@ -145,6 +145,7 @@ export function createOutboxRepo(db: Db) {
      WHERE d.status <> 'succeeded' AND d.attempts > 0 AND d.created_at > COALESCE(s.at, -1)
      GROUP BY d.webhook_id ORDER BY since`,
   );
+  const bodyById = db.prepare('SELECT body FROM deliveries WHERE id = ? AND webhook_id = ?').pluck();
   const requeue = db.prepare(
     `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
   );
@@ -183,6 +184,8 @@ export function createOutboxRepo(db: Db) {
       const raw = byId.get(id, webhookId) as RawDelivery | undefined;
       return raw && toRow(raw);
     },
+    /** the JSON body a delivery POSTs */
+    bodyOf: (webhookId: number, id: string): string | undefined => bodyById.get(id, webhookId) as string | undefined,
     /** The delivery log of one webhook, newest first. */
     list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): { rows: DeliveryRow[]; total: number } {
       const raws = (status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset)) as RawDelivery[];

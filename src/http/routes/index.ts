@@ -4,6 +4,7 @@ import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 import { clientTokenRoutes } from './client-tokens.js';
+import { consoleRoutes } from './console.js';
 import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
@@ -29,6 +30,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...healthRoutes(services, metrics),
     ...openApiRoutes(services, () => openApiDocument()),
     ...docsRoutes(services),
+    ...consoleRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),

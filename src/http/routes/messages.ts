@@ -1,14 +1,28 @@
-// Message routes: send (with Prefer: respond-async), poll vote, edit, delete, react, typing, seen, star.
+// Message routes: send (with Prefer: respond-async), poll vote, the stored messages of a session, edit, delete, react, typing, seen, star.
 import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
-import { sessionParams, emptyBody } from '../schemas/common.js';
+import { sessionParams, emptyBody, paging } from '../schemas/common.js';
 import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
-import { done } from '../respond.js';
+import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
-import { ref } from '../schemas/resources.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function messageRoutes({ messaging }: Services): RouteDef[] {
   return [
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/messages',
+      operationId: 'listMessages',
+      responses: { 200: { data: listOf('StoredMessage') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: "the messages the store holds for a session (sent and received, kept messages.retentionDays), newest first",
+      schema: { params: sessionParams, query: paging },
+      handler({ params, query, ctx }) {
+        const { messages, total } = messaging.recent(params.session, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, messages, total);
+      },
+    },
     {
       method: 'POST',
       path: '/api/messages/send',

@@ -143,6 +143,19 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
     },
     {
+      method: 'GET',
+      path: '/api/webhooks/:id/deliveries/:deliveryId',
+      operationId: 'getDelivery',
+      responses: { 200: { data: withRequired('Delivery', ['body']) } },
+      access: 'webhooks:manage',
+      summary: 'one delivery of the log, with the JSON body it POSTs',
+      schema: { params: deliveryParams },
+      handler({ params, ctx }) {
+        visible(webhooks, ctx, params.id);
+        return webhooks.delivery(params.id, params.deliveryId);
+      },
+    },
+    {
       method: 'POST',
       path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
       operationId: 'retryDelivery',
