@@ -56,6 +56,8 @@ import { PresenceService } from './chats/presence.js';
 import { createChannelsRepo } from './store/channels.js';
 import { createContactsRepo } from './store/contacts.js';
 import { createLabelsRepo } from './store/labels.js';
+import { AuditLog } from './audit/log.js';
+import { createAuditRepo } from './store/audit.js';
 import { createPresenceRepo } from './store/presence.js';
 
 export interface Daemon {
@@ -97,12 +99,23 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
-  const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
+  const sessionsRepo = createSessionsRepo(db, box);
+  const outboxRepo = createOutboxRepo(db);
+  const metrics = createMetrics({
+    sessionCounts: () => ({ total: sessionsRepo.count(), connected: sessionsRepo.countConnected() }),
+    sessionStates: () => sessionsRepo.countByState(),
+    webhookBacklog: () => outboxRepo.backlog(),
+  });
+  const tick = createTickTransaction(
+    db,
+    (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
+    metrics.observeCommit,
+  );
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
-    sessions: createSessionsRepo(db, box),
+    sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush),
     engines,
     bus,
@@ -134,8 +147,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
-  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
-  const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
@@ -143,7 +154,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
-  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
@@ -152,6 +163,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
+  const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
   const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
   const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
@@ -170,13 +182,15 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     mediaService,
     runtimeSettings,
     webhooks,
+    audit,
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
   };
-  bus.subscribe((event) => metrics.events.inc({ event: event.event }));
+  bus.subscribe(metrics.observeEvent);
+  sessions.onReconnecting(metrics.observeReconnect);
 
   let draining = false;
   /** open event streams, ended at shutdown so they do not hold the server open */
@@ -207,6 +221,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,
+    audit,
     isDraining: () => draining,
     committed: tick.committed,
   });
@@ -216,6 +231,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   dispatcher.start();
+  audit.start();
 
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
@@ -233,6 +249,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await serverClosed;
       clearTimeout(deadline);
       clearInterval(pruneMessages);
+      audit.close();
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();

@@ -51,6 +51,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   events: { maxStreams: 64 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
+  audit: { retentionDays: 90 },
   docs: { public: true },
   shutdownTimeoutMs: 4000,
 };

@@ -78,6 +78,8 @@ export interface GatewayConfig {
   events: { maxStreams: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
+  /** the audit log of admin actions: entries older than retentionDays are pruned (at start, then hourly) */
+  audit: { retentionDays: number };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
   docs: { public: boolean };
   shutdownTimeoutMs: number;

@@ -16,6 +16,7 @@ import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
+import type { AuditLog } from '../audit/log.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -39,4 +40,6 @@ export interface Services {
   labels: LabelsService;
   /** webhook registrations, delivery log and manual retry */
   webhooks: WebhookRegistry;
+  /** the audit log of admin actions (routes marked `audit` record into it; other admin work calls record()) */
+  audit: AuditLog;
 }

@@ -118,6 +118,7 @@ export function createOutboxRepo(db: Db) {
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
+  const backlog = db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldestCreatedAt FROM deliveries WHERE status = 'pending'");
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   const requeue = db.prepare(
     `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
@@ -164,6 +165,8 @@ export function createOutboxRepo(db: Db) {
       return { rows: raws.map(toRow), total };
     },
     countByStatus: (status: DeliveryStatus): number => countAllByStatus.get(status) as number,
+    /** Pending deliveries, and the creation time (ms) of the oldest of them (null when none). */
+    backlog: (): { pending: number; oldestCreatedAt: number | null } => backlog.get() as { pending: number; oldestCreatedAt: number | null },
     /** Makes a delivery pending and due at `now` with a fresh retry budget; returns the row, or undefined when unknown. */
     requeue(webhookId: number, id: string, now = Date.now()): DeliveryRow | undefined {
       if (!requeue.run(now, now, id, webhookId).changes) return undefined;

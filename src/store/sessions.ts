@@ -76,6 +76,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const page = db.prepare('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM sessions').pluck();
   const countConnected = db.prepare("SELECT COUNT(*) FROM sessions WHERE status = 'CONNECTED'").pluck();
+  const countByState = db.prepare('SELECT engine, status, status_reason AS statusReason, COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
@@ -108,6 +109,8 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     },
     count: () => count.get() as number,
     countConnected: () => countConnected.get() as number,
+    /** how many sessions each engine has in each status and status reason */
+    countByState: () => countByState.all() as Array<{ engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number }>,
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);

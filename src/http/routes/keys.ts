@@ -25,6 +25,11 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         access,
         operationId: admin ? 'createAdminKey' : 'createApiKey',
         responses: { 201: { data: withRequired('ApiKey', ['key']) } },
+        audit: {
+          action: 'key.create',
+          target: ({ data }) => data?.id,
+          details: ({ data }) => ({ name: data.name, scopes: data.scopes, sessions: data.sessions, rateLimitPerMinute: data.rateLimitPerMinute }),
+        },
         summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
         handler({ body, ctx }) {
@@ -49,6 +54,7 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         access,
         operationId: admin ? 'revokeAdminKey' : 'revokeApiKey',
         responses: { 200: { data: ref('Done') } },
+        audit: 'key.revoke',
         summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
         handler({ params, ctx }) {
