@@ -86,6 +86,9 @@ export interface AuditSink {
 
 type RouteHandler = (koaCtx: unknown, next: unknown, seen: AuditedCall) => Promise<void>;
 
+/** Refusals for capacity, not for what was asked: not recorded (an overload must not also flood the log). */
+const NOT_AUDITED: ReadonlySet<string> = new Set(['SERVER_BUSY', 'SHUTTING_DOWN']);
+
 /** Runs an admin route and records it, answered or refused, once the caller is known (anonymous refusals are not). */
 function audited(spec: AuditAction | RouteAudit, handler: RouteHandler, sink: AuditSink) {
   const { action, target = defaultTarget, details } = typeof spec === 'string' ? { action: spec } : spec;
@@ -100,7 +103,7 @@ function audited(spec: AuditAction | RouteAudit, handler: RouteHandler, sink: Au
       throw err;
     } finally {
       const principal = ctx.state.principal;
-      if (principal) {
+      if (principal && !(failure && NOT_AUDITED.has(failure.code))) {
         const named = seen.params === undefined ? undefined : target(seen);
         const particulars = failure || !details ? undefined : details(seen);
         sink.record({

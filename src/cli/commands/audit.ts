@@ -3,20 +3,7 @@ import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
 import { printJson, printTable } from '../output.js';
 import { AUDIT_ACTIONS } from '../../audit/actions.js';
-
-/** The daemon's audit entry (src/audit/log.ts), as JSON. */
-interface AuditEntry {
-  id: number;
-  at: string;
-  actor: { kind: string; id?: string; name?: string };
-  action: string;
-  target: string | null;
-  requestId: string | null;
-  outcome: 'succeeded' | 'failed';
-  status: number | null;
-  errorCode?: string;
-  details?: Record<string, unknown>;
-}
+import type { AuditEntryView as AuditEntry } from '../../audit/log.js';
 
 interface AuditFlags {
   action?: string;
