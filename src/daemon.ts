@@ -58,9 +58,11 @@ import { PresenceService } from './chats/presence.js';
 import { createChannelsRepo } from './store/channels.js';
 import { createContactsRepo } from './store/contacts.js';
 import { createLabelsRepo } from './store/labels.js';
+import { AuditLog } from './audit/log.js';
+import { createAuditRepo } from './store/audit.js';
 import { createPresenceRepo } from './store/presence.js';
 import { SchemaTooNewError } from './store/database-file.js';
-import { Backups, scheduleInterval } from './ops/backups.js';
+import { Backups, recordRestore, scheduleInterval } from './ops/backups.js';
 import { operationsStatus } from './ops/status.js';
 
 export interface Daemon {
@@ -109,11 +111,21 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
-  const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
+  const sessionsRepo = createSessionsRepo(db, box);
+  const outboxRepo = createOutboxRepo(db);
+  const metrics = createMetrics({
+    sessionCounts: () => ({ total: sessionsRepo.count(), connected: sessionsRepo.countConnected() }),
+    sessionStates: () => sessionsRepo.countByState(),
+    webhookBacklog: () => outboxRepo.backlog(),
+  });
+  const tick = createTickTransaction(
+    db,
+    (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
+    metrics.observeCommit,
+  );
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
-  const sessionsRepo = createSessionsRepo(db, box);
   const sessions = new SessionManager({
     sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush),
@@ -148,8 +160,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
-  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
-  const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
@@ -157,7 +167,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
-  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
@@ -166,8 +176,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
-  const backups = new Backups({ dbFile, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }) });
+  const backups = new Backups({ dbFile, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
   const startedAt = Date.now();
+  const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
   const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
   const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
@@ -186,6 +197,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     mediaService,
     runtimeSettings,
     webhooks,
+    audit,
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
@@ -198,7 +210,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
         operationsStatus({ version: VERSION, startedAt, dbFile, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
     },
   };
-  bus.subscribe((event) => metrics.events.inc({ event: event.event }));
+  bus.subscribe(metrics.observeEvent);
+  sessions.onReconnecting(metrics.observeReconnect);
 
   let draining = false;
   /** open event streams, ended at shutdown so they do not hold the server open */
@@ -229,6 +242,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,
+    audit,
     isDraining: () => draining,
     committed: tick.committed,
   });
@@ -240,6 +254,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   dispatcher.start();
   const backupEvery = scheduleInterval(config.backup.schedule);
   if (backupEvery) backups.schedule(backupEvery, config.backup.keep, config.backup.withMedia);
+  audit.start();
+  recordRestore(dataDir, (entry) => audit.record(entry), logger);
 
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
@@ -258,6 +274,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clearTimeout(deadline);
       clearInterval(pruneMessages);
       backups.stop();
+      audit.close();
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();

@@ -53,6 +53,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   backup: { schedule: 'off', keep: 7, withMedia: false },
+  audit: { retentionDays: 90 },
   docs: { public: true },
   console: { enabled: true },
   shutdownTimeoutMs: 4000,

@@ -82,6 +82,8 @@ export interface GatewayConfig {
   metrics: { public: boolean };
   /** backups into <dataDir>/backups by the daemon itself: `off`, `hourly`, `daily`, `weekly` or `<n>s|m|h|d`; the newest `keep` stay */
   backup: { schedule: string; keep: number; withMedia: boolean };
+  /** the audit log of admin actions: entries older than retentionDays are pruned (at start, then hourly) */
+  audit: { retentionDays: number };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
   docs: { public: boolean };
   /** the web console at /console; false: its routes do not exist (404) */

@@ -2,14 +2,14 @@
 import Koa from 'koa';
 import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import { UNMATCHED_ROUTE, type Metrics } from '../metrics.js';
 import { errorHandler } from './middleware/errors.js';
 import { discardUnreadBody, inFlightCap, wellEncodedPath } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { requestId } from './middleware/request-id.js';
 import { shutdownGate } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
-import { buildRouter, type ClientGuard } from './router.js';
+import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
 import type { AppState, RouteDef } from './types.js';
 
 const DEFAULT_BODY_LIMITS: BodyLimits = {
@@ -35,6 +35,8 @@ export interface AppOptions {
   committed?: () => Promise<void> | undefined;
   /** middleware that runs before authentication (CORS for client tokens) */
   early?: Koa.Middleware<AppState>[];
+  /** where routes marked `audit` record each call (the audit log) */
+  audit?: AuditSink;
 }
 
 export function createApp(options: AppOptions): Koa<AppState> {
@@ -46,12 +48,13 @@ export function createApp(options: AppOptions): Koa<AppState> {
     bodyLimits,
     options.clientGuard,
     options.maxRequestsInFlightPerKey ?? DEFAULT_CONFIG.server.maxRequestsInFlightPerKey,
+    options.audit,
   );
 
   app.use(requestId());
   // a refused body is discarded unread, so that the client reads its answer; only a body larger than any route takes is cut
   app.use(discardUnreadBody(bodyLimits.mediaBytes));
-  app.use(countResponses(options.metrics));
+  app.use(countResponses(options.metrics, options.routes));
   app.use(errorHandler(options.logger));
   app.use(shutdownGate(options.isDraining));
   app.use(inFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight));
@@ -73,12 +76,18 @@ function answerAfterCommit(committed: () => Promise<void> | undefined): Koa.Midd
   };
 }
 
-function countResponses(metrics: Metrics): Koa.Middleware<AppState> {
+/** Counts answers by status, and times each by its route's path pattern (one preallocated series per route record). */
+function countResponses(metrics: Metrics, routes: RouteDef[]): Koa.Middleware<AppState> {
+  const latencyOf = new Map(routes.map((route) => [route, metrics.httpLatency.series(route.method, route.path)]));
+  const unmatched = metrics.httpLatency.series(UNMATCHED_ROUTE.method, UNMATCHED_ROUTE.path);
   return async function countResponsesMiddleware(ctx, next) {
+    const started = performance.now();
     try {
       await next();
     } finally {
       metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
+      const route = ctx.state.route;
+      (route ? (latencyOf.get(route) ?? unmatched) : unmatched).observe((performance.now() - started) / 1000);
     }
   };
 }

@@ -291,6 +291,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Media: 'media records, downloads and S3 persistence',
   Settings: 'run-time settings (master key)',
   Operations: 'backups and the status report (master key)',
+  Audit: 'the audit log of admin actions',
   Events: 'the live event stream',
   Webhooks: 'webhooks and their delivery log',
   Groups: 'groups, participants and invites',
@@ -308,6 +309,7 @@ function tagOf(route: RouteDef): string {
   if (p.endsWith('/keys') || p.includes('/keys/')) return 'API keys';
   if (p.startsWith('/api/admin/settings')) return 'Settings';
   if (p.startsWith('/api/admin/backups') || p === '/api/admin/status') return 'Operations';
+  if (p.startsWith('/api/admin/audit')) return 'Audit';
   if (p.startsWith('/api/client-tokens') || p.includes('/client-rules')) return 'Client access';
   if (p.startsWith('/api/events')) return 'Events';
   if (p.startsWith('/api/webhooks')) return 'Webhooks';

@@ -17,6 +17,7 @@ import type { ContactsService } from '../chats/contacts.js';
 import type { ProfileService } from '../chats/profile.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
+import type { AuditLog } from '../audit/log.js';
 import type { Backups } from '../ops/backups.js';
 import type { OperationsStatus } from '../ops/status.js';
 
@@ -46,4 +47,6 @@ export interface Services {
   webhooks: WebhookRegistry;
   /** backups and the status report of the admin operations routes */
   operations: { backups: Backups; status(): Promise<OperationsStatus> };
+  /** the audit log of admin actions (routes marked `audit` record into it; other admin work calls record()) */
+  audit: AuditLog;
 }

@@ -1,12 +1,13 @@
 // Backups of the running daemon's database into <dataDir>/backups: a consistent copy through SQLite's online backup
 // (in a worker thread, so requests keep being served), optionally with the media blobs, listed, read back, pruned,
 // and taken on a schedule (backup.schedule, keeping backup.keep).
-import { createReadStream, existsSync, linkSync, copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, closeSync, openSync, chmodSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, writeFileSync, linkSync, copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, closeSync, openSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { copyDatabaseInWorker } from '../store/database-file.js';
+import type { AuditRecord } from '../audit/log.js';
 
 export interface BackupMedia {
   /** the directory holding the copied blobs (`<backup>-media`) */
@@ -37,7 +38,14 @@ export class Backups {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly deps: { dbFile: string; dataDir: string; mediaDir: string; logger: Logger },
+    private readonly deps: {
+      dbFile: string;
+      dataDir: string;
+      mediaDir: string;
+      logger: Logger;
+      /** records what the daemon did by itself (scheduled backups) in the audit log */
+      audit?: (entry: AuditRecord) => void;
+    },
   ) {
     this.dir = join(deps.dataDir, 'backups');
   }
@@ -87,8 +95,10 @@ export class Backups {
         const backup = await this.create({ withMedia });
         const pruned = this.prune(keep);
         this.deps.logger.info({ backup: backup.name, sizeBytes: backup.sizeBytes, durationMs: backup.durationMs, pruned }, 'scheduled backup written');
+        this.deps.audit?.({ actor: SYSTEM, action: 'backup.create', target: backup.name, outcome: 'succeeded', details: { scheduled: true, withMedia, pruned } });
       } catch (err) {
         this.deps.logger.error({ err }, 'scheduled backup failed');
+        this.deps.audit?.({ actor: SYSTEM, action: 'backup.create', target: null, outcome: 'failed', details: { scheduled: true, withMedia } });
       }
       if (this.timer) arm(intervalMs);
     };
@@ -173,4 +183,34 @@ export function scheduleInterval(schedule: string): number | undefined {
   const match = /^([1-9]\d*)(s|m|h|d)$/.exec(schedule);
   if (!match) throw new Error(`backup.schedule: not a schedule: ${schedule}`);
   return Number(match[1]) * { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[match[2] as 's' | 'm' | 'h' | 'd'];
+}
+
+const SYSTEM = { kind: 'system' } as const;
+
+/** Written by `gateway restore` beside the database it put in place; the next daemon start records it and removes it. */
+const RESTORE_NOTE = 'restored.json';
+
+export interface RestoreNote {
+  /** the backup file's name (not its path: the audit log names what, not where on the operator's disk) */
+  from: string;
+  at: string;
+  /** the name the replaced database is kept under, when there was one */
+  replaced: string | null;
+}
+
+export function noteRestore(dataDir: string, note: RestoreNote): void {
+  writeFileSync(join(dataDir, RESTORE_NOTE), JSON.stringify(note), { mode: 0o600 });
+}
+
+/** Records a restore done while the daemon was stopped (the restore could not write the audit log of a database it replaced). */
+export function recordRestore(dataDir: string, audit: (entry: AuditRecord) => void, logger: Logger): void {
+  const path = join(dataDir, RESTORE_NOTE);
+  if (!existsSync(path)) return;
+  try {
+    const note = JSON.parse(readFileSync(path, 'utf8')) as RestoreNote;
+    audit({ actor: { kind: 'system', name: 'gateway restore' }, action: 'backup.restore', target: note.from, outcome: 'succeeded', details: { restoredAt: note.at, replaced: note.replaced } });
+  } catch (err) {
+    logger.warn({ err }, `could not read ${RESTORE_NOTE}; the restore is not in the audit log`);
+  }
+  rmSync(path, { force: true });
 }

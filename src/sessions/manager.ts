@@ -73,6 +73,7 @@ export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
   private readonly deletedListeners: ((name: string) => void)[] = [];
+  private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
@@ -103,6 +104,11 @@ export class SessionManager {
   /** Runs after a session is deleted: what was granted on its name must not pass to a later session of that name. */
   onDeleted(listener: (name: string) => void): void {
     this.deletedListeners.push(listener);
+  }
+
+  /** Told each time a dropped session is scheduled to reconnect, with the reason it dropped (metrics). */
+  onReconnecting(listener: (engine: EngineName, reason: StatusReason) => void): void {
+    this.reconnectListeners.push(listener);
   }
 
   /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
@@ -407,6 +413,8 @@ export class SessionManager {
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
+    const engine = this.deps.sessions.get(name)?.engine;
+    if (engine) for (const listener of this.reconnectListeners) listener(engine, reason);
     this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
     logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
     runtime.reconnectTimer = setTimeout(() => {

@@ -54,8 +54,11 @@ export interface TickTransaction {
   committed(): Promise<void> | undefined;
 }
 
-/** @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on) */
-export function createTickTransaction(db: Db, onLost: (err: unknown) => void): TickTransaction {
+/**
+ * @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on)
+ * @param onCommit told how long each commit took, seconds (metrics)
+ */
+export function createTickTransaction(db: Db, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const flush = () => {
@@ -75,7 +78,9 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void): T
     // SQLite rolls a transaction back by itself after some errors (a full disk, I/O): nothing is left to commit
     if (!db.inTransaction) return new Error("the tick's transaction was rolled back by SQLite after an earlier error");
     try {
+      const started = performance.now();
       db.exec('COMMIT');
+      onCommit?.((performance.now() - started) / 1000);
       return undefined;
     } catch (err) {
       // a failed COMMIT can leave the transaction open; later ticks must not write into it

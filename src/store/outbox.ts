@@ -128,8 +128,8 @@ export function createOutboxRepo(db: Db) {
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
-  const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   const backlog = db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldestCreatedAt FROM deliveries WHERE status = 'pending'");
+  const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing;
   // each webhook's last success is found once (a correlated subquery would rescan its succeeded rows per failed one)
   const failing = db.prepare(

@@ -90,6 +90,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const unwell = db.prepare(
     "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
   );
+  const countByState = db.prepare('SELECT engine, status, status_reason AS statusReason, COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
@@ -126,6 +127,8 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     countByStatus: (): Record<string, number> => Object.fromEntries((byStatus.all() as Array<{ status: string; count: number }>).map((r) => [r.status, r.count])),
     /** Sessions that may need the operator: connecting (for how long is the caller's call), or down after FAILED or TEMPORARY_BAN. Oldest first. */
     listUnwell: (limit: number): SessionRow[] => (unwell.all(limit) as RawRow[]).map(toRow),
+    /** how many sessions each engine has in each status and status reason */
+    countByState: () => countByState.all() as Array<{ engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number }>,
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);

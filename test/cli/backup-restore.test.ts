@@ -159,6 +159,13 @@ describe('backup under load, restore into a new data directory', () => {
     }
     for (const id of before_) assert.ok(inCopy.has(id));
 
+    // the restore, done while no daemon ran, is in the restored daemon's audit log
+    const audit = (await second.request('GET', '/api/admin/audit?action=backup.restore')).body.data;
+    assert.equal(audit.length, 1, JSON.stringify(audit));
+    assert.equal(audit[0].target, 'copy.db');
+    assert.deepEqual(audit[0].actor, { kind: 'system', name: 'gateway restore' });
+    assert.ok(!existsSync(join(restoredDir, 'restored.json')), 'the note is removed once recorded');
+
     // and the restored sessions work: a new send goes out and is delivered
     const sent = await second.request('POST', '/api/messages/send', { session: 'a', chatId: B, type: 'text', text: 'after the restore' });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));

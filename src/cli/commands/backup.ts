@@ -2,12 +2,12 @@
 // into FILE when given. `gateway restore FILE`: on a stopped daemon, checks the copy and puts it in place of gateway.db,
 // keeping the replaced database aside.
 import { chmodSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
-import type { BackupInfo } from '../../ops/backups.js';
+import { noteRestore, type BackupInfo } from '../../ops/backups.js';
 import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../store/database-file.js';
 import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
 import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
@@ -78,6 +78,7 @@ export function register(program: Command): void {
         for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) renameSync(`${target}${suffix}`, `${replaced}${suffix}`);
       }
       renameSync(staged, target);
+      noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null });
 
       let mediaReplaced: string | undefined;
       if (mediaSource) {

@@ -1,5 +1,6 @@
 // The command table: every command file's register(), in help order.
 import type { Command } from 'commander';
+import { register as audit } from './audit.js';
 import { register as backup } from './backup.js';
 import { register as clientAccess } from './client-access.js';
 import { register as doctor } from './doctor.js';
@@ -28,6 +29,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   send,
   clientAccess,
   settings,
+  audit,
   openapi,
   rotateMasterKey,
   backup,

@@ -13,6 +13,7 @@ export function adminRoutes({ operations }: Services): RouteDef[] {
       responses: { 201: { data: ref('Backup') } },
       access: 'master',
       summary: 'back the database up into <dataDir>/backups now (online: the daemon keeps serving), optionally with the media blobs',
+      audit: { action: 'backup.create', target: ({ data }) => data?.name, details: ({ body }) => ({ withMedia: body?.withMedia ?? false }) },
       schema: { body: createBackupBody },
       example: { body: { withMedia: false } },
       async handler({ body, ctx }) {

@@ -3,6 +3,7 @@ import type { PassThrough } from 'node:stream';
 import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
+import { auditRoutes } from './audit.js';
 import { clientTokenRoutes } from './client-tokens.js';
 import { consoleRoutes } from './console.js';
 import { docsRoutes } from './docs.js';
@@ -38,6 +39,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...mediaRoutes(services),
     ...eventRoutes(services, eventStreams),
     ...webhookRoutes(services),
+    ...auditRoutes(services),
     ...groupRoutes(services),
     ...channelRoutes(services),
     ...presenceRoutes(services),

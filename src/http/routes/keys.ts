@@ -47,6 +47,11 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         access,
         operationId: admin ? 'createAdminKey' : 'createApiKey',
         responses: { 201: { data: withRequired('ApiKey', ['key']) } },
+        audit: {
+          action: 'key.create',
+          target: ({ data }) => data?.id,
+          details: ({ data }) => ({ name: data.name, scopes: data.scopes, sessions: data.sessions, rateLimitPerMinute: data.rateLimitPerMinute }),
+        },
         summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
         handler({ body, ctx }) {
@@ -71,6 +76,7 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         access,
         operationId: admin ? 'revokeAdminKey' : 'revokeApiKey',
         responses: { 200: { data: ref('Done') } },
+        audit: 'key.revoke',
         summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
         handler({ params, ctx }) {

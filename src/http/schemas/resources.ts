@@ -7,6 +7,7 @@ import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { SCOPES } from '../../auth/scopes.js';
+import { ACTOR_KINDS, AUDIT_ACTIONS } from '../../audit/actions.js';
 import { sessionName } from './common.js';
 
 const str = { type: 'string' } as const;
@@ -376,6 +377,26 @@ export const resourceSchemas = {
     lid: nullableStr,
     pictureUrl: nullableStr,
   }),
+  AuditEntry: resource(
+    'one admin action: who, what, when, the request and its outcome (never a secret)',
+    {
+      id: int,
+      at: dateTime,
+      actor: resource(
+        'who acted: the master key, an API key (its id and name then), a client token (its id and ephemeral id), or the daemon itself',
+        { kind: { enum: [...ACTOR_KINDS] }, id: str, name: str },
+        ['id', 'name'],
+      ),
+      action: { enum: [...AUDIT_ACTIONS] },
+      target: { ...nullableStr, description: 'what was acted on: a session name, webhook id or key id; null when none (settings) or unknown' },
+      requestId: { ...nullableStr, description: 'the X-Request-Id of the request' },
+      outcome: { enum: ['succeeded', 'failed'] },
+      status: { type: ['integer', 'null'], description: 'the HTTP status answered' },
+      errorCode: { type: 'string', description: 'the error code of a failed action' },
+      details: { type: 'object', description: 'particulars that are not secret: a key\'s name and scopes, the names of the fields a change named' },
+    },
+    ['errorCode', 'details'],
+  ),
   ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
   ContactPicture: resource('a profile picture', { id: jid, url: str }),
   Label: resource('a label of a business account', {

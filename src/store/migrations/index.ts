@@ -6,6 +6,7 @@ import clientTokens from './004-client-tokens.js';
 import chats from './005-chats.js';
 import keyOwners from './006-key-owners.js';
 import sessionTruth from './007-session-truth.js';
+import auditLog from './008-audit-log.js';
 
 export interface Migration {
   version: number;
@@ -21,4 +22,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, name: 'chats', sql: chats },
   { version: 6, name: 'key-owners', sql: keyOwners },
   { version: 7, name: 'session-truth', sql: sessionTruth },
+  { version: 8, name: 'audit-log', sql: auditLog },
 ];
