@@ -322,6 +322,8 @@ describe('session.* events', () => {
       await events.next(isStatus('DISCONNECTED', 'MANUAL_STOP'), 5000, 'MANUAL_STOP');
       await daemon.request('POST', '/api/sessions/ev-flow/start');
       await events.next((e) => isStatus('CONNECTED', null)(e) && e.payload.previousStatusReason === null, 5000, 'CONNECTED again');
+      // session.connected follows the status change; on a loaded machine it may not have been read yet
+      await waitFor(() => events.all((e) => e.event === 'session.connected').length >= 2, 5000, 'the second session.connected');
 
       assert.deepEqual(transitions(events), [
         { status: 'CONNECTING', statusReason: 'SCAN_QR', previousStatus: 'DISCONNECTED', previousStatusReason: null },
