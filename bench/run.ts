@@ -11,9 +11,11 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   inbound: () => import('./inbound.bench.js'),
   sessions: () => import('./sessions.bench.js'),
   'baileys-footprint': () => import('./baileys-footprint.bench.js'),
+  'baileys-scale': () => import('./baileys-scale.bench.js'),
   cli: () => import('./cli.bench.js'),
   startup: () => import('./startup.bench.js'),
   overload: () => import('./overload.bench.js'),
+  media: () => import('./media.bench.js'),
 };
 
 async function main(): Promise<void> {

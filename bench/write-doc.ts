@@ -26,9 +26,15 @@ const TARGETS: Array<[bench: string, metricStart: string, target: string]> = [
   ['sessions', 'daemon start to', 'value ≤ 3,000 ms'],
   ['sessions', 'RSS per idle sandbox session', 'value ≤ 1024 KB'],
   ['startup', 'empty daemon: spawn to', 'value ≤ 400 ms'],
+  ['baileys-scale', 'RSS per connected Baileys session, MB: (', 'value ≤ 3 MB'],
+  ['baileys-scale', 'daemon start to', 'value ≤ 20,000 ms'],
+  ['baileys-scale', 'peak connection attempts', 'value ≤ restoreRatePerSecond'],
   ['startup', 'empty daemon: RSS', 'value ≤ 90 MB'],
   ['overload', 'p99 ms of', 'ratio: reported (issue 16: within their p99)'],
   ['overload', 'share of those sends answered 2xx', 'value ≈ 1 (another key floods, not this one)'],
+  ['media', '70 MB base64 image send: wall ms', 'value ≤ 3,000 ms'],
+  ['media', '70 MB base64 image send: daemon peak RSS', 'ratio ≤ 2.5'],
+  ['media', '50 MB document by URL: daemon peak RSS growth MB, worst round (vs the file', 'ratio ≤ 1.5'],
 ];
 const targetOf = (r: BenchResult) => TARGETS.find(([bench, start]) => r.bench === bench && r.metric.startsWith(start))?.[2] ?? '';
 

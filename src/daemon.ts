@@ -19,6 +19,7 @@ import { createAuthStateRepo } from './store/auth-state.js';
 import { createTickTransaction, openDatabase } from './store/db.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
+import { createIdentitiesRepo } from './store/identities.js';
 import { VERSION } from './version.js';
 import { BlobStore } from './media/blob-store.js';
 import { ByteBudget, FetchLimiter } from './media/fetch-limiter.js';
@@ -49,6 +50,7 @@ import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
 import { ChannelsService } from './chats/channels.js';
 import { ContactsService } from './chats/contacts.js';
+import { ProfileService } from './chats/profile.js';
 import { GroupsService } from './chats/groups.js';
 import { createChatIngest } from './chats/ingest.js';
 import { LabelsService } from './chats/labels.js';
@@ -56,7 +58,12 @@ import { PresenceService } from './chats/presence.js';
 import { createChannelsRepo } from './store/channels.js';
 import { createContactsRepo } from './store/contacts.js';
 import { createLabelsRepo } from './store/labels.js';
+import { AuditLog } from './audit/log.js';
+import { createAuditRepo } from './store/audit.js';
 import { createPresenceRepo } from './store/presence.js';
+import { SchemaTooNewError } from './store/database-file.js';
+import { Backups, recordRestore, scheduleInterval } from './ops/backups.js';
+import { operationsStatus } from './ops/status.js';
 
 export interface Daemon {
   url: string;
@@ -81,7 +88,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     if (err instanceof SecretBoxError) throw new ConfigError(err.message);
     throw err;
   }
-  const db = openDatabase(join(dataDir, 'gateway.db'));
+  const dbFile = join(dataDir, 'gateway.db');
+  let db;
+  try {
+    db = openDatabase(dbFile);
+  } catch (err) {
+    if (err instanceof SchemaTooNewError) throw new ConfigError(err.message);
+    throw err;
+  }
   const mismatch = checkSealedKey(db, box);
   if (mismatch) {
     db.close();
@@ -97,13 +111,25 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
-  const tick = createTickTransaction(db, (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"));
+  const sessionsRepo = createSessionsRepo(db, box);
+  const outboxRepo = createOutboxRepo(db);
+  const metrics = createMetrics({
+    sessionCounts: () => sessionsRepo.counts(),
+    sessionStates: () => sessionsRepo.countByState(),
+    webhookBacklog: () => outboxRepo.backlog(),
+  });
+  const tick = createTickTransaction(
+    db,
+    (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
+    metrics.observeCommit,
+  );
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
-    sessions: createSessionsRepo(db, box),
+    sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush),
+    identities: createIdentitiesRepo(db),
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -134,8 +160,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
-  const metrics = createMetrics({ sessionCounts: () => sessions.counts() });
-  const outboxRepo = createOutboxRepo(db);
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
@@ -143,22 +167,25 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
-  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: (outcome) => metrics.webhookAttempts.inc({ outcome: outcome.status === 'pending' ? 'retry' : outcome.status }) });
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
   pruneMessages.unref();
+  const backups = new Backups({ dbFile, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
+  const startedAt = Date.now();
+  const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
   const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
   const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
   const services: Services = {
     config,
     version: VERSION,
-    startedAt: Date.now(),
+    startedAt,
     sessions,
     apiKeys,
     bus,
@@ -170,13 +197,21 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     mediaService,
     runtimeSettings,
     webhooks,
+    audit,
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
+    profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
+    operations: {
+      backups,
+      status: () =>
+        operationsStatus({ version: VERSION, startedAt, dbFile, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
+    },
   };
-  bus.subscribe((event) => metrics.events.inc({ event: event.event }));
+  bus.subscribe(metrics.observeEvent);
+  sessions.onReconnecting(metrics.observeReconnect);
 
   let draining = false;
   /** open event streams, ended at shutdown so they do not hold the server open */
@@ -207,6 +242,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     early: [clientCors(clientRules)],
     logger: logger.child({ module: 'http' }),
     metrics,
+    audit,
     isDraining: () => draining,
     committed: tick.committed,
   });
@@ -216,6 +252,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   dispatcher.start();
+  const backupEvery = scheduleInterval(config.backup.schedule);
+  if (backupEvery) backups.schedule(backupEvery, config.backup.keep, config.backup.withMedia);
+  audit.start();
+  recordRestore(dataDir, (entry) => audit.record(entry), logger);
 
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
@@ -233,6 +273,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await serverClosed;
       clearTimeout(deadline);
       clearInterval(pruneMessages);
+      backups.stop();
+      audit.close();
       clientRules.close();
       mediaService.close();
       await sessions.shutdown();

@@ -10,6 +10,7 @@ export const SCOPES = [
   'media:read',
   'webhooks:manage',
   'keys:manage',
+  'audit:read',
   '*',
 ] as const;
 export type Scope = (typeof SCOPES)[number];

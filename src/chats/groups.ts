@@ -1,6 +1,7 @@
 // Group operations of SPEC §4 "Groups": create, read, leave, delete, settings, participants with per-participant results, invites.
 import { GatewayError, ValidationError } from '../errors.js';
 import type { EngineSession, GroupInfo, GroupMemberInfo, InviteInfo, ParticipantAction, ParticipantOutcome } from '../engine/types.js';
+import type { StreamedBase64 } from '../media/base64.js';
 import type { MediaSource } from '../messages/content.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { groupJid, INVITE_BASE_URL, inviteCode, participantJids } from './ids.js';
@@ -90,11 +91,26 @@ export class GroupsService {
     await (await this.withRole(session, id, 'admin')).setGroupDescription(id, description);
   }
 
-  async setPicture(session: string, groupId: string, input: { url?: string; base64?: string }): Promise<void> {
+  async setPicture(session: string, groupId: string, input: { url?: string; base64?: string | StreamedBase64 }): Promise<void> {
     const id = groupJid(groupId);
     await this.withRole(session, id, 'admin');
     const picture = await loadPicture(input, this.deps.mediaSource);
     await this.engine(session).setGroupPicture(id, picture);
+  }
+
+  async removePicture(session: string, groupId: string): Promise<void> {
+    const id = groupJid(groupId);
+    await (await this.withRole(session, id, 'admin')).setGroupPicture(id, null);
+  }
+
+  /** The picture's URL for members; 404 PICTURE_NOT_FOUND when the group has none. */
+  async picture(session: string, groupId: string): Promise<{ id: string; url: string }> {
+    const id = groupJid(groupId);
+    const engine = this.engine(session);
+    await engine.getGroup(id);
+    const url = await engine.getProfilePicture(id);
+    if (!url) throw new GatewayError('PICTURE_NOT_FOUND', `group ${groupId} has no picture`);
+    return { id, url };
   }
 
   /** add/remove need an admin, promote/demote the creator (super admin); each participant gets its own result. */

@@ -3,7 +3,7 @@ import { ValidationError } from '../errors.js';
 import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { sniffMime } from '../media/mime.js';
-import { decodeBase64Field } from '../media/base64.js';
+import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import { limited, type MediaSource } from '../messages/content.js';
 import { checkTargetUrl } from '../net/url-guard.js';
 
@@ -11,7 +11,7 @@ export const PICTURE_MAX_BYTES = 5 * 1024 * 1024;
 const PICTURE_FETCH_TIMEOUT_MS = 30_000;
 const PICTURE_TYPES = ['image/jpeg', 'image/png'];
 
-export async function loadPicture(input: { url?: string; base64?: string }, source: MediaSource, urlField = '/url'): Promise<ImageInput> {
+export async function loadPicture(input: { url?: string; base64?: string | StreamedBase64 }, source: MediaSource, urlField = '/url'): Promise<ImageInput> {
   if ((input.url === undefined) === (input.base64 === undefined)) {
     throw new ValidationError('send exactly one of url or base64', [{ path: input.url === undefined ? '/url' : '/base64', message: 'exactly one of url or base64 is required' }]);
   }

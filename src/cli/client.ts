@@ -1,5 +1,6 @@
 // The CLI's one HTTP client: finds the daemon (flag, env, gateway.yaml, default), sends the master key, surfaces the daemon's errors.
 import { loadConfig } from '../config/load.js';
+import type { GatewayConfig } from '../config/types.js';
 import { ExitCode } from './exit-codes.js';
 
 export interface GlobalOptions {
@@ -19,9 +20,20 @@ export class CliError extends Error {
   }
 }
 
+/** The configuration for commands that work on the files themselves; an invalid one exits with the configuration code. */
+export function loadCliConfig(globals: GlobalOptions): GatewayConfig {
+  try {
+    return loadConfig({ configPath: globals.config });
+  } catch (err) {
+    throw new CliError((err as Error).message, ExitCode.Config);
+  }
+}
+
 export interface DaemonClient {
   baseUrl: string;
   request<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
+  /** a GET of a list route: the page and the full count (X-Total-Count) */
+  list<T = unknown>(path: string): Promise<{ items: T[]; total: number }>;
   /** the raw response, for streams (events tail) */
   raw(method: string, path: string, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>;
 }
@@ -51,23 +63,31 @@ export function createClient(options: GlobalOptions): DaemonClient {
     }
   }
 
+  /** The parsed `data` of a 2xx answer with the response; the daemon's error, as `CODE: message`, otherwise. */
+  async function send<T>(method: string, path: string, body?: unknown): Promise<{ data: T; response: Response }> {
+    const response = await raw(method, path, body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await response.text();
+    let parsed: { data?: T; error?: { code: string; message: string } } | undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    if (!response.ok) {
+      if (parsed?.error) throw new CliError(`${parsed.error.code}: ${parsed.error.message}`);
+      throw new CliError(`HTTP ${response.status} from ${method} ${path}`);
+    }
+    return { data: parsed?.data as T, response };
+  }
+
   return {
     baseUrl,
     raw,
-    async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-      const response = await raw(method, path, body === undefined ? {} : { headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      const text = await response.text();
-      let parsed: { data?: T; error?: { code: string; message: string } } | undefined;
-      try {
-        parsed = text ? JSON.parse(text) : undefined;
-      } catch {
-        parsed = undefined;
-      }
-      if (!response.ok) {
-        if (parsed?.error) throw new CliError(`${parsed.error.code}: ${parsed.error.message}`);
-        throw new CliError(`HTTP ${response.status} from ${method} ${path}`);
-      }
-      return parsed?.data as T;
+    request: async <T>(method: string, path: string, body?: unknown): Promise<T> => (await send<T>(method, path, body)).data,
+    async list<T>(path: string): Promise<{ items: T[]; total: number }> {
+      const { data, response } = await send<T[]>('GET', path);
+      const total = Number(response.headers.get('X-Total-Count') ?? data.length);
+      return { items: data, total };
     },
   };
 }

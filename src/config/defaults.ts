@@ -15,6 +15,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     reconnectMaxMs: 60_000,
     reconnectMaxAttempts: 10,
     maxSessions: 10_000,
+    restoreRatePerSecond: 20,
   },
   messages: { retentionDays: 30, asyncMaxQueuedBytes: 256 * 1024 * 1024 },
   media: {
@@ -51,6 +52,9 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   events: { maxStreams: 64 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
+  backup: { schedule: 'off', keep: 7, withMedia: false },
+  audit: { retentionDays: 90 },
   docs: { public: true },
+  console: { enabled: true },
   shutdownTimeoutMs: 4000,
 };

@@ -38,6 +38,7 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: { path: ['media', 'allowPrivateUrls'], type: 'boolean' },
   GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: { path: ['media', 's3AllowPrivateEndpoint'], type: 'boolean' },
   GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: { path: ['webhooks', 'allowPrivateTargets'], type: 'boolean' },
+  GATEWAY_CONSOLE_ENABLED: { path: ['console', 'enabled'], type: 'boolean' },
   CLIENT_TOKEN_MAX_TTL: { path: ['clientTokens', 'maxTtlSeconds'], type: 'integer' },
   GATEWAY_LOG_LEVEL: { path: ['logLevel'], type: 'string' },
 };
@@ -133,6 +134,8 @@ function deepMerge(base: Record<string, unknown>, overlay: Record<string, unknow
   for (const [key, value] of Object.entries(overlay)) {
     if (RESERVED_KEYS.has(key)) continue;
     const current = Object.hasOwn(base, key) ? base[key] : undefined;
+    // A section whose settings are all commented out parses as null: it means "the defaults", as in gateway.example.yaml.
+    if (value === null && isPlainObject(current)) continue;
     if (isPlainObject(value) && isPlainObject(current)) deepMerge(current, value);
     else base[key] = value;
   }

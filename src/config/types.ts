@@ -29,6 +29,8 @@ export interface GatewayConfig {
     reconnectMaxAttempts: number;
     /** sessions that may exist at once; creating one more answers 409 LIMIT_REACHED */
     maxSessions: number;
+    /** at start, sessions of a networked engine (Baileys) reconnect at most this many per second; 0 = all at once */
+    restoreRatePerSecond: number;
   };
   messages: {
     retentionDays: number;
@@ -78,7 +80,13 @@ export interface GatewayConfig {
   events: { maxStreams: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
+  /** backups into <dataDir>/backups by the daemon itself: `off`, `hourly`, `daily`, `weekly` or `<n>s|m|h|d`; the newest `keep` stay */
+  backup: { schedule: string; keep: number; withMedia: boolean };
+  /** the audit log of admin actions: entries older than retentionDays are pruned (at start, then hourly) */
+  audit: { retentionDays: number };
   /** the OpenAPI document (and the reference page) without a key; false: the master key or any API key */
   docs: { public: boolean };
+  /** the web console at /console; false: its routes do not exist (404) */
+  console: { enabled: boolean };
   shutdownTimeoutMs: number;
 }

@@ -1,6 +1,6 @@
 // The normalised payloads engines emit for message events (docs/EVENTS.md documents each field).
 import type { JidRef } from './jid.js';
-import type { DeliveryStatus, MediaAttachment, MessageType, OutgoingContent } from './types.js';
+import type { DeliveryStatus, LinkPreview, MediaAttachment, MessageType, OutgoingContent } from './types.js';
 
 export interface MessagePayload {
   messageId: string;
@@ -28,11 +28,31 @@ export interface MessagePayload {
   location?: { latitude: number; longitude: number; address?: string; name?: string };
   vcard?: string;
   displayName?: string;
+  /** the preview of the text's first link */
+  linkPreview?: LinkPreviewPayload;
   status?: DeliveryStatus;
   /** the engine's own copy of the message (kept in the store for quotes and poll votes); removed before publishing */
   raw?: unknown;
   /** raw attachment from the engine; replaced by mediaId before the event is published */
   media?: MediaAttachment;
+}
+
+export interface LinkPreviewPayload {
+  url: string;
+  title: string;
+  description?: string;
+  /** JPEG, base64 */
+  thumbnail?: string;
+}
+
+/** A link preview as events report it. */
+export function linkPreviewPayload(preview: LinkPreview): LinkPreviewPayload {
+  return {
+    url: preview.url,
+    title: preview.title,
+    ...(preview.description ? { description: preview.description } : {}),
+    ...(preview.thumbnail?.length ? { thumbnail: preview.thumbnail.toString('base64') } : {}),
+  };
 }
 
 export interface AckPayload {
@@ -84,7 +104,7 @@ export interface VotePayload {
 export function contentFields(content: OutgoingContent): Partial<MessagePayload> {
   switch (content.type) {
     case 'text':
-      return { type: 'text', text: content.text };
+      return { type: 'text', text: content.text, ...(content.preview ? { linkPreview: linkPreviewPayload(content.preview) } : {}) };
     case 'poll':
       return { type: 'poll', poll: { title: content.title, options: content.options, multiSelect: content.multiSelect } };
     case 'location':

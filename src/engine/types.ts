@@ -45,6 +45,43 @@ export interface AuthStateStore {
   isEmpty(): boolean;
 }
 
+/** Why a connection went down, in words an operator can act on (SPEC §3 reasons say what the session does next). */
+export type CloseCauseCode =
+  | 'NETWORK_REFUSED'
+  | 'NETWORK_TIMEOUT'
+  | 'NETWORK_DNS'
+  | 'NETWORK_TLS'
+  | 'NETWORK_PROXY'
+  | 'NETWORK_LOST'
+  | 'STREAM_ERROR'
+  | 'SERVICE_UNAVAILABLE'
+  | 'LOGGED_OUT'
+  | 'BANNED'
+  | 'CONNECTION_REPLACED'
+  | 'LOGIN_REFUSED'
+  | 'QR_TIMEOUT';
+export const CLOSE_CAUSE_CODES: readonly CloseCauseCode[] = [
+  'NETWORK_REFUSED',
+  'NETWORK_TIMEOUT',
+  'NETWORK_DNS',
+  'NETWORK_TLS',
+  'NETWORK_PROXY',
+  'NETWORK_LOST',
+  'STREAM_ERROR',
+  'SERVICE_UNAVAILABLE',
+  'LOGGED_OUT',
+  'BANNED',
+  'CONNECTION_REPLACED',
+  'LOGIN_REFUSED',
+  'QR_TIMEOUT',
+];
+
+export interface CloseCause {
+  code: CloseCauseCode;
+  /** the underlying error, with the network's close code where there is one */
+  message: string;
+}
+
 /** Lifecycle facts the engine reports; the session manager turns them into status and session.* events. */
 export type ConnectionUpdate =
   | { kind: 'qr'; qr: string; expiresAt: string }
@@ -55,7 +92,23 @@ export type ConnectionUpdate =
       /** credentials were removed by the network (logged out / unlinked) */
       credentialsCleared?: boolean;
       detail?: string;
+      /** why; the manager derives one from `reason` when the engine gives none */
+      cause?: CloseCause;
     };
+
+/** A phone JID and the LID of the same person (bare JIDs: no device part). */
+export interface IdentityPair {
+  pn: string;
+  lid: string;
+}
+
+/** Where a session keeps the pairs it learnt, so they survive restarts (the gateway's store; bounded by the engine). */
+export interface IdentityStore {
+  /** every stored pair, least recently used first */
+  load(): IdentityPair[];
+  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write */
+  save(pairs: IdentityPair[], evicted?: string[]): void;
+}
 
 export interface EngineSessionHooks {
   connection(update: ConnectionUpdate): void;
@@ -71,6 +124,8 @@ export interface SessionOptions {
   config: Record<string, unknown>;
   auth: AuthStateStore;
   hooks: EngineSessionHooks;
+  /** the phone-number ↔ LID pairs this session learnt before (absent: kept in memory only) */
+  identities?: IdentityStore;
   /** a message of the gateway's store by id (chatId narrows), with its engine copy (`raw`); engines re-send or decrypt with it */
   lookupMessage?(id: string, chatId?: string): MessageRef | undefined;
 }
@@ -89,6 +144,8 @@ export interface EngineSession extends MessagingOps, ChatOps {
 
 export interface Engine {
   readonly name: EngineName;
+  /** its sessions connect to a remote network: their restore at start is spread (sessions.restoreRatePerSecond) */
+  readonly connectsToNetwork?: boolean;
   createSession(options: SessionOptions): EngineSession;
   close(): Promise<void>;
 }
@@ -106,9 +163,19 @@ export interface OutgoingMedia {
   filename?: string;
 }
 
+/** The preview of the first link of a text, built by the gateway (the engines never fetch a page themselves). */
+export interface LinkPreview {
+  /** the URL as it appears in the text */
+  url: string;
+  title: string;
+  description?: string;
+  /** a small JPEG */
+  thumbnail?: Buffer;
+}
+
 /** A message to send, already validated and with media bytes in hand. */
 export type OutgoingContent =
-  | { type: 'text'; text: string; linkPreview?: boolean }
+  | { type: 'text'; text: string; preview?: LinkPreview }
   | { type: MediaKind; media: OutgoingMedia; caption?: string; ptt?: boolean }
   | { type: 'poll'; title: string; options: string[]; multiSelect: boolean }
   | { type: 'location'; latitude: number; longitude: number; address?: string; name?: string }
@@ -131,6 +198,15 @@ export interface SendOptions {
   quoted?: MessageRef;
   mentions?: string[];
   forwarded?: boolean;
+  /** a status post (`status@broadcast`): the people who may see it (user JIDs) */
+  statusViewers?: string[];
+}
+
+/** A poll vote the session cast. */
+export interface CastVote {
+  messageId: string;
+  /** ISO 8601 */
+  timestamp: string;
 }
 
 export interface SentMessage {
@@ -167,6 +243,8 @@ export interface MessagingOps {
   sendTyping(chatId: string, state: TypingState): Promise<void>;
   markSeen(target: MessageRef): Promise<void>;
   star(target: MessageRef, star: boolean): Promise<void>;
+  /** votes on a poll (`selectedOptions` are option names of it; empty withdraws the vote) */
+  votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote>;
   /** the bytes of a media attachment whose `ref` the engine gave; throws MEDIA_EXPIRED when gone */
   downloadMedia?(ref: unknown): Promise<NodeJS.ReadableStream>;
 }
@@ -278,7 +356,8 @@ export interface ChatOps {
   deleteGroup(groupId: string): Promise<void>;
   setGroupSubject(groupId: string, subject: string): Promise<void>;
   setGroupDescription(groupId: string, description: string): Promise<void>;
-  setGroupPicture(groupId: string, image: ImageInput): Promise<void>;
+  /** null removes the picture */
+  setGroupPicture(groupId: string, image: ImageInput | null): Promise<void>;
   updateParticipants(groupId: string, action: ParticipantAction, jids: string[]): Promise<ParticipantOutcome[]>;
   getInviteCode(groupId: string): Promise<string>;
   /** returns the new code; the old one stops working */
@@ -301,8 +380,10 @@ export interface ChatOps {
 
   /** undefined when the number is not on the network */
   getContact(jid: string): Promise<ContactInfo | undefined>;
-  /** undefined when there is no picture or the contact hides it */
+  /** a contact's or a group's picture URL; undefined when there is none or the contact hides it */
   getProfilePicture(jid: string): Promise<string | undefined>;
+  /** sets (null: removes) the session's own profile picture */
+  setProfilePicture(image: ImageInput | null): Promise<void>;
   checkNumbers(phoneDigits: string[]): Promise<NumberCheck[]>;
   setBlocked(jid: string, blocked: boolean): Promise<void>;
 

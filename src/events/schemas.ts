@@ -2,6 +2,7 @@
 // contract behind docs/EVENTS.md. Shared pieces are defined once here and reused; closed payloads forbid extra fields.
 // `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
+import { CLOSE_CAUSE_CODES } from '../engine/types.js';
 
 type Schema = Record<string, unknown>;
 
@@ -62,6 +63,10 @@ export const messagePayloadSchema: Schema = {
       location: closed({ latitude: { type: 'number' }, longitude: { type: 'number' }, address: { type: 'string' }, name: { type: 'string' } }, ['latitude', 'longitude']),
       vcard: { type: 'string' },
       displayName: { type: 'string' },
+      linkPreview: closed(
+        { url: { type: 'string' }, title: { type: 'string' }, description: { type: 'string' }, thumbnail: { type: 'string', description: 'JPEG, base64' } },
+        ['url', 'title'],
+      ),
       status: { enum: [...DELIVERY_STATUSES], description: 'messages the session sent' },
     },
     ['messageId', 'chatId', 'from', 'fromMe', 'isGroup', 'type', 'timestamp'],
@@ -112,7 +117,8 @@ const payloads: Record<EventType, Schema> = {
       statusReason: { enum: [...STATUS_REASONS, null] },
       previousStatus: { enum: [...SESSION_STATUSES] },
       previousStatusReason: { enum: [...STATUS_REASONS, null] },
-    }),
+      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime }),
+    }, ['status', 'statusReason', 'previousStatus', 'previousStatusReason']),
   },
   'session.qr': { ...closed({ qr: { type: 'string', minLength: 1 }, expiresAt: isoTime }) },
   'session.connected': {

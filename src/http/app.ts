@@ -2,14 +2,14 @@
 import Koa from 'koa';
 import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics.js';
+import { UNMATCHED_ROUTE, type Metrics } from '../metrics.js';
 import { throwIfUnanswered, writeError } from './middleware/errors.js';
 import { checkPathEncoding, discardUnreadBody, InFlightCap } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { assignRequestId } from './middleware/request-id.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
-import { buildRouter, type ClientGuard } from './router.js';
+import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
 import type { AppState, RouteDef } from './types.js';
 
 const DEFAULT_BODY_LIMITS: BodyLimits = {
@@ -35,6 +35,8 @@ export interface AppOptions {
   committed?: () => Promise<void> | undefined;
   /** middleware that runs before authentication (CORS for client tokens) */
   early?: Koa.Middleware<AppState>[];
+  /** where routes marked `audit` record each call (the audit log) */
+  audit?: AuditSink;
 }
 
 export function createApp(options: AppOptions): Koa<AppState> {
@@ -46,13 +48,18 @@ export function createApp(options: AppOptions): Koa<AppState> {
     bodyLimits,
     options.clientGuard,
     options.maxRequestsInFlightPerKey ?? DEFAULT_CONFIG.server.maxRequestsInFlightPerKey,
+    options.audit,
   );
   const inFlight = new InFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight);
   const { committed, isDraining, logger, metrics } = options;
+  // one preallocated latency series per route record, by its path pattern
+  const latencyOf = new Map(options.routes.map((def) => [def, metrics.httpLatency.series(def.method, def.path)]));
+  const unmatched = metrics.httpLatency.series(UNMATCHED_ROUTE.method, UNMATCHED_ROUTE.path);
 
   // What every request goes through, in order, as plain calls in one middleware: each Koa layer costs a promise and a
   // bound function per request, and this is all the daemon's cheapest route does besides answering.
   app.use(async function handleRequest(ctx, next) {
+    const started = performance.now();
     assignRequestId(ctx);
     try {
       refuseWhileDraining(ctx, isDraining);
@@ -75,6 +82,8 @@ export function createApp(options: AppOptions): Koa<AppState> {
       metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
       // a refused body is discarded unread, so that the client reads its answer; only a body larger than any route takes is cut
       discardUnreadBody(ctx.req, bodyLimits.mediaBytes);
+      const matched = ctx.state.route;
+      (matched ? (latencyOf.get(matched) ?? unmatched) : unmatched).observe((performance.now() - started) / 1000);
     }
   });
   for (const middleware of options.early ?? []) app.use(middleware);

@@ -290,6 +290,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Client access': 'client tokens for browser code and the client rules that govern them',
   Media: 'media records, downloads and S3 persistence',
   Settings: 'run-time settings (master key)',
+  Operations: 'backups and the status report (master key)',
+  Audit: 'the audit log of admin actions',
   Events: 'the live event stream',
   Webhooks: 'webhooks and their delivery log',
   Groups: 'groups, participants and invites',
@@ -306,6 +308,8 @@ function tagOf(route: RouteDef): string {
   if (p === '/api/health' || p === '/metrics' || p === '/api/openapi.json' || p === '/docs' || p.startsWith('/docs/')) return 'Health';
   if (p.endsWith('/keys') || p.includes('/keys/')) return 'API keys';
   if (p.startsWith('/api/admin/settings')) return 'Settings';
+  if (p.startsWith('/api/admin/backups') || p === '/api/admin/status') return 'Operations';
+  if (p.startsWith('/api/admin/audit')) return 'Audit';
   if (p.startsWith('/api/client-tokens') || p.includes('/client-rules')) return 'Client access';
   if (p.startsWith('/api/events')) return 'Events';
   if (p.startsWith('/api/webhooks')) return 'Webhooks';

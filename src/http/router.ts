@@ -9,7 +9,12 @@ import { requirePrincipal, type Authenticators } from './middleware/authenticate
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { noQuery } from './schemas/common.js';
 import { compileValidator, type Validator } from './validation.js';
-import type { AppContext, AppState, RouteDef, RouteInput } from './types.js';
+import type { AppContext, AppState, AuditedCall, RouteAudit, RouteDef, RouteInput } from './types.js';
+import { actorOf, type AuditRecord } from '../audit/log.js';
+import type { AuditAction } from '../audit/actions.js';
+import type { GatewayError } from '../errors.js';
+import { errorStatus } from './error-status.js';
+import { toGatewayError } from './middleware/errors.js';
 
 type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
 
@@ -28,7 +33,14 @@ export interface ClientGuard {
  * router would pick: the first registered one that matches); any other request goes through @koa/router, which tests
  * the patterns of the routes in order, and answers 405/501 for known paths with an unknown method.
  */
-export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: BodyLimits, clientGuard?: ClientGuard, maxInFlightPerPrincipal = Infinity): Middleware<AppState> {
+export function buildRouter(
+  routes: RouteDef[],
+  auth: Authenticators,
+  limits: BodyLimits,
+  clientGuard?: ClientGuard,
+  maxInFlightPerPrincipal = Infinity,
+  audit?: AuditSink,
+): Middleware<AppState> {
   const router = new Router();
   const share = new PrincipalShare(maxInFlightPerPrincipal);
   const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
@@ -40,17 +52,21 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
     } satisfies Record<string, Validator | undefined>;
     const bodyLimit = route.bodyLimit === 'media' ? limits.mediaBytes : limits.defaultBytes;
     const method = route.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-    router[method](route.path, async function routeHandler(koaCtx) {
-      const ctx = koaCtx as unknown as AppContext;
+    /** `seen` (audited routes only) collects the validated inputs and the result for the audit entry */
+    const routeHandler = async function routeHandler(koaCtx: unknown, _next?: unknown, seen?: AuditedCall): Promise<void> {
+      const ctx = koaCtx as AppContext;
+      ctx.state.route = route;
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
       // released by the in-flight cap once the request is answered (health and metrics, exempt there, are public)
       if (principal && !ctx.state.releaseShare) ctx.state.releaseShare = share.acquire(principal);
       const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
+      if (seen) seen.params = params;
       const query = validate.query({ ...ctx.query });
       if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
       else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
       await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
       const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
+      if (seen) seen.body = input.body;
       let grant: { release(): void } | undefined;
       if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
       else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
@@ -61,8 +77,10 @@ export function buildRouter(routes: RouteDef[], auth: Authenticators, limits: Bo
         grant?.release();
         throw err;
       }
+      if (seen) seen.data = data;
       if (data !== undefined) ctx.body = { data };
-    });
+    };
+    router[method](route.path, route.audit && audit ? audited(route.audit, routeHandler, audit) : routeHandler);
   }
   const exact = staticRoutes(router, routes);
   // the router's own context type adds what it sets (params, router) to the app's
@@ -93,6 +111,50 @@ function staticRoutes(router: Router, routes: RouteDef[]): Map<string, Map<strin
   }
   return exact;
 }
+
+/** Where audited routes write their entries (src/audit/log.ts). */
+export interface AuditSink {
+  record(entry: AuditRecord): void;
+}
+
+type RouteHandler = (koaCtx: unknown, next: unknown, seen: AuditedCall) => Promise<void>;
+
+/** Refusals for capacity, not for what was asked: not recorded (an overload must not also flood the log). */
+const NOT_AUDITED: ReadonlySet<string> = new Set(['SERVER_BUSY', 'SHUTTING_DOWN']);
+
+/** Runs an admin route and records it, answered or refused, once the caller is known (anonymous refusals are not). */
+function audited(spec: AuditAction | RouteAudit, handler: RouteHandler, sink: AuditSink) {
+  const { action, target = defaultTarget, details } = typeof spec === 'string' ? { action: spec } : spec;
+  return async function auditedRouteHandler(koaCtx: unknown, next: unknown): Promise<void> {
+    const ctx = koaCtx as AppContext;
+    const seen: AuditedCall = {};
+    let failure: GatewayError | undefined;
+    try {
+      await handler(koaCtx, next, seen);
+    } catch (err) {
+      failure = toGatewayError(err);
+      throw err;
+    } finally {
+      const principal = ctx.state.principal;
+      if (principal && !(failure && NOT_AUDITED.has(failure.code))) {
+        const named = seen.params === undefined ? undefined : target(seen);
+        const particulars = failure || !details ? undefined : details(seen);
+        sink.record({
+          actor: actorOf(principal),
+          action,
+          target: named === undefined || named === null ? null : String(named),
+          requestId: ctx.state.requestId,
+          outcome: failure ? 'failed' : 'succeeded',
+          status: failure ? errorStatus[failure.code] : ctx.status,
+          ...(failure ? { errorCode: failure.code } : {}),
+          ...(particulars ? { details: particulars } : {}),
+        });
+      }
+    }
+  };
+}
+
+const defaultTarget = ({ params }: AuditedCall): string | undefined => params?.session ?? (params?.id === undefined ? undefined : String(params.id));
 
 export function sessionOf(route: RouteDef, input: RouteInput): string | undefined {
   if (typeof route.sessionFrom === 'function') return route.sessionFrom(input);

@@ -14,8 +14,12 @@ import type { GroupsService } from '../chats/groups.js';
 import type { ChannelsService } from '../chats/channels.js';
 import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
+import type { ProfileService } from '../chats/profile.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
+import type { AuditLog } from '../audit/log.js';
+import type { Backups } from '../ops/backups.js';
+import type { OperationsStatus } from '../ops/status.js';
 
 export interface Services {
   config: GatewayConfig;
@@ -36,7 +40,13 @@ export interface Services {
   channels: ChannelsService;
   presence: PresenceService;
   contacts: ContactsService;
+  /** the session's own profile picture */
+  profile: ProfileService;
   labels: LabelsService;
   /** webhook registrations, delivery log and manual retry */
   webhooks: WebhookRegistry;
+  /** backups and the status report of the admin operations routes */
+  operations: { backups: Backups; status(): Promise<OperationsStatus> };
+  /** the audit log of admin actions (routes marked `audit` record into it; other admin work calls record()) */
+  audit: AuditLog;
 }

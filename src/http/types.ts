@@ -1,5 +1,6 @@
 // Types shared by the HTTP layer: per-request state, the route record, and the context handlers receive.
 import type { ParameterizedContext } from 'koa';
+import type { AuditAction } from '../audit/actions.js';
 import type { Principal, RouteAccess } from '../auth/scopes.js';
 
 export interface AppState {
@@ -9,6 +10,8 @@ export interface AppState {
   body?: unknown;
   /** gives back the caller's in-flight slot (server.maxRequestsInFlightPerKey); the in-flight cap calls it once answered */
   releaseShare?: () => void;
+  /** the route record that matched (metrics label requests with its path pattern) */
+  route?: RouteDef;
 }
 
 export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };
@@ -50,6 +53,25 @@ export interface RouteDef {
   sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
   /** routes that take base64 media read bodies up to server.mediaBodyLimitBytes; the others up to server.bodyLimitBytes */
   bodyLimit?: 'media';
+  /** an admin action: the audit log records every call of it by a known caller, answered or refused */
+  audit?: AuditAction | RouteAudit;
   /** returns the value of `data`; undefined when the handler wrote ctx.body itself */
   handler(input: RouteInput): unknown | Promise<unknown>;
+}
+
+/** What an audited route has seen when it records: validated inputs (undefined when refused before) and its result. */
+export interface AuditedCall {
+  params?: any;
+  body?: any;
+  /** the handler's result, when it succeeded */
+  data?: any;
+}
+
+/** How an audited route names what it acted on. Only ids, names and field names: never a value that may be secret. */
+export interface RouteAudit {
+  action: AuditAction;
+  /** what was acted on; default: the `session` or else `id` path parameter */
+  target?: (call: AuditedCall) => string | number | null | undefined;
+  /** non-secret particulars (a key's name and scopes, the names of the fields an update changed) */
+  details?: (call: AuditedCall) => Record<string, unknown> | undefined;
 }

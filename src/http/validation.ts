@@ -2,6 +2,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import { StreamedBase64 } from '../media/base64.js';
 import { ID_FORMATS, idFormatMessage } from './schemas/id-formats.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -31,12 +32,23 @@ export function compileValidator(schema: object, source: 'body' | 'query' | 'par
       throw new ValidationError('a JSON request body is required', [{ path: '', message: 'is required' }]);
     }
     const textual = source === 'body' ? [] : textProblems(value as Record<string, unknown>, schema);
-    if (textual.length === 0 && validate(value)) return value;
+    if (textual.length === 0 && validate(source === 'body' ? withStandIns(value) : value)) return value;
     const details = [...textual, ...(textual.length ? [] : mostSpecific(validate.errors ?? []).map((e) => detailOf(e, source)))];
     const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
     const [first] = unique;
     throw new ValidationError(first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`, unique);
   };
+}
+
+/** A body as the schema sees it: a field decoded while it streamed in (a StreamedBase64) stands for its text. */
+function withStandIns(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const key in value) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field instanceof StreamedBase64) (copy ??= { ...value })[key] = field.standIn;
+  }
+  return copy ?? value;
 }
 
 const INTEGER_TEXT = /^-?\d{1,16}$/;

@@ -1,6 +1,6 @@
 // Local media blobs in the data directory: written once, streamed on download, and held under a size cap by
 // evicting the least recently used blobs (written or read) after each write.
-import { closeSync, createReadStream, fstatSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 
@@ -20,6 +20,8 @@ export class BlobStore {
   private readonly blobs = new Map<string, number>();
   private total = 0;
   private readonly evictListeners: Array<(name: string) => void> = [];
+  /** the blob each buffer was last written to: the same buffer recorded again becomes a hard link to it */
+  private readonly writtenFrom = new WeakMap<Buffer, string>();
 
   constructor(
     private readonly dir: string,
@@ -43,11 +45,28 @@ export class BlobStore {
     this.evictListeners.push(listener);
   }
 
-  /** Synchronous write: used while an event is being recorded, so the blob exists before its record. Enforces the cap. */
+  /**
+   * Synchronous write: used while an event is being recorded, so the blob exists before its record. Enforces the cap.
+   * The same buffer written again (a sandbox message's recipient in this daemon records the bytes its sender just did)
+   * is linked to the first blob instead: a second copy of a 70 MB file cost as long as the rest of its send. (Each name
+   * still counts its size toward the cap, so the cap errs on the side of evicting early.)
+   */
   writeSync(name: string, data: Buffer): void {
-    writeFileSync(join(this.dir, name), data, { mode: 0o600 });
+    if (!this.linkedToEarlier(name, data)) writeFileSync(join(this.dir, name), data, { mode: 0o600 });
+    this.writtenFrom.set(data, name);
     this.track(name, data.length);
     this.enforceCap(name);
+  }
+
+  private linkedToEarlier(name: string, data: Buffer): boolean {
+    const earlier = this.writtenFrom.get(data);
+    if (earlier === undefined || !this.blobs.has(earlier)) return false;
+    try {
+      linkSync(join(this.dir, earlier), join(this.dir, name));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   exists(name: string): boolean {

@@ -41,20 +41,27 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
       throw failed(`the server answered HTTP ${response.statusCode}${response.statusCode >= 300 && response.statusCode < 400 ? ' (redirects are not followed)' : ''}`);
     }
     const declared = Number(response.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limits.maxBytes) {
+    const known = Number.isSafeInteger(declared) && declared >= 0 && response.headers['content-length'] !== '';
+    if (known && declared > limits.maxBytes) {
       discard(response.body);
       throw tooLarge();
     }
-    const chunks: Buffer[] = [];
+    // one buffer for the whole file, never a list of chunks and then their concatenation (twice the file in memory); sized
+    // by the declared length, else by the limit (its pages are taken from the system only as bytes arrive)
+    const data = Buffer.allocUnsafeSlow(known ? declared : limits.maxBytes);
     let received = 0;
     try {
-      for await (const chunk of response.body) {
-        received += (chunk as Buffer).length;
-        if (received > limits.maxBytes) {
+      for await (const chunk of response.body as AsyncIterable<Buffer>) {
+        if (received + chunk.length > limits.maxBytes) {
           discard(response.body);
           throw tooLarge();
         }
-        chunks.push(chunk as Buffer);
+        if (received + chunk.length > data.length) {
+          discard(response.body);
+          throw failed(`the server sent more than the ${declared} bytes it declared`);
+        }
+        chunk.copy(data, received);
+        received += chunk.length;
       }
     } catch (err) {
       if (err instanceof GatewayError) throw err;
@@ -62,7 +69,8 @@ export async function fetchMediaUrl(dispatcher: Dispatcher, url: URL, limits: Fe
     }
     const type = response.headers['content-type'];
     return {
-      data: Buffer.concat(chunks, received),
+      // a download of unknown length far below the limit moves to a buffer of its size, so the large one can go
+      data: received < data.length / 4 ? Buffer.from(data.subarray(0, received)) : data.subarray(0, received),
       contentType: typeof type === 'string' ? type : undefined,
       filename,
     };
@@ -84,7 +92,7 @@ function filenameOf(url: URL, field: string): string | undefined {
 }
 
 /** Drops a response body and its connection; the abort error it then emits is expected and swallowed. */
-function discard(body: Dispatcher.ResponseData['body']): void {
+export function discard(body: Dispatcher.ResponseData['body']): void {
   body.on('error', () => {});
   body.destroy();
 }

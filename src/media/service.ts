@@ -26,6 +26,14 @@ export interface MediaContent {
 
 const AUTO_PERSIST_ATTEMPTS = 3;
 
+export interface StorageCheck {
+  configured: boolean;
+  /** null when no storage is configured */
+  reachable: boolean | null;
+  /** why not, in general words (S3's own error is in the daemon log) */
+  error?: string;
+}
+
 export class MediaService {
   private storage: S3Storage | undefined;
 
@@ -184,6 +192,26 @@ export class MediaService {
     }
     this.deps.logger.error({ session, mediaId }, 'auto-persist gave up; the message goes out without mediaUrl');
     return undefined;
+  }
+
+  /** Whether the configured S3 storage answers (a HEAD of an object that need not exist); S3's own error goes to the log. */
+  async checkStorage(timeoutMs = 10_000): Promise<StorageCheck> {
+    const storage = this.currentStorage();
+    if (!storage) return { configured: false, reachable: null };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, fail) => {
+      timer = setTimeout(() => fail(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      const prefix = storage.settings.keyPrefix.replace(/^\/+|\/+$/g, '');
+      await Promise.race([storage.head([prefix, '.gateway-reachability-check'].filter(Boolean).join('/')), timeout]);
+      return { configured: true, reachable: true };
+    } catch (err) {
+      this.deps.logger.warn({ err: s3Message((err as { cause?: unknown }).cause ?? err) }, 'the S3 storage did not answer the reachability check');
+      return { configured: true, reachable: false, error: (err as Error).message };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private requireStorage(): S3Storage {

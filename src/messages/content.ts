@@ -6,7 +6,7 @@ import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
-import { decodeBase64Field } from '../media/base64.js';
+import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
 
 export const MEDIA_URL_MAX_BYTES = 50 * 1024 * 1024;
@@ -20,7 +20,8 @@ export interface ContentFields {
   text?: string;
   linkPreview?: boolean;
   url?: string;
-  base64?: string;
+  /** text, or (a large body) already decoded while it streamed in */
+  base64?: string | StreamedBase64;
   mimeType?: string;
   caption?: string;
   filename?: string;
@@ -136,7 +137,7 @@ export async function buildContent(body: ContentFields, media: MediaSource): Pro
   const type = canonicalType(body.type);
   switch (type) {
     case 'text':
-      return { type, text: body.text!, ...(body.linkPreview ? { linkPreview: true } : {}) };
+      return { type, text: body.text! };
     case 'poll':
       return { type, title: body.pollTitle!, options: body.pollOptions!, multiSelect: body.pollMultiSelect ?? false };
     case 'location':
@@ -162,7 +163,7 @@ async function fromUrl(raw: string, media: MediaSource) {
   return limited(media, () => fetchMediaUrl(media.dispatcher, url, { maxBytes: MEDIA_URL_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS }));
 }
 
-function fromBase64(raw: string): { data: Buffer; contentType?: string; filename?: undefined } {
+function fromBase64(raw: string | StreamedBase64): { data: Buffer; contentType?: string; filename?: undefined } {
   return decodeBase64Field(raw, { mixedAlphabets: false, maxBytes: MEDIA_BASE64_MAX_BYTES, tooLarge: 'the media is larger than 70 MB' });
 }
 

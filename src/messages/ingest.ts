@@ -15,6 +15,9 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       case 'history.sync': {
         // the engine hands over every message; the stored copies stay here, the event carries a summary
         const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
+        // history media gets its record (the engine's reference only): nothing is fetched until it is downloaded
+        // (a message already stored, e.g. received live, keeps the record it has)
+        for (const message of synced) if (message.media && !messages.exists(session, message.chatId, message.messageId)) attachMedia(session, message);
         messages.insertMany(synced.map((m) => rowOf(session, m)));
         delete payload.messages;
         payload.messageCount = synced.length;
@@ -42,23 +45,28 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
     }
   };
 
+  /** Records the attachment of a message and puts its mediaId in its place. */
+  function attachMedia(session: string, payload: MessagePayload): void {
+    const { media: attachment } = payload;
+    if (!attachment) return;
+    delete payload.media;
+    const row = media.record(session, payload.messageId, payload.chatId, attachment);
+    payload.mediaId = row.id;
+    payload.mimeType = row.mimeType;
+    if (row.size !== null) payload.size = row.size;
+    if (row.filename) payload.filename = row.filename;
+  }
+
   function storeReceived(session: string, payload: MessagePayload): void {
     const at = Date.parse(payload.timestamp) || Date.now();
-    if (payload.media) {
-      const { media: attachment } = payload;
-      delete payload.media;
-      const row = media.record(session, payload.messageId, payload.chatId, attachment);
-      payload.mediaId = row.id;
-      payload.mimeType = row.mimeType;
-      if (row.size !== null) payload.size = row.size;
-      if (row.filename) payload.filename = row.filename;
-    }
+    attachMedia(session, payload);
     messages.insert(rowOf(session, payload));
     delete payload.raw;
-    if (!payload.fromMe) {
+    // a status post is not a message to the session: its author does not become someone it may answer
+    if (!payload.fromMe && jidKind(payload.chatId) !== 'status') {
       // who may be answered in client-token "conversation" mode: the chat, and the author under each of its names
       for (const jid of new Set([payload.chatId, payload.from.jid, payload.from.lid].filter(Boolean) as string[])) {
-        if (jidKind(jid) !== 'status') messages.recordCorrespondent(session, jid, at);
+        messages.recordCorrespondent(session, jid, at);
       }
       if (payload.from.phoneNumber) messages.recordCorrespondent(session, `${payload.from.phoneNumber.slice(1)}@s.whatsapp.net`, at);
     }

@@ -13,23 +13,42 @@ import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import type { ByteBudget } from '../media/fetch-limiter.js';
 import { buildContent, checkContentFields, checkMentions, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
 import { extraOf } from './ingest.js';
+import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
+import type { ContactsRepo } from '../store/contacts.js';
 
 export interface SendBody extends ContentFields {
   session: string;
   chatId: string;
   quotedMessage?: { messageId: string; chatId?: string; participant?: string; fromMe?: boolean };
   isForwarded?: boolean;
+  /** a status post: who may see it (else the session's contacts) */
+  statusViewers?: string[];
 }
+
+export interface PollVoteBody {
+  session: string;
+  chatId: string;
+  pollMessageId: string;
+  /** option names; empty withdraws the vote */
+  options: string[];
+}
+
+/** The most people a status post goes to (WhatsApp's own apps cap the audience too; the list rides in one stanza). */
+export const STATUS_VIEWERS_MAX = 1000;
+export const STATUS_CHAT = 'status@broadcast';
 
 /** Who asks: a client token never gets the private-URL opt-in, and quotes only messages of the chat it sends to. */
 export interface SendCaller {
   client?: boolean;
 }
 
-/** What an async send may hold until it is done: its base64 text and decoded bytes, or a URL download at its limit. */
+/**
+ * What an async send may hold until it is done: its base64 text and decoded bytes (only the bytes when they were decoded
+ * while the body streamed in), or a URL download at its limit.
+ */
 function heldBytes(body: SendBody): number {
-  const base64 = body.base64?.length ?? 0;
-  return 64 * 1024 + base64 + Math.ceil((base64 * 3) / 4) + (body.url !== undefined ? MEDIA_URL_MAX_BYTES : 0);
+  const base64 = typeof body.base64 === 'string' ? body.base64.length + Math.ceil((body.base64.length * 3) / 4) : (body.base64?.data.length ?? 0);
+  return 64 * 1024 + base64 + (body.url !== undefined ? MEDIA_URL_MAX_BYTES : 0);
 }
 
 export interface SendResult {
@@ -40,6 +59,18 @@ export interface SendResult {
   phoneNumber?: string;
   lid?: string;
   mediaId?: string;
+  /** what became of the preview of the text's first link */
+  linkPreview?: PreviewOutcome;
+  /** a status post: how many people it went to */
+  statusViewers?: number;
+}
+
+export interface VoteResult {
+  messageId: string;
+  pollMessageId: string;
+  chatId: string;
+  selectedOptions: string[];
+  timestamp: string;
 }
 
 export interface StarBody {
@@ -50,6 +81,41 @@ export interface StarBody {
   participant?: string;
 }
 
+/** A stored message as the API shows it: no engine secrets or raw protocol bytes. */
+export interface StoredMessage {
+  messageId: string;
+  chatId: string;
+  sender: string | null;
+  fromMe: boolean;
+  type: string;
+  text: string | null;
+  mediaId: string | null;
+  quotedMessageId: string | null;
+  status: string;
+  starred: boolean;
+  revoked: boolean;
+  edited: boolean;
+  timestamp: string;
+}
+
+function storedMessageView(row: MessageRow): StoredMessage {
+  return {
+    messageId: row.id,
+    chatId: row.chatId,
+    sender: row.sender,
+    fromMe: row.fromMe,
+    type: row.type,
+    text: row.text,
+    mediaId: row.mediaId,
+    quotedMessageId: row.quotedId,
+    status: row.status,
+    starred: row.starred,
+    revoked: row.revoked,
+    edited: row.edited,
+    timestamp: new Date(row.timestamp).toISOString(),
+  };
+}
+
 export class MessagingService {
   private readonly queues = new Map<string, PQueue>();
 
@@ -58,6 +124,8 @@ export class MessagingService {
       sessions: SessionManager;
       messages: MessagesRepo;
       media: MediaRecords;
+      /** where status posts find their viewers when the body names none */
+      contacts?: Pick<ContactsRepo, 'unblockedPeople'>;
       bus: EventBus;
       mediaSource: MediaSource;
       /** media source for client tokens: never the private-URL opt-in */
@@ -73,19 +141,30 @@ export class MessagingService {
   ) {}
 
   /** Everything that can be checked before answering: body rules, chat id, session state. */
-  prepare(body: SendBody): { chatId: string; engine: EngineSession } {
+  prepare(body: SendBody): { chatId: string; engine: EngineSession; statusViewers?: string[] } {
     checkContentFields(body);
     const chatId = normalizeChat(body.chatId, '/chatId');
-    return { chatId, engine: this.deps.sessions.connected(body.session) };
+    if (body.statusViewers !== undefined && chatId !== STATUS_CHAT) throw ValidationError.field('/statusViewers', `is only used by status posts (chatId ${STATUS_CHAT})`);
+    const engine = this.deps.sessions.connected(body.session);
+    return { chatId, engine, ...(chatId === STATUS_CHAT ? { statusViewers: this.statusViewers(body) } : {}) };
   }
 
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
-    const { chatId } = this.prepare(body);
-    const content = await buildContent(body, caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource);
+    const { chatId, statusViewers } = this.prepare(body);
+    const source = caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource;
+    let content = await buildContent(body, source);
+    let previewOutcome: PreviewOutcome | undefined;
+    if (content.type === 'text' && body.linkPreview !== false) {
+      const built = await buildLinkPreview(content.text, source);
+      if (built.preview) content = { ...content, preview: built.preview };
+      previewOutcome = built.outcome;
+      if (built.outcome?.status === 'failed') this.deps.logger.info({ session: body.session, url: built.outcome.url, reason: built.outcome.reason }, 'link preview not built; the text goes without it');
+    }
     const options: SendOptions = {
       ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage, caller.client ? 'chat' : 'session') } : {}),
       ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
       ...(body.isForwarded ? { forwarded: true } : {}),
+      ...(statusViewers ? { statusViewers } : {}),
     };
     const session = body.session;
     const sent = await this.queueOf(session).add(async () => {
@@ -93,7 +172,28 @@ export class MessagingService {
       if (this.safeMode(session)) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
       return engine.sendMessage(chatId, content, options);
     });
-    return this.recordSent(session, sent, content, body, options);
+    const result = this.recordSent(session, sent, content, body, options);
+    return { ...result, ...(previewOutcome ? { linkPreview: previewOutcome } : {}), ...(statusViewers ? { statusViewers: statusViewers.length } : {}) };
+  }
+
+  /**
+   * Votes on a poll of the store (sent or received by the session); the options are names of the poll's options. The
+   * vote goes to the poll's chat; message.vote reports it as the session's own.
+   */
+  async vote(body: PollVoteBody): Promise<VoteResult> {
+    const chatId = normalizeChat(body.chatId, '/chatId');
+    const engine = this.deps.sessions.connected(body.session);
+    const row = this.deps.messages.find(body.session, body.pollMessageId, chatId);
+    if (!row || row.revoked) throw new GatewayError('MESSAGE_NOT_FOUND', `poll ${body.pollMessageId} is not in chat ${chatId}`, [{ path: '/pollMessageId', message: 'no such poll in the message store' }]);
+    const poll = row.type === 'poll' ? (row.extra?.poll as { options: string[]; multiSelect: boolean } | undefined) : undefined;
+    if (!poll) throw ValidationError.field('/pollMessageId', 'is not a poll');
+    const selected = [...new Set(body.options)];
+    const unknown = selected.filter((o) => !poll.options.includes(o));
+    if (unknown.length) throw ValidationError.field('/options', `are not options of the poll: ${unknown.join(', ')}`);
+    if (!poll.multiSelect && selected.length > 1) throw ValidationError.field('/options', 'the poll allows one option only');
+    const cast = await this.queueOf(body.session).add(() => engine.votePoll(refOf(row), selected));
+    this.deps.bus.emit(body.session, 'message.vote', { pollMessageId: row.id, chatId: row.chatId, voter: this.ownRef(body.session), selectedOptions: selected, timestamp: cast.timestamp });
+    return { messageId: cast.messageId, pollMessageId: row.id, chatId: row.chatId, selectedOptions: selected, timestamp: cast.timestamp };
   }
 
   /** `Prefer: respond-async`: checks now, sends in the background, reports through command.result. */
@@ -185,6 +285,13 @@ export class MessagingService {
     this.queues.delete(session);
   }
 
+  /** The messages the store holds for a session, newest first (what the console shows). */
+  recent(session: string, limit: number, offset: number): { messages: StoredMessage[]; total: number } {
+    this.deps.sessions.get(session);
+    const { rows, total } = this.deps.messages.recent(session, limit, offset);
+    return { messages: rows.map(storedMessageView), total };
+  }
+
   /** Whether `jid` has written to the session (client-token "conversation" mode). */
   hasWrittenTo(session: string, jid: string): boolean {
     return this.deps.messages.hasCorrespondent(session, jid);
@@ -241,6 +348,22 @@ export class MessagingService {
       ...(sent.lid ? { lid: sent.lid } : {}),
       ...(mediaId ? { mediaId } : {}),
     };
+  }
+
+  /** The viewers of a status post: the body's list, else the session's unblocked contacts (the most recent, capped). */
+  private statusViewers(body: SendBody): string[] {
+    if (body.statusViewers) {
+      if (body.statusViewers.length > STATUS_VIEWERS_MAX) throw ValidationError.field('/statusViewers', `must have at most ${STATUS_VIEWERS_MAX} items`);
+      const viewers = body.statusViewers.map((raw, i) => {
+        const jid = normalizeJid(raw);
+        if (!jid || !/@(s\.whatsapp\.net|lid)$/.test(jid)) throw ValidationError.field(`/statusViewers/${i}`, 'is not a person (phone number or JID)');
+        return jid;
+      });
+      return [...new Set(viewers)];
+    }
+    const known = this.deps.contacts?.unblockedPeople(body.session, STATUS_VIEWERS_MAX) ?? [];
+    if (!known.length) throw ValidationError.field('/statusViewers', 'is required: the session knows no contacts to show the status to yet');
+    return known;
   }
 
   private quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>, scope: QuoteScope): MessageRef {

@@ -1,13 +1,15 @@
 // The session manager: the state machine of SPEC §3 over engine sessions, restore at boot, reconnect with backoff.
+import PQueue from 'p-queue';
 import { checkProxyUrl, type UrlPolicy } from '../net/url-guard.js';
 import { GatewayError, notFound } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventType } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
-import type { SessionRow, SessionsRepo } from '../store/sessions.js';
+import type { IdentitiesRepo } from '../store/identities.js';
+import type { LastError, SessionRow, SessionsRepo } from '../store/sessions.js';
 import type { EngineRegistry } from '../engine/index.js';
-import type { ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
+import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
 
 export interface ManagerSettings {
@@ -16,6 +18,11 @@ export interface ManagerSettings {
   reconnectMaxAttempts: number;
   /** sessions that may exist at once (unlimited when absent) */
   maxSessions?: number;
+  /**
+   * At boot, sessions of an engine that connects to a network start at most this many per second, evenly spaced, so a
+   * restart does not storm the network; 0 (or absent) starts them all at once.
+   */
+  restoreRatePerSecond?: number;
 }
 
 export interface CreateSessionInput {
@@ -50,18 +57,36 @@ interface Runtime {
 /** Reasons after which the session stays down until someone starts it again. */
 const TERMINAL_REASONS = new Set<StatusReason>(['LOGGED_OUT', 'TEMPORARY_BAN', 'QR_TIMEOUT', 'FAILED']);
 
+type CloseReason = Extract<ConnectionUpdate, { kind: 'close' }>['reason'];
+
+/** The cause of a close the engine did not explain (the sandbox's drops, a connect that threw). */
+const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
+  AUTO_RECONNECT: 'NETWORK_LOST',
+  STREAM_ERROR: 'STREAM_ERROR',
+  LOGGED_OUT: 'LOGGED_OUT',
+  TEMPORARY_BAN: 'BANNED',
+  QR_TIMEOUT: 'QR_TIMEOUT',
+  FAILED: 'LOGIN_REFUSED',
+};
+
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
   private readonly deletedListeners: ((name: string) => void)[] = [];
+  private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
+  /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
+  private restoreQueue: PQueue | undefined;
+  private stopping = false;
 
   constructor(
     private readonly deps: {
       sessions: SessionsRepo;
       authState: AuthStateRepo;
+      /** the phone-number ↔ LID pairs sessions learnt (absent: engines keep them in memory only) */
+      identities?: IdentitiesRepo;
       engines: EngineRegistry;
       bus: EventBus;
       logger: Logger;
@@ -79,6 +104,11 @@ export class SessionManager {
   /** Runs after a session is deleted: what was granted on its name must not pass to a later session of that name. */
   onDeleted(listener: (name: string) => void): void {
     this.deletedListeners.push(listener);
+  }
+
+  /** Told each time a dropped session is scheduled to reconnect, with the reason it dropped (metrics). */
+  onReconnecting(listener: (engine: EngineName, reason: StatusReason) => void): void {
+    this.reconnectListeners.push(listener);
   }
 
   /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
@@ -221,16 +251,24 @@ export class SessionManager {
     await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
   }
 
-  /** Starts every session that was running when the daemon stopped. */
+  /**
+   * Starts every session that was running when the daemon stopped. Sessions of an engine that connects to a network are
+   * queued at `restoreRatePerSecond` (shown CONNECTING while they wait) and this returns before they all started.
+   */
   async restoreAll(): Promise<number> {
     let restored = 0;
     for (const row of this.deps.sessions.list()) {
       if (row.shouldRun) {
-        await this.engine(row.engine)
-          // a /start that reached the session first (the daemon listens while it restores) already launched it
-          .then((engine) => (this.runtimes.has(row.name) ? undefined : this.launch(row, engine)))
-          .catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
         restored += 1;
+        const engine = await this.engine(row.engine).catch((err: unknown) => void this.deps.logger.error({ err, session: row.name }, 'restore failed'));
+        if (!engine) continue;
+        const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
+        if (!queue) {
+          await this.restore(row.name, engine);
+          continue;
+        }
+        this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
+        void queue.add(() => this.restore(row.name, engine));
       } else if (row.status !== 'DISCONNECTED') {
         this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
       }
@@ -238,12 +276,39 @@ export class SessionManager {
     return restored;
   }
 
-  /** Closes every engine session, keeping which ones should run for the next boot. */
+  /**
+   * Closes every engine session, keeping which ones should run for the next boot (`shouldRun`). Each is recorded as
+   * stopped (DISCONNECTED/MANUAL_STOP) without an event, the daemon going down, so that the first status event after
+   * the restart does not claim it was CONNECTED.
+   */
   async shutdown(): Promise<void> {
-    await Promise.all([...this.runtimes.keys()].map((name) => this.teardown(name)));
+    this.stopping = true;
+    this.restoreQueue?.clear();
+    await this.restoreQueue?.onIdle();
+    await Promise.all(
+      [...this.runtimes.keys()].map(async (name) => {
+        await this.teardown(name);
+        this.deps.sessions.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+      }),
+    );
   }
 
   // ---- internals ----
+
+  /** The queue that spaces restored sessions' first connection attempts; none when the rate is unlimited. */
+  private spreadRestores(): PQueue | undefined {
+    const rate = this.deps.settings.restoreRatePerSecond ?? 0;
+    if (rate <= 0) return undefined;
+    this.restoreQueue ??= new PQueue({ interval: 1000 / rate, intervalCap: 1 });
+    return this.restoreQueue;
+  }
+
+  private async restore(name: string, engine: Engine): Promise<void> {
+    // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
+    const row = this.deps.sessions.get(name);
+    if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
+    await this.launch(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+  }
 
   private checkEngine(name: EngineName): void {
     if (!this.deps.engines.has(name)) throw new GatewayError('NOT_SUPPORTED', `the ${name} engine is not available in this daemon`);
@@ -265,6 +330,7 @@ export class SessionManager {
       urlPolicy: this.deps.urlPolicy,
       config: row.config,
       auth,
+      ...(this.deps.identities ? { identities: this.deps.identities.forSession(row.name) } : {}),
       hooks: {
         connection: (update) => {
           if (this.runtimes.get(row.name) === runtime) this.onConnection(row.name, runtime, update);
@@ -276,8 +342,13 @@ export class SessionManager {
       lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
     });
     this.runtimes.set(row.name, runtime);
-    this.setStatus(row.name, 'CONNECTING', auth.isEmpty() ? 'SCAN_QR' : null);
+    this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
     await this.connect(row.name, runtime);
+  }
+
+  /** A session starts waiting for a QR scan unless it has credentials. */
+  private connectingReason(name: string): StatusReason | null {
+    return this.deps.authState.forSession(name).isEmpty() ? 'SCAN_QR' : null;
   }
 
   private async connect(name: string, runtime: Runtime): Promise<void> {
@@ -285,7 +356,7 @@ export class SessionManager {
       await runtime.engine.connect();
     } catch (err) {
       this.deps.logger.warn({ err, session: name }, 'engine connect failed');
-      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message });
+      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message, cause: { code: 'NETWORK_LOST', message: `connect failed: ${(err as Error).message}` } });
     }
   }
 
@@ -303,8 +374,9 @@ export class SessionManager {
         this.setStatus(name, 'CONNECTED', null);
         this.emit(name, 'session.connected', { ...update.account });
         return;
-      case 'close':
+      case 'close': {
         runtime.qr = undefined;
+        const lastError = this.recordCause(name, update);
         if (update.credentialsCleared) {
           this.deps.authState.forSession(name).clear();
           this.deps.sessions.setAccount(name, null);
@@ -312,27 +384,39 @@ export class SessionManager {
         if (TERMINAL_REASONS.has(update.reason)) {
           this.forget(name, runtime);
           if (update.reason !== 'FAILED') this.deps.sessions.setShouldRun(name, false);
-          this.setStatus(name, 'DISCONNECTED', update.reason);
+          this.setStatus(name, 'DISCONNECTED', update.reason, lastError);
           if (update.reason === 'LOGGED_OUT') this.emit(name, 'session.logged_out', { reason: 'UNLINKED', detail: update.detail });
           return;
         }
-        this.scheduleReconnect(name, runtime, update.reason);
+        this.scheduleReconnect(name, runtime, update.reason, lastError);
         return;
+      }
     }
   }
 
-  private scheduleReconnect(name: string, runtime: Runtime, reason: StatusReason): void {
+  /** Stores why the connection went down (kept after a reconnect, replaced by the next failure) and logs it. */
+  private recordCause(name: string, update: Extract<ConnectionUpdate, { kind: 'close' }>): LastError {
+    const cause = update.cause ?? { code: CAUSE_OF_REASON[update.reason], message: update.detail ?? update.reason };
+    const lastError: LastError = { ...cause, at: new Date().toISOString() };
+    this.deps.sessions.setLastError(name, cause, lastError.at);
+    this.deps.logger.info({ session: name, reason: update.reason, cause: cause.code, error: cause.message }, 'connection closed');
+    return lastError;
+  }
+
+  private scheduleReconnect(name: string, runtime: Runtime, reason: StatusReason, lastError: LastError): void {
     runtime.failures += 1;
     const { settings, logger } = this.deps;
     if (runtime.failures > settings.reconnectMaxAttempts) {
       this.forget(name, runtime);
-      this.setStatus(name, 'DISCONNECTED', 'FAILED');
-      logger.warn({ session: name, attempts: runtime.failures - 1 }, 'giving up reconnecting');
+      this.setStatus(name, 'DISCONNECTED', 'FAILED', lastError);
+      logger.warn({ session: name, attempts: runtime.failures - 1, cause: lastError.code, error: lastError.message }, 'giving up reconnecting');
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
-    this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason);
-    logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason }, 'reconnecting');
+    const engine = this.deps.sessions.get(name)?.engine;
+    if (engine) for (const listener of this.reconnectListeners) listener(engine, reason);
+    this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
+    logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
     runtime.reconnectTimer = setTimeout(() => {
       runtime.reconnectTimer = undefined;
       if (this.runtimes.get(name) !== runtime) return;
@@ -355,11 +439,12 @@ export class SessionManager {
     return true;
   }
 
-  private setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
+  /** `lastError` goes into the event when the change was caused by a failure. */
+  private setStatus(name: string, status: SessionStatus, reason: StatusReason | null, lastError?: LastError): void {
     const row = this.deps.sessions.get(name);
     if (!row || (row.status === status && row.statusReason === reason)) return;
     this.deps.sessions.setStatus(name, status, reason);
-    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason });
+    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason, ...(lastError ? { lastError } : {}) });
   }
 
   /** Runs the processors and publishes; events of a session wait behind one that is still being processed. */

@@ -1,5 +1,5 @@
 // The public shape of a session (SPEC §2 "Session"), built from its stored row.
-import type { SessionRow } from '../store/sessions.js';
+import type { LastError, SessionRow } from '../store/sessions.js';
 
 export interface SessionView {
   name: string;
@@ -13,6 +13,8 @@ export interface SessionView {
   lid?: string;
   proxy?: string;
   config: Record<string, unknown>;
+  /** why the connection last went down; null when it never did */
+  lastError: LastError | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -38,6 +40,7 @@ export function sessionView(row: SessionRow): SessionView {
     status: row.status,
     statusReason: row.statusReason,
     config: row.config,
+    lastError: row.lastError,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

@@ -52,6 +52,9 @@ export function createContactsRepo(db: Db) {
   const page = db.prepare('SELECT * FROM contacts WHERE session = ? ORDER BY jid LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM contacts WHERE session = ?').pluck();
   const clear = db.prepare('DELETE FROM contacts WHERE session = ?');
+  const people = db
+    .prepare("SELECT jid FROM contacts WHERE session = ? AND blocked = 0 AND jid LIKE '%@s.whatsapp.net' ORDER BY updated_at DESC, jid LIMIT ?")
+    .pluck();
   const put = db.prepare(
     `INSERT OR REPLACE INTO contacts (session, jid, phone_number, lid, name, saved_name, business_name, picture_url, blocked, updated_at)
      VALUES (@session, @jid, @phoneNumber, @lid, @name, @savedName, @businessName, @pictureUrl, @blocked, @updatedAt)`,
@@ -94,6 +97,8 @@ export function createContactsRepo(db: Db) {
       return (page.all(session, limit, offset) as RawContact[]).map(toRow);
     },
     count: (session: string): number => count.get(session) as number,
+    /** the phone JIDs of the session's contacts it has not blocked, most recently seen first */
+    unblockedPeople: (session: string, limit: number): string[] => people.all(session, limit) as string[],
     /** forgets everything learned for the session (it was logged out; the next pairing may be another account) */
     clear: (session: string): void => void clear.run(session),
   };

@@ -3,11 +3,14 @@ import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations/index.js';
+import { refuseNewerSchema } from './database-file.js';
 
 export type Db = Database.Database;
 
+/** Opens (creating it when absent) and migrates to the latest schema; throws SchemaTooNewError, touching nothing, on a newer one. */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') {
+    refuseNewerSchema(file);
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
     chmodSync(file, 0o600);
@@ -24,12 +27,13 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-function migrate(db: Db): void {
+/** Applies the migrations not yet applied, each in its own transaction, up to `upTo` (tests build older schemas with it). */
+export function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
   for (const migration of MIGRATIONS) {
-    if (applied.has(migration.version)) continue;
+    if (applied.has(migration.version) || migration.version > upTo) continue;
     db.transaction(() => {
       db.exec(migration.sql);
       record.run(migration.version, migration.name, new Date().toISOString());
@@ -50,8 +54,11 @@ export interface TickTransaction {
   committed(): Promise<void> | undefined;
 }
 
-/** @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on) */
-export function createTickTransaction(db: Db, onLost: (err: unknown) => void): TickTransaction {
+/**
+ * @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on)
+ * @param onCommit told how long each commit took, seconds (metrics)
+ */
+export function createTickTransaction(db: Db, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const flush = () => {
@@ -71,7 +78,9 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void): T
     // SQLite rolls a transaction back by itself after some errors (a full disk, I/O): nothing is left to commit
     if (!db.inTransaction) return new Error("the tick's transaction was rolled back by SQLite after an earlier error");
     try {
+      const started = performance.now();
       db.exec('COMMIT');
+      onCommit?.((performance.now() - started) / 1000);
       return undefined;
     } catch (err) {
       // a failed COMMIT can leave the transaction open; later ticks must not write into it

@@ -86,6 +86,8 @@ export function createMessagesRepo(db: Db) {
   const setStarred = db.prepare('UPDATE messages SET starred = ? WHERE session = ? AND chat_id = ? AND id = ?');
   const setMedia = db.prepare('UPDATE messages SET media_id = ? WHERE session = ? AND chat_id = ? AND id = ?');
   const prune = db.prepare('DELETE FROM messages WHERE timestamp < ?');
+  const recentPage = db.prepare('SELECT * FROM messages WHERE session = ? ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?');
+  const countOf = db.prepare('SELECT COUNT(*) FROM messages WHERE session = ?').pluck();
   const upsertCorrespondent = db.prepare(
     `INSERT INTO correspondents (session, jid, first_at, last_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (session, jid) DO UPDATE SET last_at = excluded.last_at`,
@@ -124,6 +126,11 @@ export function createMessagesRepo(db: Db) {
     setStarred: (session: string, chatId: string, id: string, starred: boolean) => setStarred.run(starred ? 1 : 0, session, chatId, id).changes > 0,
     setMedia: (session: string, chatId: string, id: string, mediaId: string) => void setMedia.run(mediaId, session, chatId, id),
     pruneOlderThan: (cutoffMs: number): number => prune.run(cutoffMs).changes,
+    /** the session's messages, newest first, with the count of all it holds */
+    recent(session: string, limit: number, offset: number): { rows: MessageRow[]; total: number } {
+      const rows = (recentPage.all(session, limit, offset) as RawMessage[]).map(toRow);
+      return { rows, total: countOf.get(session) as number };
+    },
     recordCorrespondent(session: string, jid: string, at: number): void {
       const key = `${session}\u0000${jid}`;
       const last = recentlyRecorded.get(key);

@@ -55,6 +55,16 @@ export interface DeliveryOutcome {
   at: number;
 }
 
+/** A webhook whose deliveries fail: since when (the oldest delivery that failed since its last success, ms). */
+export interface FailingWebhook {
+  webhookId: number;
+  since: number;
+  /** deliveries that failed an attempt since then (pending retries and failed ones) */
+  deliveries: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+}
+
 interface RawDelivery {
   id: string;
   webhook_id: number;
@@ -118,7 +128,24 @@ export function createOutboxRepo(db: Db) {
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
+  const backlog = db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldestCreatedAt FROM deliveries WHERE status = 'pending'");
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
+  // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing;
+  // each webhook's last success is found once (a correlated subquery would rescan its succeeded rows per failed one)
+  const failing = db.prepare(
+    `WITH last_success AS (SELECT webhook_id, MAX(updated_at) AS at FROM deliveries WHERE status = 'succeeded' GROUP BY webhook_id),
+     latest_failure AS (
+       SELECT webhook_id, last_status_code, last_error, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY updated_at DESC) AS n
+       FROM deliveries WHERE status <> 'succeeded' AND attempts > 0
+     )
+     SELECT d.webhook_id AS webhookId, MIN(d.created_at) AS since, COUNT(*) AS deliveries, f.last_status_code AS lastStatusCode, f.last_error AS lastError
+     FROM deliveries d
+     LEFT JOIN last_success s ON s.webhook_id = d.webhook_id
+     JOIN latest_failure f ON f.webhook_id = d.webhook_id AND f.n = 1
+     WHERE d.status <> 'succeeded' AND d.attempts > 0 AND d.created_at > COALESCE(s.at, -1)
+     GROUP BY d.webhook_id ORDER BY since`,
+  );
+  const bodyById = db.prepare('SELECT body FROM deliveries WHERE id = ? AND webhook_id = ?').pluck();
   const requeue = db.prepare(
     `UPDATE deliveries SET status = 'pending', budget_start = attempts, next_attempt_at = ?, updated_at = ? WHERE id = ? AND webhook_id = ?`,
   );
@@ -157,6 +184,8 @@ export function createOutboxRepo(db: Db) {
       const raw = byId.get(id, webhookId) as RawDelivery | undefined;
       return raw && toRow(raw);
     },
+    /** the JSON body a delivery POSTs */
+    bodyOf: (webhookId: number, id: string): string | undefined => bodyById.get(id, webhookId) as string | undefined,
     /** The delivery log of one webhook, newest first. */
     list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): { rows: DeliveryRow[]; total: number } {
       const raws = (status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset)) as RawDelivery[];
@@ -164,6 +193,10 @@ export function createOutboxRepo(db: Db) {
       return { rows: raws.map(toRow), total };
     },
     countByStatus: (status: DeliveryStatus): number => countAllByStatus.get(status) as number,
+    /** Pending deliveries of every webhook, and when the oldest of them was recorded (ms; null when none). */
+    backlog: (): { pending: number; oldestCreatedAt: number | null } => backlog.get() as { pending: number; oldestCreatedAt: number | null },
+    /** Webhooks whose deliveries have failed attempts since their last success, longest failing first. */
+    failingWebhooks: (): FailingWebhook[] => failing.all() as FailingWebhook[],
     /** Makes a delivery pending and due at `now` with a fresh retry budget; returns the row, or undefined when unknown. */
     requeue(webhookId: number, id: string, now = Date.now()): DeliveryRow | undefined {
       if (!requeue.run(now, now, id, webhookId).changes) return undefined;

@@ -1,6 +1,7 @@
 // The columns holding secrets sealed at rest, and the whole-table passes over them: seal plaintext rows left by an
 // older version, check the key against what is stored, re-seal under a new key, and compact the file afterwards.
 import { isSealed, sealedKeyId, type SecretBox } from '../auth/secret-box.js';
+import Database from 'better-sqlite3';
 import type { Db } from './db.js';
 
 export interface SealedColumn {
@@ -100,6 +101,16 @@ export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined 
     }
   }
   return undefined;
+}
+
+/** checkSealedKey on a database file, opened read-only (a backup about to be restored). */
+export function checkSealedKeyOfFile(file: string, box: SecretBox): KeyMismatch | undefined {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return checkSealedKey(db, box);
+  } finally {
+    db.close();
+  }
 }
 
 /**

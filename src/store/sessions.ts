@@ -2,7 +2,12 @@
 import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
 import { contextOf } from './sealed-columns.js';
-import type { AccountInfo, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
+import type { AccountInfo, CloseCause, CloseCauseCode, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
+
+/** Why the session's connection last went down, and when (ISO 8601). */
+export interface LastError extends CloseCause {
+  at: string;
+}
 
 export interface SessionRow {
   name: string;
@@ -17,6 +22,7 @@ export interface SessionRow {
   lid: string | null;
   proxy: string | null;
   config: Record<string, unknown>;
+  lastError: LastError | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -34,6 +40,9 @@ interface RawRow {
   lid: string | null;
   proxy: string | null;
   config: string;
+  last_error_code: CloseCauseCode | null;
+  last_error_message: string | null;
+  last_error_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -53,6 +62,7 @@ const toRowWith = (box: SecretBox, r: RawRow): SessionRow => ({
   lid: r.lid,
   proxy: r.proxy === null ? null : box.open(r.proxy, PROXY_CONTEXT),
   config: JSON.parse(r.config) as Record<string, unknown>,
+  lastError: r.last_error_code ? { code: r.last_error_code, message: r.last_error_message ?? '', at: r.last_error_at ?? r.updated_at } : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -76,6 +86,11 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const page = db.prepare('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM sessions').pluck();
   const countConnected = db.prepare("SELECT COUNT(*) FROM sessions WHERE status = 'CONNECTED'").pluck();
+  const byStatus = db.prepare('SELECT status, COUNT(*) AS count FROM sessions GROUP BY status');
+  const unwell = db.prepare(
+    "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
+  );
+  const countByState = db.prepare('SELECT engine, status, status_reason AS statusReason, COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
@@ -83,6 +98,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     `UPDATE sessions SET phone_number = @phoneNumber, push_name = @pushName, business_name = @businessName,
        platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
   );
+  const setLastError = db.prepare('UPDATE sessions SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE name = ?');
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
   /** rows read on every request (status checks, account): cached, and dropped on each write */
   const cache = new Map<string, SessionRow>();
@@ -112,6 +128,11 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     },
     count: () => counted().total,
     counts: (): { total: number; connected: number } => ({ ...counted() }),
+    countByStatus: (): Record<string, number> => Object.fromEntries((byStatus.all() as Array<{ status: string; count: number }>).map((r) => [r.status, r.count])),
+    /** Sessions that may need the operator: connecting (for how long is the caller's call), or down after FAILED or TEMPORARY_BAN. Oldest first. */
+    listUnwell: (limit: number): SessionRow[] => (unwell.all(limit) as RawRow[]).map(toRow),
+    /** how many sessions each engine has in each status and status reason */
+    countByState: () => countByState.all() as Array<{ engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number }>,
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);
@@ -132,6 +153,10 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
         lid: account?.lid ?? null,
         now: new Date().toISOString(),
       });
+      cache.delete(name);
+    },
+    setLastError(name: string, cause: CloseCause, at = new Date().toISOString()): void {
+      setLastError.run(cause.code, cause.message, at, name);
       cache.delete(name);
     },
     delete(name: string): boolean {

@@ -27,8 +27,11 @@ export interface DispatcherOptions {
   /** called before outcomes are written: joins the tick's transaction so many writes share one commit */
   beginWrite?: () => void;
   /** told of every outcome once it is written (metrics, benchmarks) */
-  onOutcome?: (outcome: DeliveryOutcome) => void;
+  onOutcome?: (outcome: AttemptOutcome) => void;
 }
+
+/** An attempt's outcome as it is written, with how long the attempt took. */
+export type AttemptOutcome = DeliveryOutcome & { durationMs: number };
 
 const DAY_MS = 86_400_000;
 const MAX_UNWRITTEN_OUTCOMES = 1024;
@@ -54,7 +57,7 @@ export class WebhookDispatcher {
   /** per webhook: the earliest known future retry */
   private readonly dueAt = new Map<number, number>();
   /** outcomes waiting to be written, by delivery id, and their webhooks */
-  private readonly outcomes = new Map<string, DeliveryOutcome>();
+  private readonly outcomes = new Map<string, AttemptOutcome>();
   private readonly webhookOf = new Map<string, number>();
   /** in-flight rows re-queued by hand: whatever the attempt's result, they go again with a fresh budget */
   private readonly rearmed = new Set<string>();
@@ -313,7 +316,7 @@ export class WebhookDispatcher {
     if (this.closed) return;
     const now = Date.now();
     const attempts = row.attempts + 1;
-    const outcome: DeliveryOutcome = {
+    const outcome: AttemptOutcome = {
       id: row.id,
       status: 'succeeded',
       attempts,
@@ -322,6 +325,7 @@ export class WebhookDispatcher {
       lastStatusCode: result.statusCode ?? null,
       lastError: result.ok ? null : (result.error ?? 'failed'),
       at: now,
+      durationMs: result.durationMs,
     };
     const webhook = this.options.registry.activeWebhook(row.webhookId);
     if (this.rearmed.delete(row.id)) {

@@ -240,6 +240,15 @@ export class WebhookRegistry {
     return { rows: rows.map(deliveryView), total };
   }
 
+  /** One delivery of the log, with the body it POSTs. */
+  delivery(id: number, deliveryId: string): DeliveryView & { body: string } {
+    this.getRow(id);
+    const row = this.deps.outbox.get(id, deliveryId);
+    const body = row && this.deps.outbox.bodyOf(id, deliveryId);
+    if (!row || body === undefined) throw notFound('DELIVERY_NOT_FOUND', `delivery ${deliveryId} of webhook ${id}`);
+    return { ...deliveryView(row), body };
+  }
+
   /** Re-queues a delivery now with a fresh retry budget (while the webhook is disabled it waits until enabled). */
   retryDelivery(id: number, deliveryId: string): DeliveryView {
     this.getRow(id);

@@ -2,11 +2,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 let daemon: TestDaemon;
 let events: EventCollector;
@@ -42,10 +41,7 @@ before(async () => {
   events = await collectEvents(daemon);
   await pairedSession(daemon, 'shop', '+15550300001');
   await pairedSession(daemon, 'customer', '+15550300002');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -2,20 +2,16 @@
 // logs no console error (a CSP violation is one), and lists the send operation.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 let daemon: TestDaemon;
 let browser: Browser;
 
 before(async () => {
   daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -171,9 +171,11 @@ describe('baileys events and operations', () => {
     assert.equal(join.status, 404, JSON.stringify(join.body));
   });
 
-  it('refuses a status post with NOT_SUPPORTED (501)', async () => {
-    const res = await target.daemon.request('POST', '/api/messages/send', { session: 'biz', chatId: 'status@broadcast', type: 'text', text: 'story' });
-    assert.equal(res.status, 501);
-    assert.equal(res.body.error.code, 'NOT_SUPPORTED');
+  it('posts a status to the named viewers: the contact\'s phone decrypts it from status@broadcast', async () => {
+    const seen = target.emu.control.waitForInbox(CONTACT, (m) => m.chat === 'status@broadcast' && m.text === 'story', 15_000);
+    const res = await target.daemon.request('POST', '/api/messages/send', { session: 'biz', chatId: 'status@broadcast', type: 'text', text: 'story', statusViewers: [`+${CONTACT}`] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.statusViewers, 1);
+    assert.equal((await seen).from, `${GATEWAY}@s.whatsapp.net`);
   });
 });

@@ -52,14 +52,27 @@ test('the harness is real: Baileys fetches a preview for a text whose linkPrevie
   assert.equal(message.message?.extendedTextMessage?.title, 'fetched');
 });
 
-test('a text sent with linkPreview: true makes Baileys fetch nothing, and carries no preview', async () => {
+test('a text without a gateway preview makes Baileys fetch nothing, and carries no preview', async () => {
   const { messenger, fetched, sent } = harness();
-  const result = await messenger.sendMessage(PEER, { type: 'text', text: `look ${INTERNAL_URL}`, linkPreview: true }, {});
+  const result = await messenger.sendMessage(PEER, { type: 'text', text: `look ${INTERNAL_URL}` }, {});
   assert.ok(result.messageId);
   assert.deepEqual(fetched, []);
   assert.equal((sent[0] as { linkPreview?: unknown }).linkPreview, null);
   const raw = result.raw as { message?: { extendedTextMessage?: { title?: string; matchedText?: string } } } | undefined;
   assert.equal(raw?.message?.extendedTextMessage?.title ?? undefined, undefined);
+});
+
+test('a text with the gateway preview carries it as built, and Baileys fetches nothing', async () => {
+  const { messenger, fetched } = harness();
+  const thumbnail = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3]);
+  const preview = { url: 'https://example.com/a', title: 'A page', description: 'about it', thumbnail };
+  const result = await messenger.sendMessage(PEER, { type: 'text', text: 'see https://example.com/a', preview }, {});
+  assert.deepEqual(fetched, []);
+  const text = (result.raw as { message: { extendedTextMessage: { title: string; description: string; matchedText: string; jpegThumbnail: string } } }).message.extendedTextMessage;
+  assert.equal(text.title, 'A page');
+  assert.equal(text.description, 'about it');
+  assert.equal(text.matchedText, 'https://example.com/a');
+  assert.equal(Buffer.from(text.jpegThumbnail, 'base64').toString('hex'), thumbnail.toString('hex'));
 });
 
 test('an edit whose new text holds a URL makes Baileys fetch nothing', async () => {

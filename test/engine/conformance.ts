@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Jimp } from 'jimp';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
@@ -22,6 +23,15 @@ export interface EngineTarget {
   enterCode(session: string, code: string, phone: string): Promise<void>;
   /** stops the daemon (SIGTERM) and starts it again on the same data dir and port */
   restartDaemon(): Promise<TestDaemon>;
+  /** makes `phone` a contact on the network: an account with a phone and no gateway session */
+  addContact(phone: string): Promise<void>;
+  /**
+   * The contact `phone` sends `text` to the account `accountPhone` of session `session`; with `senderLidOnly` the network
+   * names the sender by LID only (a LID-addressed chat), so only the session's own knowledge gives its number.
+   */
+  contactSends(phone: string, session: string, accountPhone: string, text: string, options?: { senderLidOnly?: boolean }): Promise<void>;
+  /** the phone of `phone` syncs a chat history holding one image (with `caption`) that a contact sent it */
+  syncHistoryImage(session: string, phone: string, image: Buffer, caption: string): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
 }
@@ -35,7 +45,13 @@ export type Scenario =
   | 'edit, delete, react'
   | 'group with two members'
   | 'presence'
+  | 'link previews'
+  | 'status posts'
+  | 'casting a poll vote'
   | 'restart and restore'
+  | 'group and profile pictures'
+  | 'identities survive a restart'
+  | 'history media'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -47,6 +63,8 @@ export interface EngineSuiteOptions {
 
 const ALICE = '15550101001';
 const BOB = '15550102002';
+/** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
+const CAROL = '15550103003';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -254,6 +272,93 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(typing.payload.presence, 'composing');
     });
 
+    // ---- issue 19, part 1: link previews, status posts, poll votes (history media follows restart and restore) ----
+
+    scenario('link previews', async () => {
+      const site = await previewSite();
+      try {
+        const link = `${site.url}/article`;
+        const sent = await send('alice', jid(BOB), { type: 'text', text: `read this: ${link}.` });
+        assert.deepEqual(sent.linkPreview, { status: 'sent', url: link });
+        const got = await received('bob', (p) => p.messageId === sent.messageId, 'text with a preview at bob');
+        assert.equal(got.linkPreview.url, link);
+        assert.equal(got.linkPreview.title, 'A page worth reading');
+        assert.equal(got.linkPreview.description, 'What the page is about');
+        const thumbnail = Buffer.from(got.linkPreview.thumbnail, 'base64');
+        assert.equal(thumbnail.subarray(0, 3).toString('hex'), 'ffd8ff', 'the thumbnail is a JPEG');
+        const scaled = await Jimp.read(thumbnail);
+        assert.ok(scaled.width <= 192 && scaled.height <= 192 && scaled.width > 0, `the 256 px cover is scaled down (${scaled.width}×${scaled.height})`);
+        assert.ok(site.hits.includes('/article') && site.hits.includes('/cover.png'));
+
+        // a page that cannot be read: the text goes without a preview, and the result says why
+        const broken = await send('alice', jid(BOB), { type: 'text', text: `${site.url}/missing` });
+        assert.equal(broken.linkPreview.status, 'failed');
+        assert.match(broken.linkPreview.reason, /404/);
+        const plain = await received('bob', (p) => p.messageId === broken.messageId, 'text without a preview at bob');
+        assert.equal(plain.linkPreview, undefined);
+
+        // linkPreview: false fetches nothing
+        const before = site.hits.length;
+        const off = await send('alice', jid(BOB), { type: 'text', text: `${site.url}/article again`, linkPreview: false });
+        assert.equal(off.linkPreview, undefined);
+        await received('bob', (p) => p.messageId === off.messageId, 'text sent with linkPreview false');
+        assert.equal(site.hits.length, before);
+      } finally {
+        await site.close();
+      }
+    });
+
+    scenario('status posts', async () => {
+      // alice's contacts (bob wrote to her) are the viewers when the body names none
+      const sent = await send('alice', 'status@broadcast', { type: 'text', text: 'my first status' });
+      assert.equal(sent.chatId, 'status@broadcast');
+      assert.ok(sent.statusViewers >= 1);
+      const got = await received('bob', (p) => p.messageId === sent.messageId, 'status at bob');
+      assert.equal(got.chatId, 'status@broadcast');
+      assert.equal(got.isGroup, false);
+      assert.equal(got.fromMe, false);
+      assert.equal(got.text, 'my first status');
+      assert.equal(got.from.phoneNumber, `+${ALICE}`);
+
+      // every message type: a picture status to named viewers, downloaded by a viewer
+      const image = png(20);
+      const pictured = await send('alice', 'status@broadcast', { type: 'image', base64: image.toString('base64'), caption: 'sunset', statusViewers: [`+${BOB}`] });
+      assert.equal(pictured.statusViewers, 1);
+      const gotImage = await received('bob', (p) => p.messageId === pictured.messageId, 'image status at bob');
+      assert.equal(gotImage.chatId, 'status@broadcast');
+      assert.equal(gotImage.caption, 'sunset');
+      assert.ok((await download('bob', gotImage.mediaId)).equals(image));
+
+      const misplaced = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'x', statusViewers: [`+${BOB}`] });
+      assert.equal(misplaced.status, 400);
+      assert.equal(misplaced.body.error.code, 'VALIDATION_FAILED');
+    });
+
+    scenario('casting a poll vote', async () => {
+      const poll = await send('alice', jid(BOB), { type: 'poll', pollTitle: 'Dinner?', pollOptions: ['pasta', 'curry', 'tacos'] });
+      const got = await received('bob', (p) => p.messageId === poll.messageId, 'poll at bob');
+      const vote = (options: string[]) => daemon.request('POST', '/api/messages/poll-vote', { session: 'bob', chatId: got.chatId, pollMessageId: got.messageId, options });
+
+      const refused = await vote(['pasta', 'curry']);
+      assert.equal(refused.status, 400, 'a single-choice poll takes one option');
+      assert.equal((await vote(['pizza'])).status, 400, 'not an option of the poll');
+
+      const cast = await vote(['curry']);
+      assert.equal(cast.status, 200, JSON.stringify(cast.body));
+      assert.deepEqual(cast.body.data.selectedOptions, ['curry']);
+      assert.equal(cast.body.data.pollMessageId, poll.messageId);
+      // the creator decrypts it (on Baileys: with the poll's secret, as for any WhatsApp vote)
+      const atAlice = await event('alice', 'message.vote', (p) => p.pollMessageId === poll.messageId, 'vote at alice');
+      assert.deepEqual(atAlice.payload.selectedOptions, ['curry']);
+      assert.equal(atAlice.payload.voter.phoneNumber, `+${BOB}`);
+      assert.equal(atAlice.payload.chatId, jid(BOB));
+      const own = await event('bob', 'message.vote', (p) => p.pollMessageId === poll.messageId, 'own vote at bob');
+      assert.equal(own.payload.voter.phoneNumber, `+${BOB}`);
+
+      const missing = await daemon.request('POST', '/api/messages/poll-vote', { session: 'bob', chatId: got.chatId, pollMessageId: '3EB0000000000000000000', options: [] });
+      assert.equal(missing.status, 404);
+    });
+
     scenario('restart and restore', async () => {
       const previous = events;
       daemon = await target.restartDaemon();
@@ -265,6 +370,93 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await received('bob', (p) => p.messageId === sent.messageId, 'text at bob after restart');
       const back = await send('bob', jid(ALICE), { type: 'text', text: 'still here' });
       await received('alice', (p) => p.messageId === back.messageId, 'text at alice after restart');
+    });
+
+    // ---- issue 19, part 2: pictures (set, read, remove), and identities across restarts ----
+
+    scenario('group and profile pictures', async () => {
+      const group = await api('POST', '/api/sessions/alice/groups', { session: 'alice', name: 'Pictures', participants: [`+${BOB}`] }, 201);
+      const gid = encodeURIComponent(group.id);
+      await event('bob', 'group.update', (p) => p.id === group.id, 'the group at bob');
+      const pictureAt = (session: string, path: string) => daemon.request('GET', `/api/sessions/${session}/${path}`);
+      const none = await pictureAt('bob', `groups/${gid}/picture`);
+      assert.equal(none.status, 404, JSON.stringify(none.body));
+      assert.equal(none.body.error.code, 'PICTURE_NOT_FOUND');
+
+      await api('PUT', `/api/sessions/alice/groups/${gid}/picture`, { base64: png(700).toString('base64') });
+      const seen = await api('GET', `/api/sessions/bob/groups/${gid}/picture`);
+      assert.equal(seen.id, group.id);
+      assert.match(seen.url, /^(https:\/\/|sandbox:picture:)/);
+      assert.equal((await api('GET', `/api/sessions/alice/groups/${gid}/picture`)).url, seen.url);
+      const refused = await daemon.request('DELETE', `/api/sessions/bob/groups/${gid}/picture`);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'NOT_GROUP_ADMIN');
+      await api('DELETE', `/api/sessions/alice/groups/${gid}/picture`);
+      assert.equal((await pictureAt('bob', `groups/${gid}/picture`)).status, 404);
+
+      const aliceAtBob = `contacts/${encodeURIComponent(`+${ALICE}`)}/picture`;
+      assert.equal((await pictureAt('bob', aliceAtBob)).status, 404);
+      const notAnImage = await daemon.request('PUT', '/api/sessions/alice/profile/picture', { base64: Buffer.from('not an image at all').toString('base64') });
+      assert.equal(notAnImage.status, 400, JSON.stringify(notAnImage.body));
+      assert.equal(notAnImage.body.error.code, 'VALIDATION_FAILED');
+      await api('PUT', '/api/sessions/alice/profile/picture', { base64: png(320).toString('base64') });
+      const profile = await api('GET', `/api/sessions/bob/${aliceAtBob}`);
+      assert.equal(profile.id, jid(ALICE));
+      assert.match(profile.url, /^https:\/\//);
+      assert.equal((await api('GET', `/api/sessions/alice/${aliceAtBob}`)).url, profile.url, 'the session reads its own picture too');
+      await api('DELETE', '/api/sessions/alice/profile/picture');
+      assert.equal((await pictureAt('bob', aliceAtBob)).status, 404);
+    });
+
+
+    scenario('identities survive a restart', async () => {
+      await target.addContact(CAROL);
+      const [check] = await api('POST', '/api/sessions/alice/contacts/check', { phoneNumbers: [`+${CAROL}`] });
+      assert.equal(check.registered, true);
+      const carolLid = check.lid as string;
+      assert.match(carolLid, /@lid$/);
+      await waitFor(() => readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT lid FROM identities WHERE session = ? AND pn = ?').pluck().get('alice', jid(CAROL))) === carolLid, 5_000, 'the pair stored');
+
+      const previous = events;
+      daemon = await target.restartDaemon();
+      previous.close();
+      events = await collectEvents(daemon);
+      await connected('alice');
+
+      // the network names carol by LID only: the number comes from what alice learnt before the restart
+      await target.contactSends(CAROL, 'alice', ALICE, 'lid only after restart', { senderLidOnly: true });
+      const got = await received('alice', (p) => p.text === 'lid only after restart', 'lid-only text at alice');
+      assert.equal(got.from.lid, carolLid);
+      assert.equal(got.from.phoneNumber, `+${CAROL}`);
+      assert.equal(got.from.jid, jid(CAROL));
+      assert.equal(got.chatId, jid(CAROL));
+
+      // and a send to her number reaches her, reported with her LID
+      const sent = await send('alice', jid(CAROL), { type: 'text', text: 'to your number' });
+      assert.equal(sent.phoneNumber, `+${CAROL}`);
+      assert.equal(sent.lid, carolLid);
+      await event('alice', 'message.ack', (p) => p.messageId === sent.messageId && (p.status === 'delivered' || p.status === 'read'), 'carol got it');
+    });
+
+    scenario('history media', async () => {
+      const image = png(28);
+      const caption = `an old picture ${Date.now()}`;
+      await target.syncHistoryImage('bob', BOB, image, caption);
+      await event('bob', 'history.sync', (p) => p.messageCount >= 1, 'history.sync at bob');
+      const stored = await waitFor(
+        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS mediaId FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
+        10_000,
+        'the history message stored',
+      );
+      assert.equal(stored.type, 'image');
+      assert.ok(stored.mediaId, 'a history media message has a mediaId');
+      // lazily: a reference only, no bytes fetched until someone downloads it
+      const record = readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT blob, ref FROM media WHERE id = ?').get(stored.mediaId) as { blob: string | null; ref: string | null });
+      assert.equal(record.blob, null);
+      assert.ok(record.ref);
+      const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
+      assert.equal(view.mimeType, 'image/png');
+      assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
     });
 
     scenario('logout', async () => {
@@ -311,6 +503,39 @@ export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) =
 /** How many auth_state rows (credentials and signal keys) the daemon holds for `session`. */
 export const countAuthState = (dataDir: string, session: string): number =>
   readDaemonDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session) as number);
+
+interface PreviewSite {
+  url: string;
+  /** paths requested, in order */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+/** A local site with a page carrying og: tags and a cover image, and a 404 for everything else. */
+async function previewSite(): Promise<PreviewSite> {
+  const hits: string[] = [];
+  const cover = png(256);
+  const server: Server = createServer((req, res) => {
+    hits.push(req.url ?? '');
+    if (req.url === '/article') {
+      res.setHeader('content-type', 'text/html; charset=utf-8');
+      res.end(`<!doctype html><html><head><title>fallback</title>
+        <meta property="og:title" content="A page worth reading"><meta property="og:description" content="What the page is about">
+        <meta property="og:image" content="/cover.png"></head><body>${'x'.repeat(1000)}</body></html>`);
+      return;
+    }
+    if (req.url === '/cover.png') {
+      res.setHeader('content-type', 'image/png');
+      res.end(cover);
+      return;
+    }
+    res.statusCode = 404;
+    res.end('not here');
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, hits, close: () => new Promise<void>((done) => server.close(() => done())) };
+}
 
 interface WebhookReceiver {
   url: string;

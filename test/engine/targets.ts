@@ -1,5 +1,6 @@
 // Engine targets for the conformance suite and the lifecycle tests: a daemon on the sandbox engine, or on the Baileys
 // engine wired to a WhatsApp Web emulator through env only (preload, trust files, GATEWAY_BAILEYS_WS_URL).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +34,8 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
   const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };
-  const boot = () => startDaemon({ dataDir, port, env, ...(options.config !== undefined ? { config: options.config } : {}) });
+  // the daemon imports Baileys before it listens (a restored session needs it): slow on a loaded machine
+  const boot = () => startDaemon({ dataDir, port, env, listenTimeoutMs: 60_000, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon;
   try {
     daemon = await boot();
@@ -71,11 +73,32 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       daemon = await boot();
       return daemon;
     },
+    async addContact(phone) {
+      ensureAccount(phone);
+    },
+    async contactSends(phone, _session, accountPhone, text, options = {}) {
+      ensureAccount(phone);
+      const account = emu.control.account(accountPhone);
+      if (!account) throw new Error(`no emulator account ${accountPhone}`);
+      await emu.control.send(phone, options.senderLidOnly ? account.lid : account.jid, text, { withoutAlt: options.senderLidOnly === true });
+    },
     async killAndRestart() {
       await daemon.kill();
       keepLog(String(restarts++));
       daemon = await boot();
       return daemon;
+    },
+    async syncHistoryImage(_session, phone, image, caption) {
+      const media = await emu.control.uploadMedia(image, 'image');
+      const contact = '15550199999';
+      ensureAccount(contact);
+      await emu.control.syncHistory(phone, [
+        {
+          key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false, id: `3EB0${randomBytes(10).toString('hex').toUpperCase()}` },
+          messageTimestamp: Math.floor(Date.now() / 1000) - 3600,
+          message: { imageMessage: { ...media, mimetype: 'image/png', caption } },
+        },
+      ]);
     },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
@@ -113,11 +136,21 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     },
     engine: 'sandbox',
     scanQr: (session, _qr, phone) => pair(session, { phoneNumber: phone }),
+    async syncHistoryImage(session, _phone, image, caption) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/history`, { messages: 0, media: [{ type: 'image', base64: image.toString('base64'), caption }] });
+      if (res.status !== 200) throw new Error(`sandbox history ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+    },
     enterCode: (session, code) => pair(session, { code }),
     async restartDaemon() {
       await daemon.stop();
       daemon = await boot();
       return daemon;
+    },
+    // every plausible number is a virtual contact of the sandbox network
+    addContact: async () => {},
+    async contactSends(phone, session, _accountPhone, text, options = {}) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/inbound`, { from: `+${phone}`, type: 'text', text, ...(options.senderLidOnly ? { senderLidOnly: true } : {}) });
+      if (res.status !== 200) throw new Error(`sandbox inbound: ${res.status} ${JSON.stringify(res.body)}`);
     },
     async close() {
       await daemon.cleanup();

@@ -22,6 +22,7 @@ describe('event schemas', () => {
       ['message.reaction', { messageId: 'M2', chatId: alice.jid, from: alice, fromMe: false, reaction: '', timestamp: at }],
       ['message.vote', { pollMessageId: 'P1', chatId: alice.jid, voter: alice, selectedOptions: ['a'], timestamp: at }],
       ['session.status', { status: 'CONNECTING', statusReason: 'SCAN_QR', previousStatus: 'DISCONNECTED', previousStatusReason: null }],
+      ['session.status', { status: 'CONNECTING', statusReason: 'AUTO_RECONNECT', previousStatus: 'CONNECTED', previousStatusReason: null, lastError: { code: 'NETWORK_REFUSED', message: 'connect ECONNREFUSED (408)', at } }],
       ['session.connected', { phoneNumber: '+5511999990002', pushName: 'Shop', platform: 'smba', lid: '100000000002@lid' }],
       ['session.logged_out', { reason: 'UNLINKED', detail: 'removed on the phone' }],
       ['group.participant', { id: '120363000000000001@g.us', action: 'add', joined: [alice.jid], left: [], promoted: [], demoted: [], participants: [alice], by: alice }],

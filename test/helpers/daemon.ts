@@ -44,6 +44,8 @@ export interface DaemonOptions {
   config?: string;
   /** flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS does not take) */
   nodeArgs?: string[];
+  /** how long the daemon may take to answer its first health check (default 15 s) */
+  listenTimeoutMs?: number;
 }
 
 export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaemon> {
@@ -80,7 +82,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
         if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before listening:\n${output}`);
         return fetch(`${url}/api/health`).then((r) => r.ok, () => false);
       },
-      15_000,
+      // generous: a daemon restoring Baileys sessions loads Baileys before it listens, and two daemons starting at once
+      // took over 15 s on a loaded machine (the wait ends as soon as it answers)
+      options.listenTimeoutMs ?? 60_000,
       `the daemon to listen on ${url}`,
     );
   } catch (err) {

@@ -2,6 +2,7 @@
 import type { TestDaemon } from './daemon.js';
 import { checkResponse } from './contract.js';
 import { checkEventAsync } from './event-contract.js';
+import { sseData } from '../../src/events/sse.js';
 
 export interface StreamedEvent {
   id: string;
@@ -36,33 +37,19 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
     return value;
   };
   void (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
     try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = block
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5).trimStart())
-            .join('\n');
-          if (!data) continue;
-          const event = JSON.parse(data) as StreamedEvent;
-          const drift = checkEventAsync(event, 'live stream event');
-          if (drift) {
-            drifts.push(drift);
-            for (const waiter of [...waiters]) waiter.fail(drift);
-          }
-          events.push(event);
-          for (const waiter of [...waiters]) {
-            if (waiter.match(event)) {
-              waiters.delete(waiter);
-              waiter.done(event);
-            }
+      for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
+        const event = JSON.parse(data) as StreamedEvent;
+        const drift = checkEventAsync(event, 'live stream event');
+        if (drift) {
+          drifts.push(drift);
+          for (const waiter of [...waiters]) waiter.fail(drift);
+        }
+        events.push(event);
+        for (const waiter of [...waiters]) {
+          if (waiter.match(event)) {
+            waiters.delete(waiter);
+            waiter.done(event);
           }
         }
       }

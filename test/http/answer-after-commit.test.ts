@@ -19,7 +19,7 @@ describe('answers after the commit', () => {
       routes: [{ method: 'POST', path: '/write', access: 'public', summary: 'a write', operationId: 'write', responses: { 200: { data: {} } }, schema: {}, handler: () => ({ written: true }) }],
       auth: {} as Authenticators,
       logger: createLogger('silent'),
-      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }) }),
+      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }) }),
       isDraining: () => false,
       committed: () => pending?.promise,
     });

@@ -154,6 +154,18 @@ describe('wa-emulator 1:1 messaging', () => {
     assert.deepEqual(emu.control.phoneFailures(), []);
   });
 
+  it('a contact can send by LID without naming its phone number (withoutAlt): no remoteJidAlt', async () => {
+    const atAlice = waitForMessage(alice.sock, (m) => textOf(m) === 'lid only');
+    const { id } = await emu.control.send('15550009999', alice.userLid, 'lid only', { withoutAlt: true });
+    const received = await atAlice;
+    assert.equal(received.key.id, id);
+    assert.equal(received.key.remoteJid, emu.control.account('15550009999')!.lid);
+    assert.equal(received.key.remoteJidAlt, undefined);
+    const stanza = emu.control.stanzas({ direction: 'out', tag: 'message' }).find((s) => s.node.attrs.id === id);
+    assert.equal(stanza?.node.attrs.sender_pn, undefined);
+    assert.deepEqual(emu.control.phoneFailures(), []);
+  });
+
   it('records what the server saw', () => {
     const messages = emu.control.stanzas({ direction: 'in', tag: 'message', device: alice.jid });
     assert.ok(messages.length >= 5);

@@ -97,6 +97,21 @@ describe('wa-emulator pairing', () => {
     await sock.chatModify({ archive: true, lastMessages: [] }, '15550005555@s.whatsapp.net');
   });
 
+  it('can end the connection after a pairing-code login with a bare close instead of 515 (restart: socket)', async () => {
+    emu.control.createAccount({ phone: '15550004747', pushName: 'Dora' });
+    const client = new TestClient(emu, memoryAuth());
+    clients.push(client);
+    await waitForConnection(client.sock, (s) => !!s.qr);
+    const code = await client.sock.requestPairingCode('15550004747');
+    const isNewLogin = waitForConnection(client.sock, (s) => s.isNewLogin === true);
+    const closed = waitForConnection(client.sock, (s) => s.connection === 'close');
+    const device = await emu.control.enterPairingCode('15550004747', code, 5_000, 'socket');
+    await isNewLogin;
+    assert.equal(closeCode(await closed), 428);
+    await client.reconnectAndWaitOpen();
+    assert.equal(client.sock.user?.id, device.jid);
+  });
+
   it('rejects a wrong pairing code', async () => {
     const client = new TestClient(emu, memoryAuth());
     clients.push(client);

@@ -1,5 +1,6 @@
 // `gateway events tail`: streams live events from the daemon's Server-Sent Events route, one line per event, until Ctrl-C.
 import type { Command } from 'commander';
+import { sseData } from '../../events/sse.js';
 import { CliError, createClient, type GlobalOptions } from '../client.js';
 
 interface StreamedEvent {
@@ -8,26 +9,6 @@ interface StreamedEvent {
   session: string;
   timestamp: string;
   payload: unknown;
-}
-
-/** Splits an SSE byte stream into the `data:` of each message. */
-async function* sseData(body: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block
-        .split('\n')
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).replace(/^ /, ''))
-        .join('\n');
-      if (data) yield data;
-    }
-  }
 }
 
 function humanLine(data: string): string {

@@ -1,6 +1,9 @@
 // The command table: every command file's register(), in help order.
 import type { Command } from 'commander';
+import { register as audit } from './audit.js';
+import { register as backup } from './backup.js';
 import { register as clientAccess } from './client-access.js';
+import { register as doctor } from './doctor.js';
 import { register as events } from './events.js';
 import { register as groups } from './groups.js';
 import { register as init } from './init.js';
@@ -26,6 +29,9 @@ export const COMMANDS: Array<(program: Command) => void> = [
   send,
   clientAccess,
   settings,
+  audit,
   openapi,
   rotateMasterKey,
+  backup,
+  doctor,
 ];

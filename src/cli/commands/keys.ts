@@ -17,7 +17,7 @@ interface ApiKey {
   key?: string;
 }
 
-const SCOPE_LIST = 'sessions:read, sessions:manage, messages:send, chats:manage, contacts:read, media:read, webhooks:manage, keys:manage, *';
+const SCOPE_LIST = 'sessions:read, sessions:manage, messages:send, chats:manage, contacts:read, media:read, webhooks:manage, keys:manage, audit:read, *';
 
 const splitList = (value: string): string[] =>
   value

@@ -4,11 +4,11 @@ import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
-import { loadConfig, resolveConfigPath, yaml } from '../../config/load.js';
-import type { GatewayConfig } from '../../config/types.js';
+import { resolveConfigPath, yaml } from '../../config/load.js';
 import { openDatabase } from '../../store/db.js';
 import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
-import { CliError, createClient, type GlobalOptions } from '../client.js';
+import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
+import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson } from '../output.js';
 import { generateMasterKey } from './init.js';
@@ -26,12 +26,7 @@ export function register(program: Command): void {
     .option('--new-key <key>', 'the new master key (at least 32 characters); a new one is generated without it')
     .action(async (opts: RotateOptions, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      let config: GatewayConfig;
-      try {
-        config = loadConfig({ configPath: globals.config });
-      } catch (err) {
-        throw new CliError((err as Error).message, ExitCode.Config);
-      }
+      const config = loadCliConfig(globals);
       const currentKey = globals.masterKey ?? config.auth.masterKey;
       if (!currentKey) throw new CliError('no current master key: set GATEWAY_MASTER_KEY, auth.masterKey or --master-key', ExitCode.Config);
       const source: KeySource = globals.masterKey ? 'flag' : process.env.GATEWAY_MASTER_KEY ? 'env' : 'file';
@@ -40,7 +35,8 @@ export function register(program: Command): void {
       if (newKey.length < 32) throw new CliError('--new-key must be at least 32 characters', ExitCode.Usage);
       if (newKey === currentKey) throw new CliError('--new-key is the current master key', ExitCode.Usage);
 
-      await refuseIfRunning(globals, config);
+      // the daemon holds the database open and caches what it read: rotating under it would be undone by its next write
+      await refuseIfRunning(globals, config, 'rotate-master-key', 'rewrites the database it holds open');
 
       const encryptionKey = config.auth.encryptionKey;
       let from, to;
@@ -97,19 +93,6 @@ export function register(program: Command): void {
         );
       }
     });
-}
-
-/** The daemon holds the database open and caches what it read: rotating under it would be undone by its next write. */
-async function refuseIfRunning(globals: GlobalOptions, config: GatewayConfig): Promise<void> {
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-  const urls = new Set([createClient(globals).baseUrl, `http://${host}:${config.port}`]);
-  for (const url of urls) {
-    // a gateway's health answer, not whatever else may listen on the default port
-    const answered = await fetch(`${url}/api/health`, { signal: AbortSignal.timeout(2000) })
-      .then((response) => response.json() as Promise<{ data?: { version?: unknown } }>)
-      .then((body) => typeof body?.data?.version === 'string', () => false);
-    if (answered) throw new CliError(`a gateway daemon answers at ${url}: stop it first (rotate-master-key rewrites the database it holds open)`, ExitCode.Failure);
-  }
 }
 
 /** Checks that the current key opens the database, then re-seals every value in one transaction; touches nothing when the key is wrong. */

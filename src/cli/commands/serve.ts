@@ -1,8 +1,8 @@
 // `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
 import type { Command } from 'commander';
-import { ConfigError, loadConfig } from '../../config/load.js';
+import { ConfigError } from '../../config/load.js';
 import { ExitCode } from '../exit-codes.js';
-import { CliError, type GlobalOptions } from '../client.js';
+import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
 
 export function register(program: Command): void {
   program
@@ -12,12 +12,7 @@ export function register(program: Command): void {
     .option('--port <port>', 'listen port (overrides GATEWAY_PORT and gateway.yaml)')
     .action(async (opts: { host?: string; port?: string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      let config;
-      try {
-        config = loadConfig({ configPath: globals.config });
-      } catch (err) {
-        throw new CliError((err as Error).message, ExitCode.Config);
-      }
+      const config = loadCliConfig(globals);
       if (opts.host) config.host = opts.host;
       if (opts.port) config.port = Number(opts.port);
       if (!config.auth.masterKey) {

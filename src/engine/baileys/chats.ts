@@ -6,6 +6,7 @@ import { phoneOfJid, userJid } from '../jid.js';
 import type { ChannelInfo, ChatOps, ContactInfo, ImageInput, LabelInfo, NumberCheck } from '../types.js';
 import { errorCode, toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare } from './identities.js';
+import { updatePicture } from './pictures.js';
 
 export type ChatOpName = Exclude<keyof ChatOps, import('./groups.js').GroupOpName>;
 
@@ -112,6 +113,13 @@ export class BaileysChats implements Pick<ChatOps, ChatOpName> {
       if (code === 401 || code === 403 || code === 404) return undefined;
       throw toGatewayError(err, 'profile picture');
     }
+  }
+
+  async setProfilePicture(image: ImageInput | null): Promise<void> {
+    const me = this.ctx.me().pn;
+    if (!me) throw new GatewayError('SESSION_NOT_CONNECTED', 'the session has no account yet');
+    if (!image) return void (await this.call((s) => s.removeProfilePicture(me), 'remove profile picture'));
+    await this.call((s) => updatePicture(s, me, image), 'set profile picture');
   }
 
   /** onWhatsApp leaves unknown numbers out and returns no LIDs; the LIDs come from one USync LID query. */

@@ -1,6 +1,6 @@
 // How a closed Baileys socket maps onto the session states of SPEC §3 (docs/ENGINES.md has the table).
 import { DisconnectReason } from '@whiskeysockets/baileys';
-import type { ConnectionUpdate } from '../types.js';
+import type { CloseCause, ConnectionUpdate } from '../types.js';
 
 type CloseReport = Extract<ConnectionUpdate, { kind: 'close' }>;
 
@@ -14,6 +14,10 @@ export interface CloseContext {
   paired: boolean;
   /** the error's message (Baileys' Boom message) */
   message?: string;
+  /** the error itself: a WebSocket failure carries the socket's error (its `code`) as `data` */
+  error?: unknown;
+  /** the session connects through a proxy: a failure to connect is the proxy's */
+  viaProxy?: boolean;
 }
 
 /** The status code of a Baileys close (`lastDisconnect.error.output.statusCode`); undefined for `end(undefined)`. */
@@ -25,7 +29,8 @@ export function closeStatusCode(error: unknown): number | undefined {
 export function classifyClose(code: number | undefined, ctx: CloseContext): CloseAction {
   if (ctx.stopping || code === undefined) return { kind: 'ignore' };
   const detail = ctx.message ? `${ctx.message} (${code})` : `closed with ${code}`;
-  const report = (reason: CloseReport['reason'], extra: Partial<CloseReport> = {}): CloseAction => ({ kind: 'report', report: { kind: 'close', reason, detail, ...extra } });
+  const cause = closeCause(code, ctx);
+  const report = (reason: CloseReport['reason'], extra: Partial<CloseReport> = {}): CloseAction => ({ kind: 'report', report: { kind: 'close', reason, detail, cause, ...extra } });
   switch (code) {
     case DisconnectReason.restartRequired:
       return { kind: 'restart' };
@@ -50,5 +55,40 @@ export function classifyClose(code: number | undefined, ctx: CloseContext): Clos
     default:
       // other <failure reason=…> codes (405 client too old, 406 banned, …) are terminal; anything else is a stream error
       return code >= 400 && code < 500 ? report('FAILED') : report('STREAM_ERROR');
+  }
+}
+
+const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|HOSTNAME_MISMATCH)/;
+
+/** Why the socket closed, from the socket error underneath when there is one, else from the close code. */
+export function closeCause(code: number, ctx: Pick<CloseContext, 'message' | 'error' | 'paired' | 'viaProxy'>): CloseCause {
+  const message = `${ctx.message ?? 'connection closed'} (${code})`;
+  const socketError = (ctx.error as { data?: unknown } | undefined)?.data;
+  const errno = (socketError as { code?: unknown } | undefined)?.code;
+  if (typeof errno === 'string' && errno) {
+    if (ctx.viaProxy) return { code: 'NETWORK_PROXY', message: `through the proxy: ${message}` };
+    if (errno === 'ECONNREFUSED') return { code: 'NETWORK_REFUSED', message };
+    if (errno === 'ETIMEDOUT' || errno === 'ESOCKETTIMEDOUT') return { code: 'NETWORK_TIMEOUT', message };
+    if (errno === 'ENOTFOUND' || errno === 'EAI_AGAIN') return { code: 'NETWORK_DNS', message };
+    if (TLS_CODES.test(errno)) return { code: 'NETWORK_TLS', message };
+    return { code: 'NETWORK_LOST', message };
+  }
+  if (ctx.viaProxy && /proxy|socks/i.test(ctx.message ?? '')) return { code: 'NETWORK_PROXY', message };
+  switch (code) {
+    case DisconnectReason.loggedOut:
+      return { code: 'LOGGED_OUT', message };
+    case DisconnectReason.forbidden:
+    case 402:
+      return { code: 'BANNED', message };
+    case DisconnectReason.connectionReplaced:
+      return { code: 'CONNECTION_REPLACED', message };
+    case DisconnectReason.timedOut:
+      return !ctx.paired && ctx.message?.includes('QR refs') ? { code: 'QR_TIMEOUT', message } : { code: 'NETWORK_TIMEOUT', message };
+    case DisconnectReason.connectionClosed:
+      return { code: 'NETWORK_LOST', message };
+    case DisconnectReason.unavailableService:
+      return { code: 'SERVICE_UNAVAILABLE', message };
+    default:
+      return code >= 400 && code < 500 ? { code: 'LOGIN_REFUSED', message } : { code: 'STREAM_ERROR', message };
   }
 }

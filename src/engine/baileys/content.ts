@@ -19,7 +19,7 @@ export interface BaileysMediaRef {
 /** The content fields of a message payload (no ids, no people). */
 export type ContentFields = Pick<
   MessagePayload,
-  'type' | 'text' | 'caption' | 'ptt' | 'poll' | 'location' | 'vcard' | 'displayName' | 'quotedMessageId' | 'mentions' | 'isForwarded' | 'mimeType' | 'filename' | 'size' | 'media'
+  'type' | 'text' | 'caption' | 'ptt' | 'poll' | 'location' | 'vcard' | 'displayName' | 'quotedMessageId' | 'mentions' | 'isForwarded' | 'mimeType' | 'filename' | 'size' | 'media' | 'linkPreview'
 >;
 
 type MediaMessage = proto.Message.IImageMessage &
@@ -59,7 +59,11 @@ export function contentOf(msg: WAMessage): ContentFields | undefined {
   const base = (fields: ContentFields): ContentFields => ({ ...fields, ...context });
 
   if (content.conversation != null) return base({ type: 'text', text: content.conversation });
-  if (content.extendedTextMessage?.text != null) return base({ type: 'text', text: content.extendedTextMessage.text });
+  const extended = content.extendedTextMessage;
+  if (extended?.text != null) {
+    const preview = previewOf(extended);
+    return base({ type: 'text', text: extended.text, ...(preview ? { linkPreview: preview } : {}) });
+  }
 
   for (const [field, type, mediaType] of MEDIA) {
     const media = content[field] as MediaMessage | null | undefined;
@@ -117,6 +121,18 @@ export function contentOf(msg: WAMessage): ContentFields | undefined {
   }
   if (content.groupInviteMessage) return base({ type: 'text', text: content.groupInviteMessage.caption ?? `invitation to ${content.groupInviteMessage.groupName ?? 'a group'}` });
   return undefined;
+}
+
+/** The link preview a text carries (its matched URL and title at least). */
+function previewOf(text: proto.Message.IExtendedTextMessage): ContentFields['linkPreview'] {
+  const url = text.matchedText;
+  if (!url || !text.title) return undefined;
+  return {
+    url,
+    title: text.title,
+    ...(text.description ? { description: text.description } : {}),
+    ...(text.jpegThumbnail?.length ? { thumbnail: Buffer.from(text.jpegThumbnail).toString('base64') } : {}),
+  };
 }
 
 /** Quote, mentions and forward flag from the content's contextInfo. */

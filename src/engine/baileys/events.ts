@@ -109,7 +109,6 @@ export class EventMapper {
       const id = msg.key.id;
       if (!id || !msg.key.remoteJid) continue;
       this.learnKey(msg.key);
-      if (isJidStatusBroadcast(msg.key.remoteJid)) continue;
       if (msg.key.fromMe && this.ctx.ownSends.get(id) !== undefined) {
         // the echo of an API send (emitOwnEvents): message.sent went out already; only a receipt folded into it is news
         const status = STATUS[msg.status ?? -1];
@@ -234,7 +233,7 @@ export class EventMapper {
       const payload = this.messagePayload(msg);
       if (!payload) continue;
       if (payload.type === 'poll') this.polls.rememberPoll(msg);
-      delete payload.media; // history media stays on the phone; only the text side is stored
+      // media keeps its reference: the ingest records it, and nothing is fetched until someone downloads it
       messages.push(payload);
     }
     const syncType = set.syncType == null ? 'UNKNOWN' : (proto.HistorySync.HistorySyncType[set.syncType] ?? String(set.syncType));
@@ -378,8 +377,10 @@ export class EventMapper {
     return isJidGroup(jid) || isJidNewsletter(jid) ? jid : (this.ctx.ids.canonical(jid) ?? jid);
   }
 
+  /** Groups and status posts name their author in `participant`; 1:1 chats are the author. */
   private authorOf(key: WAMessageKey): JidRef {
-    return isJidGroup(key.remoteJid ?? undefined) ? this.ctx.ids.ref(key.participant, key.participantAlt) : this.ctx.ids.ref(key.remoteJid, key.remoteJidAlt);
+    const remote = key.remoteJid ?? '';
+    return isJidGroup(remote) || isJidStatusBroadcast(remote) ? this.ctx.ids.ref(key.participant, key.participantAlt) : this.ctx.ids.ref(key.remoteJid, key.remoteJidAlt);
   }
 
   private own(): JidRef {

@@ -5,6 +5,7 @@ import { phoneOfJid } from '../jid.js';
 import type { ChatOps, GroupInfo, GroupMemberInfo, ImageInput, InviteInfo, ParticipantAction, ParticipantFailure, ParticipantOutcome } from '../types.js';
 import { required, toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare, type Identities } from './identities.js';
+import { updatePicture } from './pictures.js';
 
 export type GroupOpName =
   | 'createGroup'
@@ -98,15 +99,9 @@ export class BaileysGroups implements Pick<ChatOps, GroupOpName> {
     await this.call((s) => s.groupUpdateDescription(groupId, description || undefined), 'set description', groupErrors(groupId));
   }
 
-  async setGroupPicture(groupId: string, image: ImageInput): Promise<void> {
-    try {
-      await this.call((s) => s.updateProfilePicture(groupId, image.data), 'set picture', groupErrors(groupId));
-    } catch (err) {
-      if (/image processing library/i.test((err as Error).message)) {
-        throw new GatewayError('NOT_SUPPORTED', 'group pictures need an image library (sharp or jimp) for Baileys to resize them; neither is installed');
-      }
-      throw err;
-    }
+  async setGroupPicture(groupId: string, image: ImageInput | null): Promise<void> {
+    if (!image) return void (await this.call((s) => s.removeProfilePicture(groupId), 'remove picture', groupErrors(groupId)));
+    await this.call((s) => updatePicture(s, groupId, image), 'set picture', groupErrors(groupId));
   }
 
   async updateParticipants(groupId: string, action: ParticipantAction, jids: string[]): Promise<ParticipantOutcome[]> {

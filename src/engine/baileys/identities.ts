@@ -1,8 +1,7 @@
 // What a session knows of phone numbers and LIDs: fed by every event that names both, read when reporting people.
 import { isLidUser, isPnUser, jidNormalizedUser } from '@whiskeysockets/baileys';
+import { IdentityPairs } from '../identities.js';
 import { jidRef, type JidRef } from '../jid.js';
-
-const MAX_ENTRIES = 200_000;
 
 /** JID without device or agent; undefined for empty input. */
 export function bare(jid: string | null | undefined): string | undefined {
@@ -11,10 +10,12 @@ export function bare(jid: string | null | undefined): string | undefined {
   return normalized || undefined;
 }
 
-/** The PN ↔ LID pairs a session has seen (Baileys keeps the same in its lid-mapping keys; this is the in-memory, synchronous view). */
+/**
+ * The PN ↔ LID pairs a session has seen: a synchronous view over IdentityPairs (kept in the gateway's store across
+ * restarts). Baileys keeps its own in its lid-mapping keys, but only fills message keys' `*Alt` from the stanza.
+ */
 export class Identities {
-  private readonly lidByPn = new Map<string, string>();
-  private readonly pnByLid = new Map<string, string>();
+  constructor(private readonly pairs: IdentityPairs = new IdentityPairs()) {}
 
   /** Records that `a` and `b` name the same person (either order, either may be undefined). */
   remember(a: string | null | undefined, b: string | null | undefined): void {
@@ -24,24 +25,19 @@ export class Identities {
     const pn = isPnUser(x) ? x : isPnUser(y) ? y : undefined;
     const lid = isLidUser(x) ? x : isLidUser(y) ? y : undefined;
     if (!pn || !lid) return;
-    if (this.lidByPn.size >= MAX_ENTRIES) {
-      this.lidByPn.clear();
-      this.pnByLid.clear();
-    }
-    this.lidByPn.set(pn, lid);
-    this.pnByLid.set(lid, pn);
+    this.pairs.set(pn, lid);
   }
 
   pnOf(jid: string | null | undefined): string | undefined {
     const j = bare(jid);
     if (!j) return undefined;
-    return isPnUser(j) ? j : this.pnByLid.get(j);
+    return isPnUser(j) ? j : this.pairs.pnOf(j);
   }
 
   lidOf(jid: string | null | undefined): string | undefined {
     const j = bare(jid);
     if (!j) return undefined;
-    return isLidUser(j) ? j : this.lidByPn.get(j);
+    return isLidUser(j) ? j : this.pairs.lidOf(j);
   }
 
   /** The canonical id of a person: the phone JID when known, else the LID (or whatever JID was given). */

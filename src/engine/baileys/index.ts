@@ -10,13 +10,14 @@ export { BaileysSession } from './session.js';
 
 export const DEFAULT_BROWSER: [string, string, string] = ['Session Gateway', 'Chrome', '1.0'];
 
-export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logLevel'>, logger: Logger): Engine {
+export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logLevel' | 'sessions'>, logger: Logger): Engine {
   guardConsoleFromLibsignal(logger);
   const settings = {
     ...(config.engine.baileys.websocketUrl ? { websocketUrl: config.engine.baileys.websocketUrl } : {}),
     browser: config.engine.baileys.browser ?? DEFAULT_BROWSER,
     logger,
     baileysLogLevel: baileysLevel(config.logLevel),
+    qr: { rotationSeconds: config.sessions.qrRotationSeconds, maxRotations: config.sessions.qrMaxRotations },
     mediaDownload: {
       trustedHosts: config.engine.baileys.mediaHosts ?? [],
       timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,
@@ -25,6 +26,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
   };
   return {
     name: 'baileys',
+    connectsToNetwork: true,
     createSession(options: SessionOptions): EngineSession {
       return new BaileysSession(options, settings);
     },

@@ -1,6 +1,6 @@
 // Poll votes: Baileys rc14 does not decrypt them, so the gateway does, with the poll's secret from its store (BAILEYS.md §11).
-import { createHash } from 'node:crypto';
-import { decryptPollVote, normalizeMessageContent, type proto, type WAMessage } from '@whiskeysockets/baileys';
+import { createHash, randomBytes } from 'node:crypto';
+import { aesEncryptGCM, decryptPollVote, hmacSign, normalizeMessageContent, proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
 import { fromRaw } from './content.js';
 import { TtlCache } from './cache.js';
 import type { SessionContext } from './context.js';
@@ -77,6 +77,27 @@ export class PollVotes {
     const creators = raw.key.fromMe ? [me.lid, me.pn] : [raw.key.participant || raw.key.remoteJid];
     return { secret: Buffer.from(secret), options: (poll.options ?? []).map((o) => o.optionName ?? ''), creators: creators.filter((j): j is string => !!j) };
   }
+}
+
+/**
+ * The encrypted vote WhatsApp sends (pollUpdateMessage): Baileys' decryptPollVote run backwards. The key is
+ * HMAC(HMAC(0³², secret), pollId ‖ creator ‖ voter ‖ "Poll Vote" ‖ 0x01), AES-256-GCM with a 12-byte IV and the AAD
+ * `pollId\0voter`; the plaintext lists sha256 of each chosen option name.
+ */
+export function pollVoteMessage(input: { key: WAMessageKey; secret: Buffer; creator: string; voter: string; selectedOptions: string[]; timestampMs: number }): proto.IMessage {
+  const pollId = input.key.id!;
+  const sign = Buffer.concat([Buffer.from(pollId), Buffer.from(input.creator), Buffer.from(input.voter), Buffer.from('Poll Vote'), Buffer.from([1])]);
+  const key = hmacSign(sign, hmacSign(input.secret, Buffer.alloc(32)));
+  const iv = randomBytes(12);
+  const plaintext = proto.Message.PollVoteMessage.encode({ selectedOptions: input.selectedOptions.map((name) => createHash('sha256').update(name).digest()) }).finish();
+  const encPayload = aesEncryptGCM(plaintext, key, iv, Buffer.from(`${pollId}\u0000${input.voter}`));
+  return {
+    pollUpdateMessage: {
+      pollCreationMessageKey: { remoteJid: input.key.remoteJid ?? null, id: pollId, fromMe: !!input.key.fromMe, ...(input.key.participant ? { participant: input.key.participant } : {}) },
+      vote: { encPayload, encIv: iv },
+      senderTimestampMs: input.timestampMs,
+    },
+  };
 }
 
 function pollOf(message: proto.IMessage | null | undefined): proto.Message.IPollCreationMessage | undefined {

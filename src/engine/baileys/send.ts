@@ -1,18 +1,20 @@
 // Messaging on Baileys: content mapping for every message type (bytes only, never a URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
-import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey } from '@whiskeysockets/baileys';
+import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import { jidKind, phoneOfJid } from '../jid.js';
-import type { MessageRef, MessagingOps, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, LinkPreview, MessageRef, MessagingOps, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
 import { fromRaw, isoOf, messageSecretOf, toRaw } from './content.js';
 import { toGatewayError, withTimeout, type SessionContext } from './context.js';
+import { bare } from './identities.js';
+import { pollVoteMessage } from './polls.js';
 
 const SEND_TIMEOUT_MS = 60_000;
 
 /**
  * Baileys fetches a preview of the first https:// URL of any text it generates (sends and edits) whose `linkPreview`
  * is undefined, through link-preview-js when it is installed: an unguarded fetcher (internal addresses, no URL
- * policy). Until previews are built through the guarded dispatcher, texts always carry `linkPreview: null` and every
- * send overrides Baileys' `getUrlInfo` (its options spread last) with one that fetches nothing.
+ * policy). The gateway builds previews itself (src/messages/link-preview.ts); texts carry that preview or
+ * `linkPreview: null`, and every send overrides Baileys' `getUrlInfo` (its options spread last) with one that fetches nothing.
  */
 export const NO_URL_FETCH = { getUrlInfo: async (_text: string): Promise<undefined> => undefined };
 
@@ -22,15 +24,20 @@ export class BaileysMessenger implements MessengerOps {
   constructor(private readonly ctx: SessionContext) {}
 
   async sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
-    if (isJidStatusBroadcast(chatId)) {
-      throw new GatewayError('NOT_SUPPORTED', 'posting a status on the Baileys engine needs the list of contacts who may see it (statusJidList), which the gateway does not keep');
-    }
+    const status = isJidStatusBroadcast(chatId);
+    if (status && !options.statusViewers?.length) throw new GatewayError('VALIDATION_FAILED', 'a status post needs its viewers', [{ path: '/statusViewers', message: 'is required' }]);
     const sock = await this.ctx.ready();
     const message = buildContent(content, options);
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
     const messageId = generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
-    const misc: MiscMessageGenerationOptions = { ...NO_URL_FETCH, messageId, ...(options.quoted ? { quoted: quotedMessage(options.quoted) } : {}) };
+    const misc: MiscMessageGenerationOptions = {
+      ...NO_URL_FETCH,
+      messageId,
+      ...(options.quoted ? { quoted: quotedMessage(options.quoted) } : {}),
+      // a status goes to exactly these people (Baileys fans the sender key out to their devices)
+      ...(status ? { statusJidList: options.statusViewers } : {}),
+    };
     let sent: WAMessage | undefined;
     try {
       sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
@@ -93,6 +100,34 @@ export class BaileysMessenger implements MessengerOps {
     });
   }
 
+  /**
+   * A vote on a poll: WhatsApp's encrypted pollUpdateMessage, which Baileys has no builder for (polls.ts encrypts it
+   * with the poll's secret, as the decryption of received votes expects it).
+   */
+  async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    const sock = await this.ctx.ready();
+    const raw = fromRaw(poll.raw);
+    const secret = raw?.message?.messageContextInfo?.messageSecret;
+    if (!raw?.message || !secret?.length) throw new GatewayError('NOT_SUPPORTED', `poll ${poll.id} was stored without its secret (before raw copies were kept): it cannot be voted on`);
+    const key = keyOf(poll);
+    const me = this.ctx.me();
+    // the ids that went into the key: the poll's creator as its key names it, and this account in the same addressing
+    const creator = key.fromMe ? (isLidUser(key.remoteJid ?? undefined) ? me.lid : me.pn) : bare(key.participant || key.remoteJid);
+    const voter = isLidUser(creator ?? undefined) ? me.lid : me.pn;
+    if (!creator || !voter) throw new GatewayError('SESSION_NOT_CONNECTED', 'the account ids are not known yet');
+    const messageId = generateMessageIDV2(sock.user?.id);
+    const timestampMs = Date.now();
+    const message = pollVoteMessage({ key, secret: Buffer.from(secret), creator, voter, selectedOptions, timestampMs });
+    this.ctx.ownSends.set(messageId, key.remoteJid!);
+    try {
+      await withTimeout(sock.relayMessage(key.remoteJid!, message, { messageId }), 'vote', SEND_TIMEOUT_MS);
+    } catch (err) {
+      this.ctx.ownSends.del(messageId);
+      throw toGatewayError(err, 'vote');
+    }
+    return { messageId, timestamp: new Date(timestampMs).toISOString() };
+  }
+
   /** One app-state patch per message: Baileys' star() only applies the first message it is given. */
   async star(target: MessageRef, star: boolean): Promise<void> {
     const sock = await this.ctx.ready();
@@ -138,8 +173,8 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
   let message: Record<string, unknown>;
   switch (content.type) {
     case 'text':
-      // never a preview Baileys fetches itself (see NO_URL_FETCH); `linkPreview: true` is accepted and sends none for now
-      message = { text: content.text, linkPreview: null };
+      // never a preview Baileys fetches itself (see NO_URL_FETCH): the gateway's own, or none
+      message = { text: content.text, linkPreview: content.preview ? urlInfoOf(content.preview) : null };
       break;
     case 'image':
       message = { image: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
@@ -181,6 +216,17 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
   }
   // Baileys applies mentions and contextInfo to whatever content it built, media included
   return { ...message, ...extras } as AnyMessageContent;
+}
+
+/** The gateway's preview as Baileys' WAUrlInfo (it copies these fields into the extendedTextMessage). */
+function urlInfoOf(preview: LinkPreview): WAUrlInfo {
+  return {
+    'canonical-url': preview.url,
+    'matched-text': preview.url,
+    title: preview.title,
+    ...(preview.description ? { description: preview.description } : {}),
+    ...(preview.thumbnail ? { jpegThumbnail: preview.thumbnail } : {}),
+  };
 }
 
 /** The key of a stored message, as the network knows it (the raw WAMessage when the gateway has it). */

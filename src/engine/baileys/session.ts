@@ -11,7 +11,7 @@ import makeWASocket, {
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { AccountInfo, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
+import type { AccountInfo, CastVote, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
 import { loadAuthState, type SqliteAuthState } from './auth-state.js';
 import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
 import { BaileysChats } from './chats.js';
@@ -19,8 +19,10 @@ import { classifyClose, closeStatusCode } from './close-codes.js';
 import { fromRaw } from './content.js';
 import { deferred, QUERY_TIMEOUT_MS, timeout, type Deferred, type SessionContext } from './context.js';
 import { EventMapper } from './events.js';
+import { withSharedAsyncStorage } from './async-storage.js';
 import { BaileysGroups } from './groups.js';
 import { bare, Identities } from './identities.js';
+import { IdentityPairs } from '../identities.js';
 import { bridgeLogger } from './logger.js';
 import { BaileysMedia } from './media.js';
 import type { MediaDownloadSettings } from './media-download.js';
@@ -36,10 +38,10 @@ export interface BaileysSettings {
   baileysLogLevel: string;
   /** media hosts, deadline and byte cap of CDN downloads */
   mediaDownload?: MediaDownloadSettings;
+  /** how long each QR code lives (Baileys' `qrTimeout`) and how many are shown before QR_TIMEOUT (sessions.qr*) */
+  qr: { rotationSeconds: number; maxRotations: number };
 }
 
-const FIRST_QR_MS = 60_000;
-const NEXT_QR_MS = 20_000;
 /** how long an operation waits for a reconnect the engine does by itself (515) */
 const RESTART_WAIT_MS = 15_000;
 /** 515s in a row (within RESTART_WINDOW_MS) before the engine stops restarting by itself */
@@ -60,6 +62,8 @@ export class BaileysSession implements EngineSession {
   private restarting = false;
   private restarts: number[] = [];
   private qrCount = 0;
+  /** the current socket got pair-success: the server's next close is the restart that logs in with the new creds */
+  private pairedOnSocket = false;
   private registration: Deferred<WASocket> = deferred();
   private openWaiters = new Set<Deferred<WASocket>>();
   private events: Promise<void> = Promise.resolve();
@@ -86,7 +90,7 @@ export class BaileysSession implements EngineSession {
       name: options.name,
       hooks: options.hooks,
       logger: this.log,
-      ids: new Identities(),
+      ids: new Identities(new IdentityPairs(options.identities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
       dispatcher: undefined,
@@ -189,6 +193,10 @@ export class BaileysSession implements EngineSession {
     return this.messenger.star(target, star);
   }
 
+  votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    return this.messenger.votePoll(poll, selectedOptions);
+  }
+
   downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
     return this.media.download(ref);
   }
@@ -216,9 +224,10 @@ export class BaileysSession implements EngineSession {
     const auth = this.auth!;
     if (this.options.proxy) this.route ??= proxyRoute(this.options.proxy, this.options.urlPolicy);
     this.qrCount = 0;
+    this.pairedOnSocket = false;
     this.registration = deferred();
     this.phase = 'connecting';
-    const sock = makeWASocket({
+    const sock = withSharedAsyncStorage(() => makeWASocket({
       auth: { creds: auth.state.creds, keys: auth.keys },
       logger: this.baileysLog,
       browser: this.settings.browser,
@@ -226,13 +235,14 @@ export class BaileysSession implements EngineSession {
       markOnlineOnConnect: this.options.config.markOnlineOnConnect === true,
       syncFullHistory: false,
       defaultQueryTimeoutMs: QUERY_TIMEOUT_MS,
+      qrTimeout: this.settings.qr.rotationSeconds * 1000,
       getMessage: async (key) => this.storedMessage(key.id ?? undefined, key.remoteJid ?? undefined),
       cachedGroupMetadata: async (jid) => this.ctx.groups.get(jid),
-      // status broadcasts are not modelled by the gateway: not even decrypted
-      shouldIgnoreJid: (jid) => jid === 'status@broadcast',
+      // contacts' status posts are received unless the session opts out; then they are not even decrypted
+      shouldIgnoreJid: (jid) => jid === 'status@broadcast' && this.options.config.ignoreStatus === true,
       ...this.caches,
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
-    });
+    }));
     this.sock = sock;
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
@@ -248,11 +258,18 @@ export class BaileysSession implements EngineSession {
   }
 
   private onConnection(sock: WASocket, update: Partial<ConnectionState>): void {
+    if (update.isNewLogin) this.pairedOnSocket = true;
     if (update.qr) {
       this.qrCount += 1;
-      const ttl = this.qrCount === 1 ? FIRST_QR_MS : NEXT_QR_MS;
+      const limit = this.settings.qr.maxRotations;
+      if (this.qrCount > limit) {
+        void this.endSocket();
+        const message = `no scan or pairing code after ${limit} QR codes (sessions.qrMaxRotations)`;
+        this.report({ kind: 'close', reason: 'QR_TIMEOUT', detail: message, cause: { code: 'QR_TIMEOUT', message } });
+        return;
+      }
       this.registration.resolve(sock);
-      this.report({ kind: 'qr', qr: update.qr, expiresAt: new Date(Date.now() + ttl).toISOString() });
+      this.report({ kind: 'qr', qr: update.qr, expiresAt: new Date(Date.now() + this.settings.qr.rotationSeconds * 1000).toISOString() });
     }
     if (update.connection === 'open') {
       this.phase = 'open';
@@ -266,12 +283,15 @@ export class BaileysSession implements EngineSession {
     }
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error;
-      const action = classifyClose(closeStatusCode(error), { stopping: false, paired: this.auth?.state.isPaired() ?? false, message: error?.message });
+      let action = classifyClose(closeStatusCode(error), { stopping: false, paired: this.auth?.state.isPaired() ?? false, message: error?.message, error, viaProxy: this.route !== undefined });
+      // after pair-success the server makes the client log in again: with 515 after a QR scan, and (as operators saw
+      // on the real server) sometimes with a plain close after a pairing-code login; either way it is that restart
+      if (this.pairedOnSocket && action.kind === 'report' && (action.report.reason === 'AUTO_RECONNECT' || action.report.reason === 'STREAM_ERROR')) action = { kind: 'restart' };
       this.sock = undefined;
       this.phase = 'idle';
       this.registration.reject(new GatewayError('QR_NOT_AVAILABLE', 'the connection closed before the pairing step'));
       if (action.kind === 'restart' && this.mayRestart()) {
-        this.log.info('restart required by the server (515): reconnecting at once');
+        this.log.info({ code: closeStatusCode(error) }, 'restart required by the server: reconnecting at once');
         this.restarting = true;
         this.openSocket();
         return;
@@ -371,7 +391,7 @@ export class BaileysSession implements EngineSession {
 /** Gives BaileysSession the ChatOps methods: groups from BaileysGroups, the rest from BaileysChats. */
 function delegateChatOps(prototype: object): void {
   const groupOps = ['createGroup', 'listGroups', 'getGroup', 'leaveGroup', 'deleteGroup', 'setGroupSubject', 'setGroupDescription', 'setGroupPicture', 'updateParticipants', 'getInviteCode', 'revokeInviteCode', 'getInviteInfo', 'acceptInvite'];
-  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
+  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'setProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
   for (const [part, ops] of [['groups', groupOps], ['chats', chatOps]] as const) {
     for (const op of ops) {
       Object.defineProperty(prototype, op, {

@@ -49,6 +49,7 @@ const PART_OF: Record<keyof ChatOps, Part> = {
   subscribePresence: 'presence',
   getContact: 'contacts',
   getProfilePicture: 'contacts',
+  setProfilePicture: 'contacts',
   checkNumbers: 'contacts',
   setBlocked: 'contacts',
   saveLabel: 'labels',

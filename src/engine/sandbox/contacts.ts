@@ -1,11 +1,12 @@
 // Contacts on the sandbox network: profiles (name, business name, picture that can be hidden), number checks, the blocklist, and contact.update.
-import { userJid } from '../jid.js';
-import type { ChatOps, ContactInfo, NumberCheck } from '../types.js';
+import { createHash } from 'node:crypto';
+import { jidKind, userJid } from '../jid.js';
+import type { ChatOps, ContactInfo, ImageInput, NumberCheck } from '../types.js';
 import { accountOf, digitsOf, profileOf, registeredDigits } from './accounts.js';
 import { isRegisteredNumber, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 
-export type ContactOpName = 'getContact' | 'getProfilePicture' | 'checkNumbers' | 'setBlocked';
+export type ContactOpName = 'getContact' | 'getProfilePicture' | 'setProfilePicture' | 'checkNumbers' | 'setBlocked';
 
 /** What the sandbox control route may change about a number, as its owner (or the session's address book) would. */
 export interface ProfilePatch {
@@ -32,16 +33,29 @@ export class SandboxContacts implements Pick<ChatOps, ContactOpName> {
   }
 
   async getProfilePicture(jid: string): Promise<string | undefined> {
+    if (jidKind(jid) === 'group') {
+      const group = this.network.groups.get(jid);
+      return group?.members.has(this.me) ? group.picture : undefined;
+    }
     const digits = digitsOf(this.network, jid);
     if (!digits || !isRegisteredNumber(digits)) return undefined;
     const profile = profileOf(this.network, digits);
     return profile.pictureHidden && digits !== this.me ? undefined : profile.pictureUrl;
   }
 
+  async setProfilePicture(image: ImageInput | null): Promise<void> {
+    const profile = profileOf(this.network, this.me);
+    if (image) profile.pictureUrl = image.sourceUrl ?? `https://sandbox.invalid/pictures/${this.me}/${createHash('sha256').update(image.data).digest('hex').slice(0, 16)}.jpg`;
+    else delete profile.pictureUrl;
+  }
+
   async checkNumbers(phoneDigits: string[]): Promise<NumberCheck[]> {
-    return phoneDigits.map((digits) =>
-      isRegisteredNumber(digits) ? { phoneNumber: `+${digits}`, registered: true, lid: this.network.lidOf(digits) } : { phoneNumber: `+${digits}`, registered: false },
-    );
+    return phoneDigits.map((digits) => {
+      if (!isRegisteredNumber(digits)) return { phoneNumber: `+${digits}`, registered: false };
+      const lid = this.network.lidOf(digits);
+      this.session.learn(digits, lid);
+      return { phoneNumber: `+${digits}`, registered: true, lid };
+    });
   }
 
   async setBlocked(jid: string, blocked: boolean): Promise<void> {

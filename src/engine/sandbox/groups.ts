@@ -96,9 +96,10 @@ export class GroupNetwork {
     this.tell(group, 'group.update', { id: group.id, newDescription: description, by: refOf(this.network, actor) });
   }
 
-  setPicture(actor: string, groupId: string, image: ImageInput): void {
+  setPicture(actor: string, groupId: string, image: ImageInput | null): void {
     const { group } = this.rightsIn(actor, groupId, 'admin');
-    group.picture = image.sourceUrl ?? `sandbox:picture:${createHash('sha256').update(image.data).digest('hex').slice(0, 32)}`;
+    if (image) group.picture = image.sourceUrl ?? `sandbox:picture:${createHash('sha256').update(image.data).digest('hex').slice(0, 32)}`;
+    else delete group.picture;
     this.tell(group, 'group.update', { id: group.id, pictureChanged: true, by: refOf(this.network, actor) });
   }
 
@@ -271,7 +272,7 @@ export class SandboxGroups implements Pick<ChatOps, GroupOpName> {
   deleteGroup = async (groupId: string) => this.groups.delete(this.me, groupId);
   setGroupSubject = async (groupId: string, subject: string) => this.groups.setSubject(this.me, groupId, subject);
   setGroupDescription = async (groupId: string, description: string) => this.groups.setDescription(this.me, groupId, description);
-  setGroupPicture = async (groupId: string, image: ImageInput) => this.groups.setPicture(this.me, groupId, image);
+  setGroupPicture = async (groupId: string, image: ImageInput | null) => this.groups.setPicture(this.me, groupId, image);
   updateParticipants = async (groupId: string, action: ParticipantAction, jids: string[]) => this.groups.updateParticipants(this.me, groupId, action, jids);
   getInviteCode = async (groupId: string) => this.groups.inviteCode(this.me, groupId);
   revokeInviteCode = async (groupId: string) => this.groups.revokeInvite(this.me, groupId);

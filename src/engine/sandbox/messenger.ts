@@ -4,7 +4,7 @@ import { GatewayError } from '../../errors.js';
 import { isoTimestamp } from '../../timestamp.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
-import type { DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
 import { isRegisteredNumber, type MessageTrace, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 
@@ -42,7 +42,7 @@ export class SandboxMessenger {
     const target = this.resolve(chatId);
     const id = newMessageId();
     const timestamp = isoTimestamp();
-    const recipients = this.recipientsOf(target);
+    const recipients = target.kind === 'status' ? this.viewersOf(options.statusViewers ?? []) : this.recipientsOf(target);
     const trace: MessageTrace = {
       id,
       senderDigits: this.digits,
@@ -134,6 +134,17 @@ export class SandboxMessenger {
     this.network.sessionFor(trace.senderDigits)?.messenger?.ack(trace, 'read', this.digits);
   }
 
+  /** A vote on a poll the network carried: the poll's other participants receive it. */
+  votePoll(poll: MessageRef, selectedOptions: string[]): CastVote {
+    const trace = this.network.trace(poll.id);
+    if (!trace?.poll || !this.conversationOf(trace).includes(this.digits)) throw new GatewayError('MESSAGE_NOT_FOUND', `poll ${poll.id} is not in a conversation of this session`);
+    const timestamp = now();
+    for (const digits of this.conversationOf(trace).filter((d) => d !== this.digits)) {
+      this.network.sessionFor(digits)?.deliver('message.vote', { pollMessageId: trace.id, chatId: this.chatFor(trace, digits), voter: this.ref(this.digits), selectedOptions, timestamp });
+    }
+    return { messageId: newMessageId(), timestamp };
+  }
+
   /** An acknowledgement from `byDigits` reaches this (sending) account. */
   ack(trace: MessageTrace, status: DeliveryStatus, byDigits: string): void {
     this.session.deliver('message.ack', { messageId: trace.id, chatId: trace.chatId, status, by: this.ref(byDigits), timestamp: now() });
@@ -141,22 +152,25 @@ export class SandboxMessenger {
 
   // ---- virtual contacts acting on this account (sandbox control routes) ----
 
-  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions): string {
+  /** `senderLidOnly`: the network names the sender (of a 1:1 message) by LID only, as WhatsApp does in LID-addressed chats. */
+  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions, senderLidOnly = false): string {
     if (groupId) this.requireGroup(groupId);
     const id = newMessageId();
+    const byLid = senderLidOnly && !groupId;
+    const from = byLid ? this.session.personByLid(this.network.lidOf(fromDigits)) : this.ref(fromDigits);
     this.network.remember({
       id,
       senderDigits: fromDigits,
       chatId: groupId ?? `${this.digits}@s.whatsapp.net`,
       recipients: [this.digits],
-      addressedByLid: false,
+      addressedByLid: byLid,
       ...(groupId ? { groupId } : {}),
       ...(content.type === 'poll' ? { poll: { options: content.options, multiSelect: content.multiSelect } } : {}),
     });
     const payload = {
       messageId: id,
-      chatId: groupId ?? `${fromDigits}@s.whatsapp.net`,
-      from: this.ref(fromDigits),
+      chatId: groupId ?? from.jid,
+      from,
       fromMe: false,
       isGroup: groupId !== undefined,
       timestamp: now(),
@@ -192,14 +206,16 @@ export class SandboxMessenger {
 
   /**
    * A history sync as the phone sends it after linking: `count` messages across `chats` chats, in chunks of
-   * 5,000 (one history.sync event each, with its progress), as the real network sends them.
+   * 5,000 (one history.sync event each, with its progress), as the real network sends them. `media` messages from the
+   * first virtual contact end the last chunk; the phone keeps their bytes until they are downloaded.
    */
-  async syncHistory(count: number, chats: number): Promise<void> {
+  async syncHistory(count: number, chats: number, media: OutgoingContent[] = []): Promise<void> {
     const chunk = 5000;
     const start = Date.now() - count * 1000;
     for (let first = 0; first < count || first === 0; first += chunk) {
       const size = Math.min(chunk, count - first);
-      const messages = Array.from({ length: size }, (_, k) => {
+      const last = first + chunk >= count;
+      const messages: Array<Record<string, unknown>> = Array.from({ length: size }, (_, k) => {
         const i = first + k;
         const contact = virtualContact(i % chats);
         const fromMe = i % 3 === 0;
@@ -215,11 +231,30 @@ export class SandboxMessenger {
           ...(fromMe ? { status: 'read' } : {}),
         };
       });
+      if (last) messages.push(...media.map((content) => this.historyMedia(content)));
       const progress = count === 0 ? 100 : Math.round(((first + size) / count) * 100);
       this.session.deliver('history.sync', { syncType: 'FULL', chunk: first / chunk + 1, progress, messages });
       await new Promise((r) => setImmediate(r));
       if (count === 0) break;
     }
+  }
+
+  /** A media message of the history: its bytes stay with the phone (the network), the event carries a reference. */
+  private historyMedia(content: OutgoingContent): Record<string, unknown> {
+    const { media, ...fields } = contentFields(content);
+    const messageId = newMessageId();
+    if (media?.data) this.network.holdMedia(messageId, media.data);
+    const contact = virtualContact(0);
+    return {
+      messageId,
+      chatId: `${contact}@s.whatsapp.net`,
+      from: this.ref(contact),
+      fromMe: false,
+      isGroup: false,
+      timestamp: now(),
+      ...fields,
+      ...(media ? { mimeType: media.mimeType, size: media.size, media: { mimeType: media.mimeType, size: media.size, ...(media.filename ? { filename: media.filename } : {}), ref: { phoneMedia: messageId } } } : {}),
+    };
   }
 
   contactAction(fromDigits: string, action: ContactAction): void {
@@ -263,7 +298,7 @@ export class SandboxMessenger {
         return { kind: 'user', digits, byLid: false, registered: isRegisteredNumber(digits) };
       }
       case 'lid': {
-        const digits = this.network.digitsOfLid(chatId);
+        const digits = this.network.digitsOfLid(chatId) ?? this.session.digitsOfLearntLid(chatId);
         if (!digits) return { kind: 'user', digits: jidUser(chatId), byLid: true, registered: false };
         return { kind: 'user', digits, byLid: true, registered: isRegisteredNumber(digits) };
       }
@@ -298,6 +333,12 @@ export class SandboxMessenger {
     return [];
   }
 
+  /** The phone digits of a status post's viewers (phone JIDs or LIDs the network knows), without this account. */
+  private viewersOf(jids: string[]): string[] {
+    const digits = jids.map((jid) => (jidKind(jid) === 'lid' ? this.network.digitsOfLid(jid) : jidUser(jid))).filter((d): d is string => !!d && d !== this.digits);
+    return [...new Set(digits)];
+  }
+
   /** Everyone in the conversation a message belongs to. */
   private conversationOf(trace: MessageTrace): string[] {
     if (trace.groupId) return [...(this.network.groups.get(trace.groupId)?.members.keys() ?? [])];
@@ -307,6 +348,7 @@ export class SandboxMessenger {
   /** The chat id under which `digits` sees a message. */
   private chatFor(trace: MessageTrace, digits: string): string {
     if (trace.groupId) return trace.groupId;
+    if (jidKind(trace.chatId) === 'status') return trace.chatId;
     if (digits === trace.senderDigits || isChannelTrace(trace)) return trace.chatId;
     return trace.addressedByLid ? this.network.lidOf(trace.senderDigits) : `${trace.senderDigits}@s.whatsapp.net`;
   }

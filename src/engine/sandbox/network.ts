@@ -43,12 +43,15 @@ export interface MessageTrace {
 }
 
 const MAX_TRACES = 200_000;
+/** media of history syncs the simulated phones keep for download */
+const MAX_PHONE_MEDIA = 1_000;
 
 export class SandboxNetwork {
   private readonly online = new Map<string, SandboxSession>();
   private readonly lidToDigits = new Map<string, string>();
   private readonly digitsToLid = new Map<string, string>();
   private readonly traces = new Map<string, MessageTrace>();
+  private readonly phoneMedia = new Map<string, Buffer>();
   readonly groups = new Map<string, SandboxGroup>();
   readonly channels = new Map<string, SandboxChannel>();
   /** by phone digits */
@@ -90,5 +93,14 @@ export class SandboxNetwork {
 
   trace(id: string): MessageTrace | undefined {
     return this.traces.get(id);
+  }
+
+  holdMedia(messageId: string, data: Buffer): void {
+    this.phoneMedia.set(messageId, data);
+    if (this.phoneMedia.size > MAX_PHONE_MEDIA) this.phoneMedia.delete(this.phoneMedia.keys().next().value!);
+  }
+
+  heldMedia(messageId: string): Buffer | undefined {
+    return this.phoneMedia.get(messageId);
   }
 }

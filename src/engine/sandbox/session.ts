@@ -1,8 +1,10 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import type {
+  CastVote,
   ConnectionUpdate,
   EngineSession,
   MessageRef,
@@ -14,6 +16,8 @@ import type {
   TypingState,
 } from '../types.js';
 import type { ChatOps } from '../types.js';
+import { IdentityPairs } from '../identities.js';
+import { jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import type { SandboxNetwork } from './network.js';
@@ -64,12 +68,16 @@ export class SandboxSession implements EngineSession {
   messenger: SandboxMessenger | undefined;
   /** groups, channels, presence, contacts and labels of this account; exists while the session is open */
   chats: SandboxChats | undefined;
+  /** the number ↔ LID pairs this account learnt (kept across restarts); the network itself forgets LIDs at a restart */
+  private readonly identities: IdentityPairs;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly network: SandboxNetwork,
     private readonly timing: SandboxTiming,
-  ) {}
+  ) {
+    this.identities = new IdentityPairs(options.identities);
+  }
 
   get name(): string {
     return this.options.name;
@@ -143,9 +151,44 @@ export class SandboxSession implements EngineSession {
     this.open$();
   }
 
+  /** Media of a history sync, from the phone that still holds it (the simulated network; gone after a daemon restart). */
+  async downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
+    this.open$();
+    const id = (ref as { phoneMedia?: unknown } | null)?.phoneMedia;
+    const data = typeof id === 'string' ? this.network.heldMedia(id) : undefined;
+    if (!data) throw new GatewayError('MEDIA_EXPIRED', 'the phone no longer holds this media');
+    return Readable.from([data]);
+  }
+
+  async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
+    return this.open$().votePoll(poll, selectedOptions);
+  }
+
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
   deliver(type: EventType, payload: Record<string, unknown>): void {
-    if (this.phase === 'open') this.options.hooks.event(type, payload);
+    if (this.phase !== 'open') return;
+    // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
+    if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
+    const from = payload.from as JidRef | undefined;
+    if (from?.phoneNumber && from.lid) this.learn(from.phoneNumber.slice(1), from.lid);
+    this.options.hooks.event(type, payload);
+  }
+
+  /** Records that `digits` and `lid` are the same person, as the account saw them together. */
+  learn(digits: string, lid: string): void {
+    this.identities.set(userJid(digits), lid);
+  }
+
+  /** A person the network named by LID only: with the phone number when this account learnt the pair before. */
+  personByLid(lid: string): JidRef {
+    const pn = this.identities.pnOf(lid);
+    return pn ? jidRef(pn, { lid }) : jidRef(lid);
+  }
+
+  /** The digits behind a LID this account learnt (the network may not know it any more after a restart). */
+  digitsOfLearntLid(lid: string): string | undefined {
+    const pn = this.identities.pnOf(lid);
+    return pn ? jidUser(pn) : undefined;
   }
 
   private open$(): SandboxMessenger {

@@ -1,7 +1,9 @@
 // Reads and parses a route's JSON request body with the route's size limit: 413 beyond it (on Content-Length first,
 // then while streaming), 400 INVALID_JSON on bad syntax, 503 SERVER_BUSY when too many large bodies are being read.
+// A large body of a media route is parsed while it streams in, its `base64` decoded on the way (streamed-body.ts).
 import getRawBody from 'raw-body';
 import { GatewayError, ServerBusyError } from '../../errors.js';
+import { StreamedJsonBody } from './streamed-body.js';
 import type { AppContext } from '../types.js';
 
 export const METHODS_WITH_BODY: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -50,21 +52,60 @@ export async function readJsonBody(ctx: AppContext, limitBytes: number, smallByt
   }
   // a body that may exceed the small limit holds up to `limitBytes` of memory while it is read: only a few at once
   const leave = limitBytes > smallBytes && !(length <= smallBytes) ? gate.enter() : undefined;
+  if (leave) {
+    try {
+      ctx.state.body = await readStreamedBody(ctx, limitBytes, Number.isNaN(length) ? limitBytes : length);
+    } finally {
+      leave();
+    }
+    return;
+  }
   let text: string;
   try {
     text = await getRawBody(ctx.req, { limit: limitBytes, encoding: 'utf8', length: Number.isNaN(length) ? undefined : length });
   } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large') {
-      throw new GatewayError('PAYLOAD_TOO_LARGE', `the request body is larger than ${limitBytes} bytes, the limit of this route`);
-    }
-    throw new GatewayError('VALIDATION_FAILED', `could not read the request body: ${(err as Error).message}`);
-  } finally {
-    leave?.();
+    if ((err as { type?: string }).type === 'entity.too.large') throw tooLarge(limitBytes);
+    throw unreadable(err);
   }
   if (text.trim() === '') return;
   try {
     ctx.state.body = JSON.parse(text);
   } catch (err) {
-    throw new GatewayError('INVALID_JSON', `the request body is not valid JSON: ${(err as Error).message}`);
+    throw invalidJson(err);
   }
 }
+
+/**
+ * A large body of a media route: parsed as it arrives, its top-level `base64` decoded on the way (streamed-body.ts). A
+ * body that is not JSON is still read to its end before the answer, as the small path does.
+ */
+async function readStreamedBody(ctx: AppContext, limitBytes: number, capacity: number): Promise<unknown> {
+  const parser = new StreamedJsonBody(capacity);
+  let received = 0;
+  let failure: unknown;
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      received += chunk.length;
+      if (received > limitBytes) throw tooLarge(limitBytes);
+      if (failure === undefined) {
+        try {
+          parser.push(chunk);
+        } catch (err) {
+          failure = err;
+        }
+      }
+    }
+  } catch (err) {
+    throw err instanceof GatewayError ? err : unreadable(err);
+  }
+  try {
+    if (failure !== undefined) throw failure;
+    return parser.end();
+  } catch (err) {
+    throw invalidJson(err);
+  }
+}
+
+const tooLarge = (limitBytes: number) => new GatewayError('PAYLOAD_TOO_LARGE', `the request body is larger than ${limitBytes} bytes, the limit of this route`);
+const unreadable = (err: unknown) => new GatewayError('VALIDATION_FAILED', `could not read the request body: ${(err as Error).message}`);
+const invalidJson = (err: unknown) => new GatewayError('INVALID_JSON', `the request body is not valid JSON: ${(err as Error).message}`);

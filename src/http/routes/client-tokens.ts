@@ -22,6 +22,7 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       responses: { 201: { data: ref('ClientToken') } },
       access: 'sessions:manage',
       sessionFrom: 'body',
+      audit: { action: 'client_token.mint', target: ({ body }) => body?.session, details: ({ body, data }) => ({ ephemeralId: body.ephemeralId, expiresAt: data.expiresAt }) },
       summary: 'mint a short-lived client token for one session and ephemeralId',
       schema: { body: mintTokenBody },
       async handler({ body, ctx }) {
@@ -56,6 +57,17 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       responses: { 200: { data: ref('ClientRules') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
+      audit: {
+        action: 'client_rules.set',
+        details: ({ data }) => ({
+          enabled: data.enabled,
+          recipientMode: data.recipientMode,
+          allowedActions: data.allowedActions,
+          rateLimitPerMinute: data.rateLimitPerMinute,
+          dailySendCap: data.dailySendCap,
+          allowedOrigins: data.allowedOrigins,
+        }),
+      },
       summary: 'create or replace the client rules of a session',
       schema: { params: sessionParams, body: clientRulesBody },
       handler({ params, body }) {
@@ -70,6 +82,7 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       responses: { 200: { data: ref('Done') } },
       access: 'sessions:manage',
       sessionFrom: 'params',
+      audit: 'client_rules.delete',
       summary: 'remove the client rules; every client token of the session is refused from now on',
       schema: { params: sessionParams, body: emptyBody },
       handler({ params }) {

@@ -1,4 +1,4 @@
-// Group routes (SPEC §4 "Groups"): create, list, get, leave, delete, subject, description, picture, participants, invites, join.
+// Group routes (SPEC §4 "Groups"): create, list, get, leave, delete, subject, description, picture (set, remove, read), participants, invites, join.
 import { checkBodySession } from '../../chats/ids.js';
 import type { ParticipantAction } from '../../engine/types.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
@@ -167,6 +167,31 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
         await groups.setPicture(params.session, params.groupId, body);
         return done('group picture updated');
       },
+    },
+    {
+      method: 'DELETE',
+      path: `${GROUP}/picture`,
+      operationId: 'removeGroupPicture',
+      responses: { 200: { data: ref('Done') } },
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: 'remove the group picture (admins)',
+      schema: { params: groupParams, body: emptyBody },
+      async handler({ params }) {
+        await groups.removePicture(params.session, params.groupId);
+        return done('group picture removed');
+      },
+    },
+    {
+      method: 'GET',
+      path: `${GROUP}/picture`,
+      operationId: 'getGroupPicture',
+      responses: { 200: { data: ref('ContactPicture') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'the group picture URL; 404 PICTURE_NOT_FOUND when it has none',
+      schema: { params: groupParams },
+      handler: ({ params }) => groups.picture(params.session, params.groupId),
     },
     {
       method: 'GET',

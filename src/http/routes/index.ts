@@ -3,7 +3,9 @@ import type { PassThrough } from 'node:stream';
 import type { Metrics } from '../../metrics.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
+import { auditRoutes } from './audit.js';
 import { clientTokenRoutes } from './client-tokens.js';
+import { consoleRoutes } from './console.js';
 import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
@@ -18,15 +20,18 @@ import { groupRoutes } from './groups.js';
 import { channelRoutes } from './channels.js';
 import { presenceRoutes } from './presence.js';
 import { contactRoutes } from './contacts.js';
+import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
 import { webhookRoutes } from './webhooks.js';
+import { adminRoutes } from './admin.js';
 
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   const routes: RouteDef[] = [
     ...healthRoutes(services, metrics),
     ...openApiRoutes(services, () => openApiDocument()),
     ...docsRoutes(services),
+    ...consoleRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
@@ -34,11 +39,14 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...mediaRoutes(services),
     ...eventRoutes(services, eventStreams),
     ...webhookRoutes(services),
+    ...auditRoutes(services),
     ...groupRoutes(services),
     ...channelRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
+    ...profileRoutes(services),
     ...labelRoutes(services),
+    ...adminRoutes(services),
     ...sandboxRoutes(services),
     ...sandboxChatRoutes(services),
   ];

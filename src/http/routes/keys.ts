@@ -1,5 +1,5 @@
 // API-key routes: /api/account/keys (keys:manage; a key manages only the keys it created, within its own rights)
-// and the same under /api/admin/keys (master key: every key).
+// and the same under /api/admin/keys (master key: every key); GET /api/account says who the calling key is.
 import type { KeyOwner } from '../../auth/api-keys.js';
 import { emptyBody } from '../schemas/common.js';
 import { createKeyBody, keyParams, type CreateKeyBody } from '../schemas/keys.js';
@@ -14,7 +14,29 @@ function ownerOf(ctx: AppContext): KeyOwner {
   return principal?.kind === 'key' ? principal : { kind: 'operator' };
 }
 
+/** What the calling key may do (the console hides what it may not). */
+function accountView(principal: AppContext['state']['principal']) {
+  if (principal?.kind !== 'key') return { kind: 'master' as const, id: null, name: null, scopes: ['*'], sessions: null, rateLimitPerMinute: null };
+  const { id, name, scopes, sessions, rateLimitPerMinute } = principal;
+  return { kind: 'key' as const, id, name, scopes: [...scopes], sessions, rateLimitPerMinute };
+}
+
+const accountRoute: RouteDef = {
+  method: 'GET',
+  path: '/api/account',
+  access: 'key',
+  operationId: 'getAccount',
+  responses: { 200: { data: ref('Account') } },
+  summary: 'who the calling key is: the master key, or an API key with its scopes, sessions and rate limit',
+  schema: {},
+  handler: ({ ctx }) => accountView(ctx.state.principal),
+};
+
 export function keyRoutes({ apiKeys }: Services): RouteDef[] {
+  return [accountRoute, ...keyRoutesUnder(apiKeys)];
+}
+
+function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
   return (['/api/account/keys', '/api/admin/keys'] as const).flatMap((base): RouteDef[] => {
     const admin = base === '/api/admin/keys';
     const access = admin ? 'master' : 'keys:manage';
@@ -25,6 +47,11 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         access,
         operationId: admin ? 'createAdminKey' : 'createApiKey',
         responses: { 201: { data: withRequired('ApiKey', ['key']) } },
+        audit: {
+          action: 'key.create',
+          target: ({ data }) => data?.id,
+          details: ({ data }) => ({ name: data.name, scopes: data.scopes, sessions: data.sessions, rateLimitPerMinute: data.rateLimitPerMinute }),
+        },
         summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
         handler({ body, ctx }) {
@@ -49,6 +76,7 @@ export function keyRoutes({ apiKeys }: Services): RouteDef[] {
         access,
         operationId: admin ? 'revokeAdminKey' : 'revokeApiKey',
         responses: { 200: { data: ref('Done') } },
+        audit: 'key.revoke',
         summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
         handler({ params, ctx }) {

@@ -69,6 +69,7 @@ export function mediaRoutes({ mediaService, runtimeSettings, config }: Services)
       operationId: 'updateSettings',
       responses: { 200: { data: ref('Settings') } },
       access: 'master',
+      audit: { action: 'settings.update', details: ({ body }) => ({ fields: settingFields(body as RuntimeSettingsPatch) }) },
       summary: 'change run-time settings; s3 fields merge, s3: null removes the storage',
       schema: { body: settingsBody },
       handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, (next) => checkSettings(next, endpointPolicy)),
@@ -93,4 +94,11 @@ function checkSettings(next: RuntimeSettings, endpointPolicy: UrlPolicy): void {
       throw ValidationError.field('/s3/endpoint', `${why}${endpointPolicy.allowPrivateTargets ? '' : ' (set media.s3AllowPrivateEndpoint for a local S3 server)'}`);
     }
   }
+}
+
+/** The settings a change names, `s3` fields one by one (`s3.secretAccessKey`): names only, never their values. */
+function settingFields(patch: RuntimeSettingsPatch): string[] {
+  return Object.entries(patch).flatMap(([name, value]) =>
+    name === 's3' && value !== null && typeof value === 'object' ? Object.keys(value).map((field) => `s3.${field}`) : [name],
+  );
 }

@@ -1,14 +1,28 @@
-// Message routes: send (with Prefer: respond-async), edit, delete, react, typing, seen, star.
-import type { QuoteScope, SendBody } from '../../messages/service.js';
-import { sessionParams, emptyBody } from '../schemas/common.js';
-import { editBody, messageParams, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
-import { done } from '../respond.js';
+// Message routes: send (with Prefer: respond-async), poll vote, the stored messages of a session, edit, delete, react, typing, seen, star.
+import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
+import { sessionParams, emptyBody, paging } from '../schemas/common.js';
+import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
+import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
-import { ref } from '../schemas/resources.js';
+import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function messageRoutes({ messaging }: Services): RouteDef[] {
   return [
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/messages',
+      operationId: 'listMessages',
+      responses: { 200: { data: listOf('StoredMessage') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: "the messages the store holds for a session (sent and received, kept messages.retentionDays), newest first",
+      schema: { params: sessionParams, query: paging },
+      handler({ params, query, ctx }) {
+        const { messages, total } = messaging.recent(params.session, query.limit ?? 1000, query.offset ?? 0);
+        return paged(ctx, messages, total);
+      },
+    },
     {
       method: 'POST',
       path: '/api/messages/send',
@@ -39,6 +53,23 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
           return accepted;
         }
         return messaging.send(body as SendBody, caller);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/messages/poll-vote',
+      operationId: 'votePoll',
+      example: {
+        body: { session: 'shop', chatId: '+15550001111', pollMessageId: '3EB0C4A1F2D3E4B5A6C7', options: ['pizza'] },
+        data: { messageId: '3EB0D5B2E3F4A5B6C7D8', pollMessageId: '3EB0C4A1F2D3E4B5A6C7', chatId: '15550001111@s.whatsapp.net', selectedOptions: ['pizza'], timestamp: '2026-01-01T00:00:00.000Z' },
+      },
+      responses: { 200: { data: ref('PollVote') } },
+      access: 'messages:send',
+      sessionFrom: 'body',
+      summary: 'vote on a poll the session sent or received (options by name; an empty list withdraws the vote)',
+      schema: { body: pollVoteBody },
+      handler({ body }) {
+        return messaging.vote(body as PollVoteBody);
       },
     },
     {

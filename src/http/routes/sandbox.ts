@@ -7,6 +7,7 @@ import { sessionParams } from '../schemas/common.js';
 import { burstBody, disconnectBody, historyBody, inboundBody, pairBody } from '../schemas/sandbox.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
 import type { ContactAction } from '../../engine/sandbox/messenger.js';
+import type { OutgoingContent } from '../../engine/types.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
 import { ref } from '../schemas/resources.js';
@@ -67,7 +68,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
         const mentions = body.mentions ? checkMentions(body.mentions, body.text ?? body.caption) : undefined;
         const content = await buildContent(body as ContentFields, mediaSource);
         const quoted = body.quotedMessage ? { id: body.quotedMessage.messageId, chatId: body.chatId ?? '', fromMe: false } : undefined;
-        const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) });
+        const messageId = messenger.receiveFromContact(from, body.chatId, content, { ...(quoted ? { quoted } : {}), ...(mentions ? { mentions } : {}), ...(body.isForwarded ? { forwarded: true } : {}) }, body.senderLidOnly === true);
         return { messageId };
       },
     },
@@ -91,11 +92,18 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       operationId: 'sandboxHistorySync',
       responses: { 200: { data: ref('SandboxHistory') } },
       access: 'master',
-      summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each)',
+      summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each), and `media` messages',
       schema: { params: sessionParams, body: historyBody },
+      bodyLimit: 'media',
       async handler({ params, body }) {
         const started = performance.now();
-        await connectedMessenger(sessions, params.session).syncHistory(body.messages, body.chats ?? 100);
+        const messenger = connectedMessenger(sessions, params.session);
+        const media: OutgoingContent[] = [];
+        for (const item of body.media ?? []) {
+          checkContentFields(item as ContentFields);
+          media.push(await buildContent(item as ContentFields, mediaSource));
+        }
+        await messenger.syncHistory(body.messages, body.chats ?? 100, media);
         return { messages: body.messages, durationMs: Math.round(performance.now() - started) };
       },
     },

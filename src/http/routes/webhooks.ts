@@ -67,6 +67,11 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       responses: { 201: { data: withRequired('Webhook', ['hmacKey']) } },
       access: 'webhooks:manage',
       sessionFrom: ({ body }) => (body as CreateWebhookBody).session,
+      audit: {
+        action: 'webhook.create',
+        target: ({ data }) => data?.id,
+        details: ({ data }) => ({ host: hostOf(data.url), events: data.events, session: data.session, enabled: data.enabled }),
+      },
       summary: 'register a webhook (the hmacKey is returned only here)',
       schema: { body: createWebhookBody },
       handler({ body, ctx }) {
@@ -105,6 +110,10 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       operationId: 'updateWebhook',
       responses: { 200: { data: ref('Webhook') } },
       access: 'webhooks:manage',
+      audit: {
+        action: 'webhook.update',
+        details: ({ body, data }) => ({ fields: Object.keys(body as UpdateWebhookBody), host: hostOf(data.url), events: data.events, session: data.session, enabled: data.enabled }),
+      },
       summary: 'partial update: only supplied fields change; headers replace the list; a new hmacKey applies to the next attempt',
       schema: { params: webhookParams, body: updateWebhookBody },
       handler({ params, body, ctx }) {
@@ -120,6 +129,7 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       operationId: 'deleteWebhook',
       responses: { 200: { data: ref('Done') } },
       access: 'webhooks:manage',
+      audit: 'webhook.delete',
       summary: 'delete a webhook; attempts in flight complete, pending deliveries are dropped',
       schema: { params: webhookParams, body: emptyBody },
       handler({ params, ctx }) {
@@ -143,11 +153,25 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
     },
     {
+      method: 'GET',
+      path: '/api/webhooks/:id/deliveries/:deliveryId',
+      operationId: 'getDelivery',
+      responses: { 200: { data: withRequired('Delivery', ['body']) } },
+      access: 'webhooks:manage',
+      summary: 'one delivery of the log, with the JSON body it POSTs',
+      schema: { params: deliveryParams },
+      handler({ params, ctx }) {
+        visible(webhooks, ctx, params.id);
+        return webhooks.delivery(params.id, params.deliveryId);
+      },
+    },
+    {
       method: 'POST',
       path: '/api/webhooks/:id/deliveries/:deliveryId/retry',
       operationId: 'retryDelivery',
       responses: { 200: { data: ref('Delivery') } },
       access: 'webhooks:manage',
+      audit: { action: 'webhook.delivery_retry', details: ({ params }) => ({ deliveryId: params.deliveryId }) },
       summary: 're-queue a delivery now with a fresh retry budget',
       schema: { params: deliveryParams, body: emptyBody },
       handler({ params, ctx }) {
@@ -156,4 +180,13 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
     },
   ];
+}
+
+/** A webhook URL's host alone for the audit log: its path, query and user info may carry a token. */
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).host;
+  } catch {
+    return null;
+  }
 }

@@ -41,7 +41,25 @@ export const sendMessageBody = {
   type: 'object',
   additionalProperties: false,
   required: ['session', 'chatId', 'type'],
-  properties: { session: sessionName, chatId, ...contentProperties },
+  properties: {
+    session: sessionName,
+    chatId,
+    ...contentProperties,
+    /** status posts only; STATUS_VIEWERS_MAX */
+    statusViewers: { type: 'array', minItems: 1, maxItems: 1000, items: personId },
+  },
+} as const;
+
+export const pollVoteBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['session', 'chatId', 'pollMessageId', 'options'],
+  properties: {
+    session: sessionName,
+    chatId,
+    pollMessageId: { type: 'string', minLength: 1, maxLength: 128 },
+    options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
+  },
 } as const;
 
 export const messageParams = {

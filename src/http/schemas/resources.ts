@@ -1,12 +1,13 @@
 // Response schemas: one JSON Schema per resource the API answers with (the `data` of a response), reused by $ref.
 // They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
-import { STATUS_REASONS } from '../../engine/types.js';
+import { CLOSE_CAUSE_CODES, STATUS_REASONS } from '../../engine/types.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { SCOPES } from '../../auth/scopes.js';
+import { ACTOR_KINDS, AUDIT_ACTIONS } from '../../audit/actions.js';
 import { sessionName } from './common.js';
 
 const str = { type: 'string' } as const;
@@ -51,7 +52,17 @@ export const resourceSchemas = {
       platform: { type: 'string', description: '`smba` (business) or `consumer`' },
       lid: str,
       proxy: { type: 'string', description: 'the proxy URL with its password masked as `***`' },
-      config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`)' },
+      config: { type: 'object', description: 'engine settings (`safeMode`, `markOnlineOnConnect`, `ignoreStatus`)' },
+      lastError: {
+        oneOf: [
+          resource('why the connection last went down (kept after it reconnects, replaced by the next failure)', {
+            code: { enum: [...CLOSE_CAUSE_CODES] },
+            message: { type: 'string', description: 'the underlying error, with the network close code where there is one' },
+            at: dateTime,
+          }),
+          { type: 'null' },
+        ],
+      },
       createdAt: dateTime,
       updatedAt: dateTime,
     },
@@ -82,6 +93,32 @@ export const resourceSchemas = {
     },
     ['key'],
   ),
+  Account: resource(
+    'who the calling key is, and what it may do',
+    {
+      kind: { enum: ['master', 'key'], description: '`master`: the master key, which may call every route' },
+      id: { ...nullableStr, description: "the API key's id; null for the master key" },
+      name: { ...nullableStr, description: "the API key's name; null for the master key" },
+      scopes: { type: 'array', items: { enum: [...SCOPES] }, description: '`["*"]` for the master key (which also reaches the admin and sandbox routes)' },
+      sessions: { type: ['array', 'null'], items: sessionName, description: 'the sessions the key is limited to; null = all' },
+      rateLimitPerMinute: { type: ['integer', 'null'], minimum: 1, description: 'requests a minute this key may make; null = unlimited' },
+    },
+  ),
+  StoredMessage: resource('a message the store holds (sent or received), without its media bytes', {
+    messageId: str,
+    chatId: jid,
+    sender: { ...nullableStr, description: 'the author JID in groups; null otherwise' },
+    fromMe: bool,
+    type: str,
+    text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
+    mediaId: { ...nullableStr, description: 'the media record of a media message' },
+    quotedMessageId: nullableStr,
+    status: { enum: ['pending', 'sent', 'delivered', 'read', 'received'] },
+    starred: bool,
+    revoked: bool,
+    edited: bool,
+    timestamp: dateTime,
+  }),
   SendResult: resource(
     'a sent message',
     {
@@ -92,9 +129,22 @@ export const resourceSchemas = {
       phoneNumber: { type: 'string', description: 'the target, when it is a person' },
       lid: str,
       mediaId: { type: 'string', description: 'the media record of a media message' },
+      linkPreview: resource(
+        'a text with a link (linkPreview not false): whether its preview went with it; `failed` sent the text without one',
+        { status: { enum: ['sent', 'failed'] }, url: str, reason: { type: 'string', description: 'why the preview could not be built' } },
+        ['reason'],
+      ),
+      statusViewers: { type: 'integer', minimum: 1, description: 'a status post: how many people it went to' },
     },
-    ['phoneNumber', 'lid', 'mediaId'],
+    ['phoneNumber', 'lid', 'mediaId', 'linkPreview', 'statusViewers'],
   ),
+  PollVote: resource('a vote the session cast on a poll', {
+    messageId: { type: 'string', description: 'the id of the vote message' },
+    pollMessageId: str,
+    chatId: jid,
+    selectedOptions: { type: 'array', items: str, description: 'empty: the vote was withdrawn' },
+    timestamp: dateTime,
+  }),
   CommandAccepted: resource('an accepted asynchronous command; its outcome arrives as a command.result event', {
     commandId: { type: 'string', format: 'uuid' },
     status: { const: 'accepted' },
@@ -180,18 +230,87 @@ export const resourceSchemas = {
     },
     ['hmacKey'],
   ),
-  Delivery: resource('one delivery of an event to a webhook', {
-    id: { type: 'string', description: 'the delivery id (envelope `id`, `X-Webhook-Id`)' },
-    eventId: str,
-    event: { enum: [...EVENT_TYPES] },
-    session: str,
-    status: { enum: ['pending', 'succeeded', 'failed'] },
-    attempts: int,
-    lastStatusCode: { type: ['integer', 'null'] },
-    lastError: nullableStr,
-    nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
-    createdAt: dateTime,
-    updatedAt: dateTime,
+  Delivery: resource(
+    'one delivery of an event to a webhook',
+    {
+      id: { type: 'string', description: 'the delivery id (envelope `id`, `X-Webhook-Id`)' },
+      eventId: str,
+      event: { enum: [...EVENT_TYPES] },
+      session: str,
+      status: { enum: ['pending', 'succeeded', 'failed'] },
+      attempts: int,
+      lastStatusCode: { type: ['integer', 'null'] },
+      lastError: nullableStr,
+      nextAttemptAt: { type: ['string', 'null'], format: 'date-time' },
+      createdAt: dateTime,
+      updatedAt: dateTime,
+      body: { type: 'string', description: 'the JSON body the delivery POSTs (only when one delivery is fetched)' },
+    },
+    ['body'],
+  ),
+  Backup: resource(
+    'a backup in <dataDir>/backups: a consistent copy of gateway.db (secrets still sealed under the data key)',
+    {
+      name: { type: 'string', description: '`gateway-<UTC time>.db`' },
+      path: { type: 'string', description: "the file's path on the daemon's host" },
+      sizeBytes: int,
+      createdAt: dateTime,
+      durationMs: { type: 'integer', description: 'how long the copy took (only when just taken)' },
+      schemaVersion: { type: 'integer', description: 'the schema version of the copy (only when just taken)' },
+      media: {
+        oneOf: [
+          { type: 'null' },
+          resource('the media blobs copied with it', { path: { type: 'string', description: '`<backup path>-media`' }, files: int, sizeBytes: int }),
+        ],
+      },
+    },
+    ['durationMs', 'schemaVersion'],
+  ),
+  OperationsStatus: resource('what an operator checks: sessions needing attention, webhook backlog, database, S3, backups', {
+    version: str,
+    uptimeSeconds: int,
+    schemaVersion: { type: 'integer', description: 'the schema version of the database (this build\'s latest)' },
+    database: resource('the database file', { path: str, sizeBytes: int, walBytes: int }),
+    sessions: resource('sessions by status', {
+      total: int,
+      byStatus: { type: 'object', additionalProperties: int, description: 'count per status (CONNECTED, CONNECTING, DISCONNECTED)' },
+      attention: {
+        type: 'array',
+        description: 'CONNECTING (pairing or reconnecting) or down after FAILED or TEMPORARY_BAN, oldest change first (at most 100)',
+        items: resource('a session that may need the operator', {
+          name: sessionName,
+          status: { enum: ['CONNECTING', 'CONNECTED', 'DISCONNECTED'] },
+          statusReason: { enum: [...STATUS_REASONS, null] },
+          since: { ...dateTime, description: 'the last change of the session row' },
+        }),
+      },
+    }),
+    webhooks: resource('the delivery backlog', {
+      pendingDeliveries: int,
+      oldestPendingAt: { type: ['string', 'null'], format: 'date-time' },
+      failing: {
+        type: 'array',
+        description: 'enabled webhooks whose deliveries failed attempts since their last success, longest failing first (at most 100)',
+        items: resource('a failing webhook', {
+          id: int,
+          url: str,
+          since: { ...dateTime, description: 'when the oldest delivery that failed since the last success was recorded' },
+          deliveries: { type: 'integer', description: 'deliveries that failed an attempt since then' },
+          lastStatusCode: { type: ['integer', 'null'] },
+          lastError: nullableStr,
+        }),
+      },
+    }),
+    s3: resource(
+      'the S3 storage, when configured',
+      { configured: bool, reachable: { type: ['boolean', 'null'], description: 'null when not configured' }, error: str },
+      ['error'],
+    ),
+    backups: resource('backups in <dataDir>/backups', {
+      count: int,
+      last: { oneOf: [{ type: 'null' }, inner('Backup')] },
+      schedule: { type: 'string', description: 'backup.schedule' },
+    }),
   }),
   Participant: resource(
     'a group participant',
@@ -258,6 +377,26 @@ export const resourceSchemas = {
     lid: nullableStr,
     pictureUrl: nullableStr,
   }),
+  AuditEntry: resource(
+    'one admin action: who, what, when, the request and its outcome (never a secret)',
+    {
+      id: int,
+      at: dateTime,
+      actor: resource(
+        'who acted: the master key, an API key (its id and name then), a client token (its id and ephemeral id), or the daemon itself',
+        { kind: { enum: [...ACTOR_KINDS] }, id: str, name: str },
+        ['id', 'name'],
+      ),
+      action: { enum: [...AUDIT_ACTIONS] },
+      target: { ...nullableStr, description: 'what was acted on: a session name, webhook id or key id; null when none (settings) or unknown' },
+      requestId: { ...nullableStr, description: 'the X-Request-Id of the request' },
+      outcome: { enum: ['succeeded', 'failed'] },
+      status: { type: ['integer', 'null'], description: 'the HTTP status answered' },
+      errorCode: { type: 'string', description: 'the error code of a failed action' },
+      details: { type: 'object', description: 'particulars that are not secret: a key\'s name and scopes, the names of the fields a change named' },
+    },
+    ['errorCode', 'details'],
+  ),
   ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
   ContactPicture: resource('a profile picture', { id: jid, url: str }),
   Label: resource('a label of a business account', {

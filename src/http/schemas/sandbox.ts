@@ -3,14 +3,38 @@ import { STATUS_REASONS } from '../../engine/types.js';
 import { groupId, phoneNumber, phoneOrUserJid } from './common.js';
 import { contentProperties } from './messages.js';
 
-/** A history sync from the phone: `messages` messages across `chats` chats (also the `history` of a first pairing). */
-export const historyBody = {
+/** A seeded history from the phone: `messages` messages across `chats` chats (the `history` of a first pairing). */
+export const seededHistoryBody = {
   type: 'object',
   additionalProperties: false,
   required: ['messages'],
   properties: {
     messages: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     chats: { type: 'integer', minimum: 1, maximum: 10_000 },
+  },
+} as const;
+
+/** The history route: a seeded history, plus media messages the phone still holds (downloaded only when asked for). */
+export const historyBody = {
+  ...seededHistoryBody,
+  properties: {
+    ...seededHistoryBody.properties,
+    media: {
+      type: 'array',
+      maxItems: 10,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'base64'],
+        properties: {
+          type: { enum: ['image', 'video', 'voice', 'file', 'sticker'] },
+          base64: contentProperties.base64,
+          mimeType: contentProperties.mimeType,
+          caption: contentProperties.caption,
+          filename: contentProperties.filename,
+        },
+      },
+    },
   },
 } as const;
 
@@ -24,7 +48,7 @@ export const pairBody = {
     businessName: { type: 'string', minLength: 1, maxLength: 100 },
     code: { type: 'string', pattern: '^[0-9A-Za-z]{4}-?[0-9A-Za-z]{4}$' },
     /** a seeded history the phone sends once after this first link; same shape and bounds as the history route */
-    history: historyBody,
+    history: seededHistoryBody,
   },
 } as const;
 
@@ -52,6 +76,7 @@ export const inboundBody = {
     messageId: { type: 'string', minLength: 1, maxLength: 128 },
     reaction: { type: 'string', maxLength: 32 },
     options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
+    senderLidOnly: { type: 'boolean', description: 'the network names the sender by LID only (1:1 messages)' },
   },
 } as const;
 

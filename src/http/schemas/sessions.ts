@@ -27,6 +27,7 @@ export const createSessionBody = {
         engine: { enum: ENGINE_NAMES },
         safeMode: { type: 'boolean' },
         markOnlineOnConnect: { type: 'boolean' },
+        ignoreStatus: { type: 'boolean' },
       },
     },
   },

@@ -5,6 +5,8 @@ import messages from './003-messages.js';
 import clientTokens from './004-client-tokens.js';
 import chats from './005-chats.js';
 import keyOwners from './006-key-owners.js';
+import sessionTruth from './007-session-truth.js';
+import auditLog from './008-audit-log.js';
 
 export interface Migration {
   version: number;
@@ -19,4 +21,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, name: 'client-tokens', sql: clientTokens },
   { version: 5, name: 'chats', sql: chats },
   { version: 6, name: 'key-owners', sql: keyOwners },
+  { version: 7, name: 'session-truth', sql: sessionTruth },
+  { version: 8, name: 'audit-log', sql: auditLog },
 ];

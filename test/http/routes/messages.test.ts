@@ -137,9 +137,11 @@ describe('sending each type from A to B', () => {
     const byLid = await sendAndReceive({ chatId: session.lid, type: 'text', text: 'by lid' });
     assert.equal(byLid.res.body.data.chatId, session.lid);
     assert.match(byLid.received.chatId, /@lid$/);
-    const status = await send({ chatId: 'status@broadcast', type: 'text', text: 'my status' });
+    const status = await send({ chatId: 'status@broadcast', type: 'text', text: 'my status', statusViewers: [B] });
     assert.equal(status.status, 200);
     assert.equal(status.body.data.chatId, 'status@broadcast');
+    const seen = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === status.body.data.messageId, 5000, 'status at b');
+    assert.equal(seen.payload.chatId, 'status@broadcast');
   });
 
   test('a virtual contact receives, and acks delivered then read', async () => {
@@ -429,5 +431,65 @@ describe('safe mode', () => {
     const order = events.events.filter((e) => e.session === 'b' && ((e.event === 'presence.update' && e.payload.from.phoneNumber === '+15550100004') || ids.includes(e.payload.messageId)));
     const firstReceived = order.findIndex((e) => e.event === 'message.received');
     assert.ok(firstReceived > 0 && order[firstReceived - 1]!.event === 'presence.update', 'typing comes before the message');
+  });
+});
+
+describe('status posts and poll votes (sandbox)', () => {
+  const C = '+15550100013';
+  const D = '+15550100014';
+
+  before(async () => {
+    await pairedSession(daemon, 'poster', C, { pushName: 'Carol' });
+    // quiet opted out of status posts: it never sees them
+    const created = await daemon.request('POST', '/api/sessions', { name: 'quiet', start: true, engine: 'sandbox', config: { ignoreStatus: true } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal((await daemon.request('POST', '/api/sandbox/sessions/quiet/pair', { phoneNumber: D })).status, 200);
+    await waitFor(async () => (await daemon.request('GET', '/api/sessions/quiet')).body.data.status === 'CONNECTED', 5000, 'quiet CONNECTED');
+  });
+
+  test('a status post needs viewers: named, or contacts the session knows', async () => {
+    const none = await daemon.request('POST', '/api/messages/send', { session: 'poster', chatId: 'status@broadcast', type: 'text', text: 'hello' });
+    assert.equal(none.status, 400);
+    assert.equal(none.body.error.details[0].path, '/statusViewers');
+    const tooMany = await daemon.request('POST', '/api/messages/send', {
+      session: 'poster',
+      chatId: 'status@broadcast',
+      type: 'text',
+      text: 'hello',
+      statusViewers: Array.from({ length: 1001 }, (_, i) => `+1555020${String(i).padStart(4, '0')}`),
+    });
+    assert.equal(tooMany.status, 400);
+    const group = await daemon.request('POST', '/api/messages/send', { session: 'poster', chatId: 'status@broadcast', type: 'text', text: 'hello', statusViewers: ['123@g.us'] });
+    assert.equal(group.status, 400);
+  });
+
+  test('viewers receive the post from status@broadcast; a session with ignoreStatus does not', async () => {
+    const res = await daemon.request('POST', '/api/messages/send', { session: 'poster', chatId: 'status@broadcast', type: 'text', text: 'status for b and d', statusViewers: [B, D] });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.data.statusViewers, 2);
+    const got = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === res.body.data.messageId, 5000, 'status at b');
+    assert.equal(got.payload.chatId, 'status@broadcast');
+    assert.equal(got.payload.from.phoneNumber, C);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(events.all((e) => e.session === 'quiet' && e.event === 'message.received' && e.payload.messageId === res.body.data.messageId).length, 0);
+  });
+
+  test('poll votes: only stored polls, only their options', async () => {
+    const poll = await daemon.request('POST', '/api/messages/send', { session: 'poster', chatId: B, type: 'poll', pollTitle: 'Q', pollOptions: ['yes', 'no'], pollMultiSelect: true });
+    const got = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === poll.body.data.messageId, 5000, 'poll at b');
+    const vote = (body: Record<string, unknown>) => daemon.request('POST', '/api/messages/poll-vote', { session: 'b', chatId: got.payload.chatId, pollMessageId: got.payload.messageId, ...body });
+    const both = await vote({ options: ['yes', 'no'] });
+    assert.equal(both.status, 200, JSON.stringify(both.body));
+    const atC = await events.next((e) => e.session === 'poster' && e.event === 'message.vote' && e.payload.pollMessageId === poll.body.data.messageId, 5000, 'vote at c');
+    assert.deepEqual(atC.payload.selectedOptions, ['yes', 'no']);
+    const withdrawn = await vote({ options: [] });
+    assert.equal(withdrawn.status, 200);
+    assert.equal((await vote({ options: ['maybe'] })).status, 400);
+    const text = await daemon.request('POST', '/api/messages/send', { session: 'poster', chatId: B, type: 'text', text: 'not a poll' });
+    await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === text.body.data.messageId, 5000, 'text at b');
+    const notPoll = await vote({ pollMessageId: text.body.data.messageId, options: ['yes'] });
+    assert.equal(notPoll.status, 400);
+    assert.equal((await vote({ chatId: '+15550100099', options: ['yes'] })).status, 404);
+    assert.equal((await vote({ extra: 1 })).status, 400);
   });
 });

@@ -29,3 +29,13 @@ test('no two routes share a method and path', () => {
     seen.add(id);
   }
 });
+
+test('every admin action is audited: each change that needs the master key or a manage scope (the sandbox aside)', () => {
+  const ADMIN_ACCESS = new Set(['master', 'sessions:manage', 'webhooks:manage', 'keys:manage']);
+  const unaudited = routes
+    .filter((r) => r.method !== 'GET' && ADMIN_ACCESS.has(r.access) && !r.path.startsWith('/api/sandbox/') && !r.audit)
+    .map((r) => `${r.method} ${r.path}`);
+  assert.deepEqual(unaudited, []);
+  const audited = routes.filter((r) => r.audit).map((r) => (typeof r.audit === 'string' ? r.audit : r.audit!.action));
+  assert.ok(audited.length >= 19, `${audited.length} audited routes`);
+});

@@ -290,7 +290,11 @@ describe('validation and errors', () => {
 });
 
 /** Status changes as {status, statusReason, previousStatus, previousStatusReason}, in the order they were published. */
-const transitions = (events: EventCollector) => events.all((e) => e.event === 'session.status').map((e) => e.payload);
+/** the session.status payloads, `lastError` without its time */
+const transitions = (events: EventCollector) =>
+  events
+    .all((e) => e.event === 'session.status')
+    .map(({ payload: { lastError, ...change } }) => (lastError ? { ...change, lastError: { code: lastError.code, message: lastError.message } } : change));
 const isStatus = (status: string, reason: string | null) => (e: StreamedEvent) =>
   e.event === 'session.status' && e.payload.status === status && e.payload.statusReason === reason;
 
@@ -318,6 +322,8 @@ describe('session.* events', () => {
       await events.next(isStatus('DISCONNECTED', 'MANUAL_STOP'), 5000, 'MANUAL_STOP');
       await daemon.request('POST', '/api/sessions/ev-flow/start');
       await events.next((e) => isStatus('CONNECTED', null)(e) && e.payload.previousStatusReason === null, 5000, 'CONNECTED again');
+      // session.connected follows the status change; on a loaded machine it may not have been read yet
+      await waitFor(() => events.all((e) => e.event === 'session.connected').length >= 2, 5000, 'the second session.connected');
 
       assert.deepEqual(transitions(events), [
         { status: 'CONNECTING', statusReason: 'SCAN_QR', previousStatus: 'DISCONNECTED', previousStatusReason: null },
@@ -353,7 +359,13 @@ describe('session.* events', () => {
       assert.equal((await daemon.request('POST', '/api/sandbox/sessions/ev-out/disconnect', { reason: 'LOGGED_OUT' })).status, 200);
       const unlinked = await events.next((e) => e.event === 'session.logged_out' && e.payload.reason === 'UNLINKED', 5000, 'logged_out after unlink');
       assert.deepEqual(unlinked.payload, { reason: 'UNLINKED', detail: 'unlinked from the phone' });
-      assert.deepEqual(transitions(events).at(-1), { status: 'DISCONNECTED', statusReason: 'LOGGED_OUT', previousStatus: 'CONNECTED', previousStatusReason: null });
+      assert.deepEqual(transitions(events).at(-1), {
+        status: 'DISCONNECTED',
+        statusReason: 'LOGGED_OUT',
+        previousStatus: 'CONNECTED',
+        previousStatusReason: null,
+        lastError: { code: 'LOGGED_OUT', message: 'unlinked from the phone' },
+      });
       assert.equal(events.all((e) => e.event === 'session.logged_out').length, 2);
       assert.equal((await status('ev-out')).phoneNumber, undefined);
     } finally {
@@ -383,7 +395,7 @@ describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
       assert.equal(back.phoneNumber, '+15550002102');
       await events.next((e) => e.event === 'session.connected', 5000, 'session.connected after the reconnect');
       assert.deepEqual(transitions(events), [
-        { status: 'DISCONNECTED', statusReason: 'STREAM_ERROR', previousStatus: 'CONNECTED', previousStatusReason: null },
+        { status: 'DISCONNECTED', statusReason: 'STREAM_ERROR', previousStatus: 'CONNECTED', previousStatusReason: null, lastError: { code: 'STREAM_ERROR', message: 'dropped by the sandbox network' } },
         { status: 'CONNECTING', statusReason: 'AUTO_RECONNECT', previousStatus: 'DISCONNECTED', previousStatusReason: 'STREAM_ERROR' },
         { status: 'CONNECTED', statusReason: null, previousStatus: 'CONNECTING', previousStatusReason: 'AUTO_RECONNECT' },
       ]);
@@ -417,7 +429,7 @@ describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
       assert.doesNotMatch(start.body.data.message, /already running/);
       await waitFor(async () => (await status('failing')).status === 'CONNECTED', 5000, 'failing CONNECTED after start');
       assert.deepEqual(transitions(events).slice(0, 2), [
-        { status: 'DISCONNECTED', statusReason: 'FAILED', previousStatus: 'CONNECTED', previousStatusReason: null },
+        { status: 'DISCONNECTED', statusReason: 'FAILED', previousStatus: 'CONNECTED', previousStatusReason: null, lastError: { code: 'LOGIN_REFUSED', message: 'dropped by the sandbox network' } },
         { status: 'CONNECTING', statusReason: null, previousStatus: 'DISCONNECTED', previousStatusReason: 'FAILED' },
       ]);
     } finally {

@@ -215,6 +215,18 @@ describe('webhook CRUD', () => {
         assert.ok(Date.parse(row.updatedAt) >= Date.parse(row.createdAt));
       }
 
+      // one delivery: its log row and the exact body it POSTed
+      for (const delivery of received) {
+        const one = await daemon.request('GET', `/api/webhooks/${w.id}/deliveries/${delivery.json.id}`);
+        assert.equal(one.status, 200, JSON.stringify(one.body));
+        const { body, ...row } = one.body.data;
+        assert.equal(body, delivery.raw.toString('utf8'));
+        assert.deepEqual(row, all.rows.find((r) => r.id === delivery.json.id));
+      }
+      const unknown = await daemon.request('GET', `/api/webhooks/${w.id}/deliveries/no-such-delivery`);
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error.code, 'DELIVERY_NOT_FOUND');
+
       // filter by status
       const succeeded = await get('?status=succeeded');
       assert.equal(succeeded.total, '3');

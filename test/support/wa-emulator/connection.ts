@@ -21,6 +21,8 @@ export interface ConnectionHooks {
   onClose(connection: Connection): void;
   record(direction: 'in' | 'out', connection: Connection, node: BinaryNode): void;
   log: EmulatorLog;
+  /** how long a server→client iq waits for the client's answer */
+  queryTimeoutMs: number;
 }
 
 interface PendingIq {
@@ -77,7 +79,7 @@ export class Connection {
   }
 
   /** Sends an iq and resolves with the client's result (or error) node. Never await this from inside a stanza handler. */
-  query(node: BinaryNode, id: string, timeoutMs = 10_000): Promise<BinaryNode> {
+  query(node: BinaryNode, id: string, timeoutMs = this.hooks.queryTimeoutMs): Promise<BinaryNode> {
     node.attrs.id = id;
     return new Promise<BinaryNode>((resolve, reject) => {
       const timer = setTimeout(() => {

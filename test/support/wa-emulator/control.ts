@@ -3,12 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Hub } from './hub.js';
-import type { MediaStore } from './media-store.js';
-import type { Pairing } from './pairing.js';
+import type { MediaStore, UploadedMedia } from './media-store.js';
+import type { Pictures } from './pictures.js';
+import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
 import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
 import type { StanzaFilter, StanzaRecord } from './recorder.js';
+import type { ConnectionStats, EmulatorStats } from './stats.js';
 import { deviceInfo, normalisePhone, type Account, type AccountInfo, type AccountOptions, type DeviceInfo } from './registry.js';
 
 export interface ControlDeps {
@@ -18,6 +20,8 @@ export interface ControlDeps {
   phones: Phones;
   presence: Presence;
   media: MediaStore;
+  stats: ConnectionStats;
+  pictures: Pictures;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -55,8 +59,8 @@ export class EmulatorControl {
   }
 
   /** The user types the code from `requestPairingCode(phone)` on that phone; creates the account if needed. */
-  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000): Promise<DeviceInfo> {
-    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs));
+  async enterPairingCode(phone: string, code: string, timeoutMs = 5_000, restart: PairingRestart = 'stream-error'): Promise<DeviceInfo> {
+    return deviceInfo(await this.deps.pairing.enterPairingCode(this.registry.ensureAccount(phone), code, timeoutMs, restart));
   }
 
   /** The phone logs a companion out: it gets 401 (device_removed) now or at its next login. */
@@ -91,10 +95,13 @@ export class EmulatorControl {
     }
   }
 
-  /** The phone of `from` (a contact) sends text or any message content to a user jid, a phone number or a group jid. */
-  send(from: string, to: string, content: string | proto.IMessage, options: { id?: string } = {}): Promise<SendResult> {
+  /**
+   * The phone of `from` (a contact) sends text or any message content to a user jid, a phone number or a group jid.
+   * `withoutAlt`: a 1:1 stanza names the sender only in the addressing `to` chose (no `sender_pn`/`sender_lid`).
+   */
+  send(from: string, to: string, content: string | proto.IMessage, options: { id?: string; withoutAlt?: boolean } = {}): Promise<SendResult> {
     const message: proto.IMessage = typeof content === 'string' ? { conversation: content } : content;
-    return this.deps.phones.send(this.need(from), toJid(to), message, options.id);
+    return this.deps.phones.send(this.need(from), toJid(to), message, options.id, options.withoutAlt === true);
   }
 
   /** The phone of `from` sends a receipt for `ids` in `chat`; `participant` names the author in a group. */
@@ -156,8 +163,36 @@ export class EmulatorControl {
     return device ? (this.deps.hub.offline.get(device.jid)?.length ?? 0) : 0;
   }
 
+  /** The picture (JPEG bytes as the client sent them) of an account (phone or JID) or a group, if one is set. */
+  picture(target: string): { id: string; bytes: Buffer; url: string } | undefined {
+    const stored = this.deps.pictures.picture(target);
+    return stored ? { id: stored.id, bytes: stored.bytes, url: `https://${this.deps.media.host}${stored.path}` } : undefined;
+  }
+
+  /** A file uploaded from a phone (encrypted as WhatsApp does); the fields go into a media message. */
+  uploadMedia(bytes: Buffer, mediaType: 'image' | 'video' | 'audio' | 'document' | 'sticker'): Promise<UploadedMedia> {
+    return this.deps.media.upload(bytes, mediaType);
+  }
+
+  /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
+  syncHistory(phone: string, messages: proto.IWebMessageInfo[]): Promise<void> {
+    return this.deps.phones.syncHistory(this.need(phone), messages);
+  }
+
   mediaBlobs(): Array<{ path: string; size: number }> {
     return [...this.deps.media.blobs.values()].map((b) => ({ path: b.path, size: b.bytes.length }));
+  }
+
+  /** Connection attempts (and their peak per second) since `since` (ms since the epoch; all when absent), and current load. */
+  stats(since?: number): EmulatorStats {
+    const { stats, hub, phones } = this.deps;
+    return {
+      connectionAttempts: stats.attemptsSince(since),
+      peakAttemptsPerSecond: stats.peakPerSecond(since),
+      connectionsOpen: stats.open,
+      devicesActive: [...hub.online.values()].filter((c) => c.active).length,
+      phoneMessages: phones.receivedCount,
+    };
   }
 
   /** Signal decryption failures of the virtual phones (should stay empty). */
@@ -210,7 +245,10 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     }),
   'GET /control/devices': (c, _b, q) => c.devices(q.get('phone') ?? undefined),
   'POST /control/scan': (c, b) => c.scanQr(str(b, 'qr'), str(b, 'phone')),
-  'POST /control/pairing-code': (c, b) => c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined),
+  'POST /control/pairing-code': (c, b) => {
+    if (b.restart !== undefined && b.restart !== 'stream-error' && b.restart !== 'socket') throw new HttpError(400, 'restart must be stream-error or socket');
+    return c.enterPairingCode(str(b, 'phone'), str(b, 'code'), typeof b.timeoutMs === 'number' ? b.timeoutMs : undefined, b.restart as PairingRestart | undefined);
+  },
   'POST /control/unlink': (c, b) => c.unlink(str(b, 'jid')),
   'POST /control/drop': (c, b) => {
     const code = Number(b.code) as CloseCode;
@@ -226,7 +264,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
   },
   'POST /control/send': (c, b) => {
     const content = b.message !== undefined ? proto.Message.fromObject(b.message as object) : str(b, 'text');
-    return c.send(str(b, 'from'), str(b, 'to'), content, typeof b.id === 'string' ? { id: b.id } : {});
+    return c.send(str(b, 'from'), str(b, 'to'), content, { ...(typeof b.id === 'string' ? { id: b.id } : {}), withoutAlt: b.withoutAlt === true });
   },
   'POST /control/receipt': (c, b) => {
     const ids = Array.isArray(b.ids) ? b.ids.map(String) : [str(b, 'id')];
@@ -277,7 +315,13 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     return c.stanzas(filter);
   },
   'GET /control/shapes': (c, _b, q) => c.shapes(q.get('direction') === 'out' ? 'out' : 'in'),
+  'GET /control/stats': (c, _b, q) => c.stats(q.get('since') ? Number(q.get('since')) : undefined),
   'GET /control/offline-queue': (c, _b, q) => ({ count: c.offlineQueue(q.get('jid') ?? '') }),
+  'GET /control/picture': (c, _b, q) => {
+    const picture = c.picture(q.get('target') ?? '');
+    if (!picture) throw new HttpError(404, 'no picture');
+    return { id: picture.id, size: picture.bytes.length, url: picture.url };
+  },
 };
 
 export async function handleControlRequest(control: EmulatorControl, extra: Record<string, Route>, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -6,6 +6,7 @@ import type { Groups } from './groups.js';
 import type { Hub } from './hub.js';
 import type { MediaStore } from './media-store.js';
 import type { Pairing } from './pairing.js';
+import type { Pictures } from './pictures.js';
 import { profile } from './profile.js';
 import { usyncResult } from './usync.js';
 
@@ -14,6 +15,7 @@ export interface IqContext {
   pairing: Pairing;
   groups: Groups;
   media: MediaStore;
+  pictures: Pictures;
 }
 
 type IqHandler = (ctx: IqContext, connection: Connection, request: BinaryNode, child: BinaryNode | undefined) => void;
@@ -124,7 +126,7 @@ const handlers: Record<string, IqHandler> = {
     ]);
   },
 
-  'w:profile:picture': ({ hub }, c, req) => hub.error(c, req, 404, 'item-not-found'),
+  'w:profile:picture': ({ pictures }, c, req) => pictures.handleIq(c, req),
 
   // no patches, no snapshot: Baileys' resync loop ends only when every collection it asked for is answered
   'w:sync:app:state': ({ hub }, c, req, child) => {

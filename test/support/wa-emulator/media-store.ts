@@ -1,9 +1,20 @@
 // The media host: an HTTPS blob store on loopback that takes Baileys' encrypted uploads and serves them back.
+import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { getMediaKeys } from '@whiskeysockets/baileys';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { profile } from './profile.js';
 import type { TlsIdentity } from './tls-cert.js';
+
+export interface UploadedMedia {
+  url: string;
+  directPath: string;
+  mediaKey: Buffer;
+  fileSha256: Buffer;
+  fileEncSha256: Buffer;
+  fileLength: number;
+}
 
 export interface StoredBlob {
   path: string;
@@ -52,6 +63,29 @@ export class MediaStore {
     server.listen(port, '127.0.0.1');
     await once(server, 'listening');
     this.server = server;
+  }
+
+  /**
+   * A file a phone uploads (as WhatsApp clients encrypt media): AES-256-CBC with the keys Baileys derives from a random
+   * media key, then the first 10 bytes of HMAC-SHA256(iv ‖ ciphertext). Returns the fields a media message carries.
+   */
+  async upload(bytes: Buffer, mediaType: 'image' | 'video' | 'audio' | 'document' | 'sticker'): Promise<UploadedMedia> {
+    const mediaKey = randomBytes(32);
+    const { cipherKey, iv, macKey } = await getMediaKeys(mediaKey, mediaType);
+    const cipher = createCipheriv('aes-256-cbc', cipherKey!, iv!);
+    const encrypted = Buffer.concat([cipher.update(bytes), cipher.final()]);
+    const mac = createHmac('sha256', macKey!).update(iv!).update(encrypted).digest().subarray(0, 10);
+    const body = Buffer.concat([encrypted, mac]);
+    const path = `/mms/${mediaType}/${randomBytes(16).toString('hex')}.enc`;
+    this.blobs.set(path, { path, bytes: body, uploadedAt: Date.now() });
+    return {
+      url: `https://${this.host}${path}`,
+      directPath: path,
+      mediaKey,
+      fileSha256: createHash('sha256').update(bytes).digest(),
+      fileEncSha256: createHash('sha256').update(body).digest(),
+      fileLength: bytes.length,
+    };
   }
 
   /** `127.0.0.1:port`, what media_conn advertises and uploads go to */

@@ -14,6 +14,9 @@ import { unixNow, type Hub } from './hub.js';
 import { profile } from './profile.js';
 import type { Account, Device } from './registry.js';
 
+/** How the server ends the registering connection after pair-success: a 515 stream error, or a bare close. */
+export type PairingRestart = 'stream-error' | 'socket';
+
 interface PendingCode {
   connection: Connection;
   ref: string;
@@ -97,8 +100,11 @@ export class Pairing {
     this.hub.result(connection, request);
   }
 
-  /** The user types `code` on the phone of `account` (the companion must have called requestPairingCode for that number). */
-  async enterPairingCode(account: Account, rawCode: string, timeoutMs = 5_000): Promise<Device> {
+  /**
+   * The user types `code` on the phone of `account` (the companion must have called requestPairingCode for that number).
+   * `restart` is how the server then makes the companion log in again: 515 (`stream-error`, the default) or a bare close.
+   */
+  async enterPairingCode(account: Account, rawCode: string, timeoutMs = 5_000, restart: PairingRestart = 'stream-error'): Promise<Device> {
     const pending = await this.waitForCodeRequest(account.phone, timeoutMs);
     const code = profile.pairingCode.normalise(rawCode);
     const iterations = profile.pairingCode.pbkdf2Iterations;
@@ -147,7 +153,7 @@ export class Pairing {
     const identityShared = Curve.sharedKey(account.primary.identity.private, companionIdentity);
     const advSecret = hkdf(Buffer.concat([shared, identityShared, plain.subarray(64, 96)]), 32, Buffer.alloc(0), profile.pairingCode.advSecretInfo);
     this.codes.delete(account.phone);
-    return this.pairSuccess(pending.connection, account, { identityKey: companionIdentity, advSecret, platform: 'code' });
+    return this.pairSuccess(pending.connection, account, { identityKey: companionIdentity, advSecret, platform: 'code' }, restart);
   }
 
   /** The phone removes a companion ("Linked devices → Log out"): 401 device_removed if it is connected. */
@@ -173,6 +179,7 @@ export class Pairing {
     connection: Connection,
     account: Account,
     companion: { identityKey: Buffer; advSecret: Buffer; platform: string },
+    restart: PairingRestart = 'stream-error',
   ): Promise<Device> {
     const registration = connection.registration;
     if (!registration) throw new Error('connection is not registering');
@@ -226,7 +233,7 @@ export class Pairing {
     this.forget(connection);
     connection.registration = undefined;
     // the real server then forces a reconnect, which logs in with the new creds
-    connection.close({ tag: 'stream:error', attrs: { code: String(profile.restartAfterPairing) } });
+    connection.close(restart === 'stream-error' ? { tag: 'stream:error', attrs: { code: String(profile.restartAfterPairing) } } : undefined);
     this.hub.notifyDevicesChanged(account, device);
     return device;
   }

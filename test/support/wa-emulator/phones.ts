@@ -39,6 +39,8 @@ export interface SendResult {
   devices: string[];
 }
 
+export const STATUS_BROADCAST = 'status@broadcast';
+
 export const messageText = (message: proto.IMessage | null | undefined): string | undefined =>
   message?.conversation ??
   message?.extendedTextMessage?.text ??
@@ -60,6 +62,8 @@ export class Phones extends EventEmitter {
   private readonly receiptLog = new Map<Account, PhoneReceipt[]>();
   /** decryption failures, for debugging tests */
   readonly failures: Array<{ phone: string; id: string; error: string }> = [];
+  /** messages from another account decrypted into any inbox (own companions' copies not counted) */
+  receivedCount = 0;
   /** phones that send delivery receipts for what they decrypt (all by default) */
   autoDeliveryReceipts = true;
 
@@ -108,17 +112,33 @@ export class Phones extends EventEmitter {
   async receiveGroup(account: Account, sender: Device, group: Group, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined, stanza: BinaryNode): Promise<void> {
     const id = stanza.attrs.id ?? '';
     try {
-      if (perDevice?.content instanceof Uint8Array) {
-        const first = await account.primary.decrypt(sender.lid, perDevice.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', perDevice.content);
-        if (first.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, first.senderKeyDistributionMessage);
-      }
-      if (!(skmsg?.content instanceof Uint8Array)) return;
-      const message = await account.primary.decryptGroup(group.jid, sender.lid, skmsg.content);
+      const message = await this.decryptFanout(account, sender, group.jid, perDevice, skmsg);
+      if (!message) return;
       this.push(account, { id, chat: group.jid, from: sender.account.pnJid, fromDevice: sender.jid, ownDevice: sender.account === account, message, at: Date.now() });
       if (sender.account !== account && this.autoDeliveryReceipts) this.sendReceipt(account, group.jid, [id], undefined, this.groups.jidOf(group, sender.account));
     } catch (error) {
       this.fail(account, id, error);
     }
+  }
+
+  /** A status post (status@broadcast) fanned out to device 0 of a viewer: sender keys as in groups; no receipt. */
+  async receiveStatus(account: Account, sender: Device, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined, stanza: BinaryNode): Promise<void> {
+    const id = stanza.attrs.id ?? '';
+    try {
+      const message = await this.decryptFanout(account, sender, STATUS_BROADCAST, perDevice, skmsg);
+      if (message) this.push(account, { id, chat: STATUS_BROADCAST, from: sender.account.pnJid, fromDevice: sender.jid, ownDevice: sender.account === account, message, at: Date.now() });
+    } catch (error) {
+      this.fail(account, id, error);
+    }
+  }
+
+  private async decryptFanout(account: Account, sender: Device, groupJid: string, perDevice: BinaryNode | undefined, skmsg: BinaryNode | undefined): Promise<proto.IMessage | undefined> {
+    if (perDevice?.content instanceof Uint8Array) {
+      const first = await account.primary.decrypt(sender.lid, perDevice.attrs.type === 'pkmsg' ? 'pkmsg' : 'msg', perDevice.content);
+      if (first.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, first.senderKeyDistributionMessage);
+    }
+    if (!(skmsg?.content instanceof Uint8Array)) return undefined;
+    return account.primary.decryptGroup(groupJid, sender.lid, skmsg.content);
   }
 
   /** A receipt a companion sent for a message this phone's account sent. */
@@ -130,7 +150,8 @@ export class Phones extends EventEmitter {
   }
 
   /** The phone of `from` sends `message` to a user (PN or LID jid) or a group. */
-  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId()): Promise<SendResult> {
+  /** `withoutAlt`: the stanza names the sender only in the addressing used (no `sender_pn`/`sender_lid`). */
+  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId(), withoutAlt = false): Promise<SendResult> {
     if (jidDecode(to)?.server === 'g.us') {
       const group = this.groups.get(to);
       if (!group) throw new Error(`unknown group ${to}`);
@@ -152,7 +173,7 @@ export class Phones extends EventEmitter {
       const encrypted = await from.primary.encrypt(device.lid, content, () => this.hub.registry.takeBundle(device));
       const attrs: Record<string, string> = own
         ? { from: this.hub.registry.userJid(from, mode), recipient: chat, id, type, t }
-        : { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') };
+        : { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, ...(withoutAlt ? {} : { [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') }) };
       this.hub.deliver(device, { tag: 'message', attrs, content: [encNode(encrypted.type, encrypted.ciphertext, message)] });
       devices.push(device.jid);
     }
@@ -225,14 +246,53 @@ export class Phones extends EventEmitter {
         },
       });
     }
+    for (const message of messages) await this.toDevice(device, message);
+  }
+
+  /** A peer message from the phone to each of its account's companions. */
+  private async toCompanions(account: Account, message: proto.IMessage): Promise<void> {
+    for (const device of this.hub.registry.companions(account)) await this.toDevice(device, message);
+  }
+
+  private async toDevice(device: Device, message: proto.IMessage): Promise<void> {
+    const account = device.account;
+    const encrypted = await account.primary.encrypt(device.lid, message, () => this.hub.registry.takeBundle(device));
+    this.hub.deliver(device, {
+      tag: 'message',
+      attrs: { from: account.pnJid, id: this.hub.messageId(), type: 'text', category: 'peer', t: unixNow() },
+      content: [encNode(encrypted.type, encrypted.ciphertext)],
+    });
+  }
+
+  /**
+   * The phone syncs chat history to its companions (a RECENT history sync, payload inline): `messages` as the phone has
+   * them (keys from the phone's side), grouped into conversations by chat.
+   */
+  async syncHistory(account: Account, messages: proto.IWebMessageInfo[]): Promise<void> {
+    const byChat = new Map<string, proto.IHistorySyncMsg[]>();
     for (const message of messages) {
-      const encrypted = await account.primary.encrypt(device.lid, message, () => this.hub.registry.takeBundle(device));
-      this.hub.deliver(device, {
-        tag: 'message',
-        attrs: { from: account.pnJid, id: this.hub.messageId(), type: 'text', category: 'peer', t: unixNow() },
-        content: [encNode(encrypted.type, encrypted.ciphertext)],
-      });
+      const chat = message.key?.remoteJid ?? '';
+      byChat.set(chat, [...(byChat.get(chat) ?? []), { message }]);
     }
+    const history = proto.HistorySync.encode({
+      syncType: proto.HistorySync.HistorySyncType.RECENT,
+      conversations: [...byChat].map(([id, msgs]) => ({ id, messages: msgs })),
+      progress: 100,
+      chunkOrder: 1,
+    }).finish();
+    const notification: proto.IMessage = {
+      protocolMessage: {
+        type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+        historySyncNotification: {
+          syncType: proto.Message.HistorySyncType.RECENT,
+          initialHistBootstrapInlinePayload: deflateSync(history),
+          fileLength: history.length,
+          progress: 100,
+          chunkOrder: 1,
+        },
+      },
+    };
+    await this.toCompanions(account, notification);
   }
 
   /** Resolves with the first inbox message of `account` (already there or arriving) that matches. */
@@ -294,6 +354,7 @@ export class Phones extends EventEmitter {
     const list = this.inboxes.get(account) ?? [];
     list.push(full);
     this.inboxes.set(account, list);
+    if (!full.ownDevice) this.receivedCount += 1;
     this.emit('message', account, full);
   }
 

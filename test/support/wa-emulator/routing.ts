@@ -3,7 +3,7 @@ import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, S_WHATSAPP_NET, t
 import type { Connection } from './connection.js';
 import type { Groups } from './groups.js';
 import { unixNow, type Hub } from './hub.js';
-import type { Phones } from './phones.js';
+import { STATUS_BROADCAST, type Phones } from './phones.js';
 import { profile, type AddressingMode } from './profile.js';
 import type { Device } from './registry.js';
 
@@ -25,8 +25,9 @@ export class Router {
     connection.send({ tag: 'ack', attrs: { class: 'message', id: node.attrs.id ?? '', from: to, t } });
     const server = jidDecode(to)?.server;
     if (server === 'g.us') return this.routeGroup(sender, node, t);
+    if (to === STATUS_BROADCAST) return this.routeStatus(sender, node, t);
     if (server === 'broadcast' || server === 'newsletter') {
-      this.hub.log('status/newsletter messages are not routed', { to });
+      this.hub.log('broadcast list and newsletter messages are not routed', { to });
       return;
     }
     return this.routeDirect(sender, node, t);
@@ -138,6 +139,37 @@ export class Router {
       const content = [direct, retryTarget ? undefined : skmsg].filter((n): n is BinaryNode => n !== undefined);
       if (!content.length) continue;
       if (direct?.attrs.type === 'pkmsg' && deviceIdentity) content.push(deviceIdentity);
+      this.hub.deliver(target, { tag: 'message', attrs: { ...attrs }, content });
+    }
+  }
+
+  /**
+   * A status post: like a group message (skmsg, sender keys per device), but its audience is the devices the sender
+   * addressed (Baileys resolves its statusJidList to devices and sends each the sender key), and it arrives from
+   * `status@broadcast` with the author as `participant`, LID-addressed as Baileys encrypts it.
+   */
+  private async routeStatus(sender: Device, node: BinaryNode, t: string): Promise<void> {
+    const skmsg = getBinaryNodeChildren(node, 'enc').find((e) => e.attrs.type === 'skmsg');
+    const deviceIdentity = getBinaryNodeChild(node, 'device-identity');
+    const forwarded = Object.fromEntries(Object.entries(node.attrs).filter(([key]) => !SERVER_ONLY_ATTRS.has(key)));
+    const attrs: Record<string, string> = {
+      ...forwarded,
+      from: STATUS_BROADCAST,
+      participant: this.hub.registry.addressOf(sender, 'lid'),
+      [profile.participantAltAttr('lid')]: this.hub.registry.userJid(sender.account, 'pn'),
+      t,
+      notify: sender.account.pushName,
+    };
+    for (const p of getBinaryNodeChildren(getBinaryNodeChild(node, 'participants'), 'to')) {
+      const target = this.hub.registry.device(p.attrs.jid ?? '');
+      const direct = getBinaryNodeChild(p, 'enc');
+      if (!target || !direct || target === sender) continue;
+      if (target.virtual) {
+        await this.phones.receiveStatus(target.account, sender, direct, skmsg, node);
+        continue;
+      }
+      const content = [direct, skmsg].filter((n): n is BinaryNode => n !== undefined);
+      if (direct.attrs.type === 'pkmsg' && deviceIdentity) content.push(deviceIdentity);
       this.hub.deliver(target, { tag: 'message', attrs: { ...attrs }, content });
     }
   }

@@ -14,6 +14,7 @@ import { handleIq } from './iq-handlers.js';
 import { defaultLog, type EmulatorLog } from './log.js';
 import { login } from './login.js';
 import { MediaStore } from './media-store.js';
+import { Pictures } from './pictures.js';
 import type { HandshakeResult } from './noise.js';
 import { Pairing } from './pairing.js';
 import { Phones } from './phones.js';
@@ -21,6 +22,7 @@ import { createNoisePki, type NoisePki } from './pki.js';
 import { Presence } from './presence.js';
 import { profile } from './profile.js';
 import { StanzaRecorder } from './recorder.js';
+import { ConnectionStats } from './stats.js';
 import { Registry } from './registry.js';
 import { Router } from './routing.js';
 import { createTlsIdentity, type TlsIdentity } from './tls-cert.js';
@@ -36,6 +38,11 @@ export interface EmulatorOptions {
   log?: EmulatorLog;
   /** how many stanzas to keep (default 20 000) */
   recordLimit?: number;
+  /**
+   * How long a server→client iq (pair-success, pair-device) waits for the client's answer (default 10 s). A benchmark
+   * pairing hundreds of clients on a loaded machine may need longer: their answers queue behind each other's key uploads.
+   */
+  queryTimeoutMs?: number;
   /**
    * Runs before normal handling of every stanza from a client; return true to swallow it
    * (e.g. to probe which queries Baileys needs answered).
@@ -83,6 +90,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
   const hub = new Hub(registry, recorder, log);
   const media = new MediaStore(tls);
   const groups = new Groups(hub);
+  const pictures = new Pictures(hub, groups, media);
   const phones = new Phones(hub, groups);
   const presence = new Presence(hub, groups);
   const pairing = new Pairing(hub);
@@ -90,14 +98,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
   hub.onActive = (device) => {
     phones.bootstrap(device).catch((error: unknown) => log('phone bootstrap failed', { device: device.jid, error: String(error) }));
   };
-  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media });
+  const stats = new ConnectionStats();
+  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures });
   const connections = new Set<Connection>();
 
   const onNode = async (connection: Connection, node: BinaryNode): Promise<void> => {
     if (options.intercept?.(node, connection.device?.jid)) return;
     switch (node.tag) {
       case 'iq':
-        return handleIq({ hub, pairing, groups, media }, connection, node);
+        return handleIq({ hub, pairing, groups, media, pictures }, connection, node);
       case 'message':
         return router.handleMessage(connection, node);
       case 'receipt':
@@ -117,13 +126,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
 
   const hooks = {
     log,
+    queryTimeoutMs: options.queryTimeoutMs ?? 10_000,
     onHandshake(connection: Connection, { clientStatic, payload }: HandshakeResult) {
       if (payload.devicePairingData) pairing.register(connection, clientStatic, payload.devicePairingData);
       else login(hub, connection, clientStatic, payload);
     },
     onNode,
     onClose(connection: Connection) {
-      connections.delete(connection);
+      if (connections.delete(connection)) stats.open -= 1;
       pairing.forget(connection);
       presence.forget(connection);
       const device = connection.device;
@@ -148,8 +158,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
     void handleControlRequest(control, extraRoutes, req, res);
   });
   http.on('upgrade', (req, socket, head) => {
+    stats.attempted();
     wss.handleUpgrade(req, socket, head, (ws) => {
       connections.add(new Connection(ws, pki, hooks));
+      stats.open += 1;
     });
   });
   http.listen(options.port ?? 0, '127.0.0.1');

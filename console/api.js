@@ -1,0 +1,116 @@
+// The console's only way to the daemon: the documented API, with the key kept in sessionStorage (never a URL or cookie),
+// and the live event stream read with fetch() so the key travels in the Authorization header.
+import { sseData } from '../src/events/sse.js';
+
+const KEY_ITEM = 'gateway.console.key';
+
+export const storedKey = () => sessionStorage.getItem(KEY_ITEM);
+export const storeKey = (key) => sessionStorage.setItem(KEY_ITEM, key);
+export const forgetKey = () => sessionStorage.removeItem(KEY_ITEM);
+
+/** An error answer of the API, as the API worded it. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+let onUnauthorized = () => {};
+/** Called when the key stops working (revoked, or the daemon's master key changed). */
+export const whenUnauthorized = (handler) => (onUnauthorized = handler);
+
+/** One API call: resolves to {data, total} (total from X-Total-Count on lists); rejects with an ApiError. */
+export async function api(method, path, body, key = storedKey()) {
+  const headers = { Authorization: `Bearer ${key}` };
+  const init = { method, headers, cache: 'no-store' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'the daemon could not be reached');
+  }
+  const text = await response.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    const error = json?.error ?? {};
+    if (response.status === 401 && key === storedKey()) onUnauthorized();
+    throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? response.statusText);
+  }
+  const total = response.headers.get('X-Total-Count');
+  return { data: json?.data, total: total === null ? undefined : Number(total) };
+}
+
+/** Builds a query string from the defined values. */
+export function query(params) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) if (value !== undefined && value !== '') search.set(name, String(value));
+  const text = search.toString();
+  return text ? `?${text}` : '';
+}
+
+/** What the signed-in key may do (from GET /api/account). */
+export function capabilities(account) {
+  const master = account?.kind === 'master';
+  const scopes = new Set(account?.scopes ?? []);
+  return {
+    master,
+    can: (scope) => master || scopes.has('*') || scopes.has(scope),
+    sessions: account?.sessions ?? null,
+  };
+}
+
+/**
+ * Reads GET /api/events/stream (Server-Sent Events) with fetch, since EventSource cannot send the key in a header.
+ * Calls onEvent(envelope) per event and onState({live, error}) as the stream opens or fails; reconnects after a drop.
+ * Returns a function that closes it.
+ */
+export function openEventStream(onEvent, onState) {
+  const controller = new AbortController();
+  const pause = (ms) => new Promise((done) => setTimeout(done, ms));
+  (async () => {
+    while (!controller.signal.aborted) {
+      try {
+        const response = await fetch('/api/events/stream', { headers: { Authorization: `Bearer ${storedKey()}`, Accept: 'text/event-stream' }, signal: controller.signal, cache: 'no-store' });
+        if (!response.ok) {
+          const error = (await response.json().catch(() => undefined))?.error;
+          onState({ live: false, error: new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? response.statusText) });
+          if (response.status === 401 || response.status === 403) return;
+        } else {
+          onState({ live: true });
+          await readEvents(response.body, onEvent);
+          onState({ live: false, error: new ApiError(0, 'STREAM_ENDED', 'the event stream ended; reconnecting') });
+        }
+      } catch (err) {
+        if (controller.signal.aborted) return;
+        onState({ live: false, error: new ApiError(0, 'NETWORK', 'the event stream was cut; reconnecting') });
+      }
+      await pause(2000);
+    }
+  })();
+  return () => controller.abort();
+}
+
+async function readEvents(body, onEvent) {
+  for await (const data of sseData(chunksOf(body))) onEvent(JSON.parse(data));
+}
+
+/** A ReadableStream as an async iterable (not every browser iterates streams itself). */
+async function* chunksOf(body) {
+  const reader = body.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    yield value;
+  }
+}

@@ -1,0 +1,133 @@
+// One session: its account, lifecycle actions, pairing until it is connected, a test send, the messages the store
+// holds, its live events, and its client rules.
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { api, query } from '../api.js';
+import { useEvents } from '../events.js';
+import { ErrorBox, Field, formatTime, StatusBadge, Table, useAction, useLoad } from '../ui.js';
+import { SessionActions } from './sessions.js';
+import { Pairing } from './pairing.js';
+import { ClientRules } from './client-rules.js';
+
+const readAsDataUrl = (file) =>
+  new Promise((done, fail) => {
+    const reader = new FileReader();
+    reader.onload = () => done(reader.result);
+    reader.onerror = () => fail(reader.error);
+    reader.readAsDataURL(file);
+  });
+
+function SendTest({ session }) {
+  const [form, setForm] = useState({ chatId: '', type: 'text', text: '' });
+  const [file, setFile] = useState();
+  const [sent, setSent] = useState();
+  const action = useAction();
+  const submit = (event) => {
+    event.preventDefault();
+    action.run(async () => {
+      const body = { session, chatId: form.chatId.trim(), type: form.type };
+      if (form.type === 'text') body.text = form.text;
+      else {
+        if (!file) throw Object.assign(new Error('choose a file to send'), { code: 'NO_FILE' });
+        body.base64 = await readAsDataUrl(file);
+        if (file.type) body.mimeType = file.type;
+        if (form.type === 'file') body.filename = file.name;
+        if (form.text) body.caption = form.text;
+      }
+      setSent((await api('POST', '/api/messages/send', body)).data);
+    });
+  };
+  return html`<section class="card" aria-labelledby="h-send">
+    <h2 id="h-send">Send a test message</h2>
+    <form onSubmit=${submit} class="form">
+      <${Field} label="To" hint="phone number or JID"><input name="chatId" required value=${form.chatId} onInput=${(e) => setForm({ ...form, chatId: e.currentTarget.value })} /><//>
+      <${Field} label="Type">
+        <select name="type" value=${form.type} onChange=${(e) => setForm({ ...form, type: e.currentTarget.value })}>
+          <option value="text">text</option>
+          <option value="image">image</option>
+          <option value="file">file</option>
+        </select>
+      <//>
+      ${form.type !== 'text' ? html`<${Field} label="File"><input type="file" name="file" accept=${form.type === 'image' ? 'image/*' : undefined} onChange=${(e) => setFile(e.currentTarget.files[0])} /><//>` : null}
+      <${Field} label=${form.type === 'text' ? 'Text' : 'Caption (optional)'}><textarea name="text" rows="2" required=${form.type === 'text'} value=${form.text} onInput=${(e) => setForm({ ...form, text: e.currentTarget.value })}></textarea><//>
+      <button type="submit" class="primary" disabled=${action.busy}>Send</button>
+    </form>
+    <${ErrorBox} error=${action.error} />
+    ${sent ? html`<p role="status">Sent: <code data-testid="sent-id">${sent.messageId}</code></p>` : null}
+  </section>`;
+}
+
+function Messages({ session }) {
+  const messages = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/messages${query({ limit: 20 })}`)).data, [session]);
+  useEvents((event) => {
+    if (event.session === session && (event.event === 'message.sent' || event.event === 'message.received')) messages.reload();
+  });
+  return html`<section class="card wide" aria-labelledby="h-messages">
+    <h2 id="h-messages">Recent messages</h2>
+    <${ErrorBox} error=${messages.error} />
+    ${messages.value?.length === 0 ? html`<p>No stored messages.</p>` : null}
+    ${messages.value?.length
+      ? html`<${Table} label="Recent messages" head=${['When', 'Chat', 'Direction', 'Type', 'Text', 'Status']}>
+          ${messages.value.map(
+            (m) => html`<tr data-message=${m.messageId}>
+              <td>${formatTime(m.timestamp)}</td><td>${m.chatId}</td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
+            </tr>`,
+          )}
+        <//>`
+      : null}
+  </section>`;
+}
+
+function LiveEvents({ session, stream }) {
+  const [events, setEvents] = useState([]);
+  useEvents((event) => {
+    if (event.session === session) setEvents((list) => [event, ...list].slice(0, 50));
+  });
+  return html`<section class="card wide" aria-labelledby="h-events">
+    <h2 id="h-events">Live events</h2>
+    ${stream.unavailable ? html`<p>Live events need the <code>webhooks:manage</code> scope.</p>` : events.length === 0 ? html`<p>Waiting for events…</p>` : null}
+    <ol class="events" aria-live="polite" aria-label="Events of this session, newest first" tabindex="0">
+      ${events.map(
+        (e) => html`<li data-event=${e.event}>
+          <details><summary><code>${e.event}</code> <time datetime=${e.timestamp}>${formatTime(e.timestamp)}</time></summary><pre tabindex="0">${JSON.stringify(e.payload, null, 2)}</pre></details>
+        </li>`,
+      )}
+    </ol>
+  </section>`;
+}
+
+export function Session({ id, caps, stream }) {
+  const session = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(id)}`)).data, [id]);
+  useEvents((event) => {
+    if (event.session === id && ['session.status', 'session.connected', 'session.logged_out'].includes(event.event)) session.reload();
+  });
+  const s = session.value;
+  const manage = caps.can('sessions:manage');
+  if (session.error) return html`<h1>Session ${id}</h1><${ErrorBox} error=${session.error} />`;
+  if (!s) return html`<h1>Session ${id}</h1><p>Loading…</p>`;
+  const deleted = () => (location.hash = '#/sessions');
+  return html`<h1>Session ${s.name} <${StatusBadge} status=${s.status} reason=${s.statusReason} /></h1>
+    ${manage ? html`<${SessionActions} session=${s} onDone=${(gone) => (gone ? deleted() : session.reload())} />` : null}
+    <div class="cards">
+      <section class="card" aria-labelledby="h-account">
+        <h2 id="h-account">Account</h2>
+        <dl>
+          <dt>Status</dt><dd data-testid="status">${s.status}</dd>
+          <dt>Phone</dt><dd>${s.phoneNumber ?? '—'}</dd>
+          <dt>Name</dt><dd>${s.pushName ?? '—'}</dd>
+          ${s.businessName ? html`<dt>Business</dt><dd>${s.businessName}</dd>` : null}
+          <dt>Platform</dt><dd>${s.platform ?? '—'}</dd>
+          <dt>LID</dt><dd>${s.lid ?? '—'}</dd>
+          <dt>Engine</dt><dd>${s.engine}</dd>
+          ${s.proxy ? html`<dt>Proxy</dt><dd>${s.proxy}</dd>` : null}
+          <dt>Safe mode</dt><dd>${s.config?.safeMode ? 'on' : 'off'}</dd>
+          <dt>Created</dt><dd>${formatTime(s.createdAt)}</dd>
+        </dl>
+      </section>
+      ${s.status !== 'CONNECTED' && manage ? html`<${Pairing} session=${s} />` : null}
+      ${s.status === 'CONNECTED' && caps.can('messages:send') ? html`<${SendTest} session=${s.name} />` : null}
+      <${Messages} session=${s.name} />
+      <${LiveEvents} session=${s.name} stream=${stream} />
+      ${manage ? html`<${ClientRules} session=${s.name} />` : null}
+    </div>`;
+}

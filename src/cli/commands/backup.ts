@@ -1,0 +1,170 @@
+// `gateway backup [FILE]`: a consistent copy of the running daemon's database (POST /api/admin/backups), downloaded
+// into FILE when given. `gateway restore FILE`: on a stopped daemon, checks the copy and puts it in place of gateway.db,
+// keeping the replaced database aside.
+import { chmodSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Command } from 'commander';
+import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
+import { noteRestore, type BackupInfo } from '../../ops/backups.js';
+import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../store/database-file.js';
+import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
+import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
+import { refuseIfRunning } from '../daemon-probe.js';
+import { ExitCode } from '../exit-codes.js';
+import { printJson } from '../output.js';
+
+export function register(program: Command): void {
+  program
+    .command('backup [file]')
+    .description("back the running daemon's database up (online); into <dataDir>/backups, and downloaded into FILE when given")
+    .option('--with-media', 'also copy the media blobs (into <backup>-media beside the copy)')
+    .action(async (file: string | undefined, opts: { withMedia?: boolean }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const client = createClient(globals);
+      const backup = await client.request<BackupInfo>('POST', '/api/admin/backups', { withMedia: opts.withMedia ?? false });
+      let path = backup.path;
+      let media = backup.media?.path;
+      if (file) {
+        path = resolve(file);
+        await download(client, backup.name, path, backup.sizeBytes);
+        // the blobs are not sent over HTTP: copied when the daemon's directory is on this host, otherwise left there
+        if (backup.media && existsSync(backup.media.path)) media = copyDirectory(backup.media.path, `${path}-media`);
+      }
+      if (globals.json) {
+        printJson({ ...backup, path, media: backup.media && { ...backup.media, path: media } });
+        return;
+      }
+      process.stdout.write(`backup written: ${path} (${formatBytes(backup.sizeBytes)}, schema version ${backup.schemaVersion}, ${backup.durationMs} ms)\n`);
+      if (backup.media) process.stdout.write(`media: ${backup.media.files} file(s), ${formatBytes(backup.media.sizeBytes)} in ${media}\n`);
+      process.stdout.write('its secrets stay sealed: restoring it needs the same master key (or GATEWAY_ENCRYPTION_KEY)\n');
+    });
+
+  program
+    .command('restore <file>')
+    .description('on a stopped daemon: put a backup in place of gateway.db (checked first; the replaced database is kept aside)')
+    .option('--media <dir>', "the backup's media directory (default: FILE-media when it exists)")
+    .action(async (file: string, opts: { media?: string }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const config = loadCliConfig(globals);
+      const source = resolve(file);
+      if (!existsSync(source) || !statSync(source).isFile()) throw new CliError(`no such backup file: ${source}`, ExitCode.Usage);
+      const mediaSource = opts.media ? resolve(opts.media) : existsSync(`${source}-media`) ? `${source}-media` : undefined;
+      if (mediaSource && !existsSync(mediaSource)) throw new CliError(`no such media directory: ${mediaSource}`, ExitCode.Usage);
+
+      await refuseIfRunning(globals, config, 'restore', 'replaces the database it holds open');
+      const version = checkBackup(source, globals.masterKey ?? config.auth.masterKey, config.auth.encryptionKey);
+
+      const dataDir = resolve(config.dataDir);
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      const target = join(dataDir, 'gateway.db');
+      const staged = `${target}.restoring-${process.pid}`;
+      closeSync(openSync(staged, 'w', 0o600));
+      chmodSync(staged, 0o600);
+      try {
+        // through SQLite's backup, not a file copy: a -wal beside the source is taken in, and the result is one file
+        await copyDatabase(source, staged);
+      } catch (err) {
+        rmSync(staged, { force: true });
+        throw new CliError(`could not copy ${source}: ${(err as Error).message}; nothing was changed`);
+      }
+      const stamp = new Date().toISOString().replace(/[-:.]/g, '');
+      const replaced = `${target}.replaced-${stamp}`;
+      const kept = existsSync(target);
+      if (kept) {
+        // the -wal and -shm move with it under the same name, so the kept copy stays a whole database
+        renameSync(target, replaced);
+        for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) renameSync(`${target}${suffix}`, `${replaced}${suffix}`);
+      }
+      renameSync(staged, target);
+      noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null });
+
+      let mediaReplaced: string | undefined;
+      if (mediaSource) {
+        const mediaDir = join(dataDir, 'media');
+        if (existsSync(mediaDir)) {
+          mediaReplaced = `${mediaDir}.replaced-${stamp}`;
+          renameSync(mediaDir, mediaReplaced);
+        }
+        copyDirectory(mediaSource, mediaDir);
+      }
+
+      const result = { restored: target, from: source, schemaVersion: version, latestSchemaVersion: LATEST_SCHEMA_VERSION, replaced: kept ? replaced : null, media: mediaSource ?? null, mediaReplaced: mediaReplaced ?? null };
+      if (globals.json) {
+        printJson(result);
+        return;
+      }
+      process.stdout.write(`restored ${source} into ${target}\n`);
+      if (kept) process.stdout.write(`the replaced database is kept as ${replaced}\n`);
+      if (mediaSource) process.stdout.write(`media restored from ${mediaSource}${mediaReplaced ? ` (the replaced media directory is kept as ${mediaReplaced})` : ''}\n`);
+      if (version < LATEST_SCHEMA_VERSION) process.stdout.write(`the daemon migrates it from schema version ${version} to ${LATEST_SCHEMA_VERSION} when it starts\n`);
+      process.stdout.write('start the daemon: sessions come back without pairing and pending webhook deliveries go on\n');
+    });
+}
+
+/** Integrity, schema version and key of a backup, before anything is touched; returns its schema version. */
+function checkBackup(file: string, masterKey: string | undefined, encryptionKey: string | undefined): number {
+  const inspection = inspectDatabase(file, 'full');
+  if (inspection.problems.length) throw new CliError(`${file} failed the integrity check (${inspection.problems.slice(0, 3).join('; ')}); nothing was changed`);
+  if (inspection.version === 0) throw new CliError(`${file} is not a gateway database (no schema version); nothing was changed`);
+  if (inspection.version > LATEST_SCHEMA_VERSION) {
+    throw new CliError(`${file} has schema version ${inspection.version}, newer than this build knows (${LATEST_SCHEMA_VERSION}): restore it with the version that wrote it; nothing was changed`);
+  }
+  if (!masterKey && !encryptionKey) throw new CliError('no master key: the backup\'s secrets are checked against it (set GATEWAY_MASTER_KEY, auth.masterKey or --master-key)', ExitCode.Config);
+  let box;
+  try {
+    box = secretBoxFor({ masterKey, encryptionKey });
+  } catch (err) {
+    if (err instanceof SecretBoxError) throw new CliError(err.message, ExitCode.Config);
+    throw err;
+  }
+  const mismatch = checkSealedKeyOfFile(file, box);
+  if (mismatch) {
+    throw new CliError(
+      `the secrets in ${file} were sealed under data key ${mismatch.storedKeyId}, and this configuration's key gives ${box.keyId}: ` +
+        'restore it with the master key (or GATEWAY_ENCRYPTION_KEY) it was written with; nothing was changed',
+      ExitCode.Config,
+    );
+  }
+  return inspection.version;
+}
+
+async function download(client: ReturnType<typeof createClient>, name: string, path: string, size: number): Promise<void> {
+  const response = await client.raw('GET', `/api/admin/backups/${encodeURIComponent(name)}`);
+  if (!response.ok || !response.body) throw new CliError(`HTTP ${response.status} downloading backup ${name}`);
+  const partial = `${path}.partial-${process.pid}`;
+  try {
+    await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), createWriteStream(partial, { mode: 0o600 }));
+    chmodSync(partial, 0o600);
+    const got = statSync(partial).size;
+    if (got !== size) throw new CliError(`backup ${name}: received ${got} bytes of ${size}`);
+    renameSync(partial, path);
+  } catch (err) {
+    rmSync(partial, { force: true });
+    throw err;
+  }
+}
+
+/** Copies the files of one flat directory (media blobs) into a new one, 0700 / 0600; returns the target. */
+function copyDirectory(from: string, to: string): string {
+  mkdirSync(to, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(from)) {
+    const source = join(from, name);
+    if (!statSync(source).isFile()) continue;
+    copyFileSync(source, join(to, name));
+    chmodSync(join(to, name), 0o600);
+  }
+  return to;
+}
+
+export function formatBytes(bytes: number): string {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}

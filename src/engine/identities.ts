@@ -1,0 +1,96 @@
+// The phone-number ↔ LID pairs a session knows, for both engines: bounded (the least recently learnt or seen go first)
+// and written through to the session's IdentityStore in batches, so that they survive restarts.
+import type { IdentityPair, IdentityStore } from './types.js';
+
+export const MAX_IDENTITIES = 50_000;
+/** a pair seen again is written again (its use refreshed in the store) at most this often */
+const REFRESH_WRITE_MS = 60 * 60_000;
+
+export class IdentityPairs {
+  /** in least-recently-used order: a pair learnt or seen again moves to the end */
+  private readonly lidByPn = new Map<string, { lid: string; writtenAt: number }>();
+  private readonly pnByLid = new Map<string, string>();
+  private pending = new Map<string, string>();
+  private evicted: string[] = [];
+  private flushScheduled = false;
+
+  constructor(
+    private readonly store?: IdentityStore,
+    private readonly onWriteError: (err: unknown) => void = () => {},
+    private readonly max = MAX_IDENTITIES,
+  ) {
+    const now = Date.now();
+    for (const { pn, lid } of store?.load() ?? []) this.put(pn, lid, now);
+    if (this.evicted.length) this.scheduleFlush();
+  }
+
+  get size(): number {
+    return this.lidByPn.size;
+  }
+
+  /** Records that the phone JID `pn` and `lid` are the same person (both bare). */
+  set(pn: string, lid: string): void {
+    const now = Date.now();
+    const known = this.lidByPn.get(pn);
+    if (known?.lid === lid) {
+      this.lidByPn.delete(pn);
+      this.lidByPn.set(pn, known);
+      if (now - known.writtenAt < REFRESH_WRITE_MS) return;
+      known.writtenAt = now;
+    } else {
+      this.put(pn, lid, now);
+    }
+    this.pending.set(pn, lid);
+    this.scheduleFlush();
+  }
+
+  lidOf(pn: string): string | undefined {
+    return this.lidByPn.get(pn)?.lid;
+  }
+
+  pnOf(lid: string): string | undefined {
+    return this.pnByLid.get(lid);
+  }
+
+  /** Writes what was learnt since the last write (otherwise done on the next turn of the event loop). */
+  flush(): void {
+    this.flushScheduled = false;
+    if (!this.store || (!this.pending.size && !this.evicted.length)) return;
+    const pairs: IdentityPair[] = [...this.pending].map(([pn, lid]) => ({ pn, lid }));
+    const evicted = this.evicted;
+    this.pending = new Map();
+    this.evicted = [];
+    try {
+      this.store.save(pairs, evicted);
+    } catch (err) {
+      // the session was deleted, or the store closed at shutdown: the pairs stay in memory
+      this.onWriteError(err);
+    }
+  }
+
+  private put(pn: string, lid: string, now: number): void {
+    const old = this.lidByPn.get(pn);
+    if (old) {
+      this.pnByLid.delete(old.lid);
+      this.lidByPn.delete(pn);
+    }
+    // a LID names one number: the pair it was in before is gone
+    const previousPn = this.pnByLid.get(lid);
+    if (previousPn !== undefined) this.lidByPn.delete(previousPn);
+    this.lidByPn.set(pn, { lid, writtenAt: now });
+    this.pnByLid.set(lid, pn);
+    while (this.lidByPn.size > this.max) {
+      const [oldest, entry] = this.lidByPn.entries().next().value!;
+      this.lidByPn.delete(oldest);
+      this.pnByLid.delete(entry.lid);
+      this.pending.delete(oldest);
+      this.evicted.push(oldest);
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (!this.store || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+}

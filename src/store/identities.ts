@@ -1,0 +1,35 @@
+// Repository of the phone-number ↔ LID pairs each session learnt (migration 007): loaded when a session starts, written
+// as they are learnt, pruned with the in-memory view's evictions, deleted with the session (foreign key).
+import type { Db } from './db.js';
+import type { IdentityPair, IdentityStore } from '../engine/types.js';
+
+export type IdentitiesRepo = ReturnType<typeof createIdentitiesRepo>;
+
+export function createIdentitiesRepo(db: Db) {
+  const all = db.prepare('SELECT pn, lid FROM identities WHERE session = ? ORDER BY used_at, pn');
+  const dropLid = db.prepare('DELETE FROM identities WHERE session = ? AND lid = ? AND pn <> ?');
+  const upsert = db.prepare(
+    'INSERT INTO identities (session, pn, lid, used_at) VALUES (?, ?, ?, ?) ON CONFLICT (session, pn) DO UPDATE SET lid = excluded.lid, used_at = excluded.used_at',
+  );
+  const dropPn = db.prepare('DELETE FROM identities WHERE session = ? AND pn = ?');
+  const count = db.prepare('SELECT COUNT(*) FROM identities WHERE session = ?').pluck();
+  const write = db.transaction((session: string, pairs: IdentityPair[], evicted: string[]) => {
+    const now = Date.now();
+    for (const { pn, lid } of pairs) {
+      // a LID names one number: a pair that moved to another number replaces the old one
+      dropLid.run(session, lid, pn);
+      upsert.run(session, pn, lid, now);
+    }
+    for (const pn of evicted) dropPn.run(session, pn);
+  });
+
+  return {
+    forSession(session: string): IdentityStore {
+      return {
+        load: () => all.all(session) as IdentityPair[],
+        save: (pairs, evicted = []) => write(session, pairs, evicted),
+      };
+    },
+    count: (session: string) => count.get(session) as number,
+  };
+}
