@@ -2,10 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
-  pairByQr,
-  startEmulator,
+  closeAll,
+  startWithAliceAndBob,
   textOf,
-  trustEmulator,
   waitForEvent,
   waitForMessage,
   type TestClient,
@@ -22,21 +21,9 @@ describe('wa-emulator groups', () => {
   let groupJid = '';
 
   before(async () => {
-    emu = await startEmulator();
-    await trustEmulator(emu);
-    emu.control.createAccount({ phone: '15550001111', pushName: 'Alice' });
-    emu.control.createAccount({ phone: '15550002222', pushName: 'Bob' });
-    emu.control.createAccount({ phone: CAROL, pushName: 'Carol' });
-    emu.control.createAccount({ phone: DAVE, pushName: 'Dave' });
-    alice = await pairByQr(emu, '15550001111');
-    bob = await pairByQr(emu, '15550002222');
+    ({ emu, alice, bob } = await startWithAliceAndBob([{ phone: CAROL, pushName: 'Carol' }, { phone: DAVE, pushName: 'Dave' }]));
   });
-
-  after(async () => {
-    await alice?.close();
-    await bob?.close();
-    await emu?.close();
-  });
+  after(() => closeAll(alice, bob, emu));
 
   it('creates a group; members get groups.upsert', async () => {
     const upsert = waitForEvent(bob.sock, 'groups.upsert', (groups) => groups.some((g) => g.subject === 'Team'));

@@ -4,10 +4,9 @@ import { deflateSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import { downloadMediaMessage, proto } from '@whiskeysockets/baileys';
 import {
-  pairByQr,
-  startEmulator,
+  closeAll,
+  startWithAliceAndBob,
   textOf,
-  trustEmulator,
   waitForEvent,
   waitForMessage,
   type TestClient,
@@ -52,19 +51,9 @@ describe('wa-emulator 1:1 messaging', () => {
   let bob: TestClient;
 
   before(async () => {
-    emu = await startEmulator();
-    await trustEmulator(emu);
-    emu.control.createAccount({ phone: '15550001111', pushName: 'Alice' });
-    emu.control.createAccount({ phone: '15550002222', pushName: 'Bob' });
-    alice = await pairByQr(emu, '15550001111');
-    bob = await pairByQr(emu, '15550002222');
+    ({ emu, alice, bob } = await startWithAliceAndBob());
   });
-
-  after(async () => {
-    await alice?.close();
-    await bob?.close();
-    await emu?.close();
-  });
+  after(() => closeAll(alice, bob, emu));
 
   it('exchanges text both ways by phone number', async () => {
     const atBob = waitForMessage(bob.sock, (m) => textOf(m) === 'hello bob');

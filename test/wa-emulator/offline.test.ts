@@ -1,7 +1,14 @@
 // A disconnected companion gets what was sent meanwhile (offline queue) when it logs in again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { pairByQr, startEmulator, textOf, trustEmulator, waitForMessage, type TestClient, type WaEmulator } from '../support/wa-emulator/index.js';
+import {
+  closeAll,
+  startWithAliceAndBob,
+  textOf,
+  waitForMessage,
+  type TestClient,
+  type WaEmulator,
+} from '../support/wa-emulator/index.js';
 
 describe('wa-emulator offline queue', () => {
   let emu: WaEmulator;
@@ -9,20 +16,9 @@ describe('wa-emulator offline queue', () => {
   let bob: TestClient;
 
   before(async () => {
-    emu = await startEmulator();
-    await trustEmulator(emu);
-    emu.control.createAccount({ phone: '15550001111', pushName: 'Alice' });
-    emu.control.createAccount({ phone: '15550002222', pushName: 'Bob' });
-    emu.control.createAccount({ phone: '15550005555', pushName: 'Erin' });
-    alice = await pairByQr(emu, '15550001111');
-    bob = await pairByQr(emu, '15550002222');
+    ({ emu, alice, bob } = await startWithAliceAndBob([{ phone: '15550005555', pushName: 'Erin' }]));
   });
-
-  after(async () => {
-    await alice?.close();
-    await bob?.close();
-    await emu?.close();
-  });
+  after(() => closeAll(alice, bob, emu));
 
   it('queues messages for a disconnected device and delivers them on reconnect', async () => {
     // a first message, so the second one goes over an existing Signal session as well

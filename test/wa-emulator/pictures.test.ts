@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Jimp } from 'jimp';
-import { pairByQr, startEmulator, trustEmulator, type TestClient, type WaEmulator } from '../support/wa-emulator/index.js';
+import { closeAll, startWithAliceAndBob, type TestClient, type WaEmulator } from '../support/wa-emulator/index.js';
 import { png } from '../engine/samples.js';
 
 /** the iq error's code, which Baileys keeps as the Boom's `data` */
@@ -15,19 +15,9 @@ describe('wa-emulator pictures', () => {
   let bob: TestClient;
 
   before(async () => {
-    emu = await startEmulator();
-    await trustEmulator(emu);
-    emu.control.createAccount({ phone: '15550001111', pushName: 'Alice' });
-    emu.control.createAccount({ phone: '15550002222', pushName: 'Bob' });
-    alice = await pairByQr(emu, '15550001111');
-    bob = await pairByQr(emu, '15550002222');
+    ({ emu, alice, bob } = await startWithAliceAndBob());
   });
-
-  after(async () => {
-    await alice?.close();
-    await bob?.close();
-    await emu?.close();
-  });
+  after(() => closeAll(alice, bob, emu));
 
   it('no picture: 404', async () => {
     await assert.rejects(bob.sock.profilePictureUrl(alice.userJid, 'image'), (err) => statusOf(err) === 404);

@@ -8,9 +8,9 @@ import makeWASocket, {
 } from '@whiskeysockets/baileys';
 import { pino } from 'pino';
 import { unrefLeakedBaileysTimers } from './baileys-workarounds.js';
-import { emulatorHttpsAgent } from './client-trust.js';
+import { emulatorHttpsAgent, trustEmulator } from './client-trust.js';
 import { memoryAuth, type MemoryAuth } from './memory-auth.js';
-import type { WaEmulator } from './server.js';
+import { startEmulator, type WaEmulator } from './server.js';
 
 /** `lastDisconnect.error.output.statusCode` of a close update (undefined for a deliberate `end(undefined)`). */
 export const closeCode = (update: Partial<ConnectionState>): number | undefined =>
@@ -204,4 +204,20 @@ export async function pairByCode(emulator: WaEmulator, phone: string, options: C
   if (closeCode(update) !== 515) throw new Error(`expected 515 after pairing, got ${closeCode(update)}`);
   await client.reconnectAndWaitOpen();
   return { client, code };
+}
+
+/**
+ * What most emulator suites start from: a fresh emulator trusted by this process, Alice (15550001111) and Bob
+ * (15550002222) paired by QR, and `others` as accounts with no client.
+ */
+export async function startWithAliceAndBob(others: Array<{ phone: string; pushName: string }> = []): Promise<{ emu: WaEmulator; alice: TestClient; bob: TestClient }> {
+  const emu = await startEmulator();
+  await trustEmulator(emu);
+  for (const account of [{ phone: '15550001111', pushName: 'Alice' }, { phone: '15550002222', pushName: 'Bob' }, ...others]) emu.control.createAccount(account);
+  return { emu, alice: await pairByQr(emu, '15550001111'), bob: await pairByQr(emu, '15550002222') };
+}
+
+/** Closes clients, then the emulator (each may be unset when the setup failed). */
+export async function closeAll(...closable: Array<{ close(): Promise<unknown> } | undefined>): Promise<void> {
+  for (const item of closable) await item?.close();
 }

@@ -5,7 +5,7 @@ export { profile, type CloseCode, type CloseKind, type AddressingMode } from './
 export { trustEmulator, trustEmulatorCa, trustEmulatorMedia, emulatorHttpsAgent, useEmulatorUrl } from './client-trust.js';
 export { unrefLeakedBaileysTimers } from './baileys-workarounds.js';
 export { memoryAuth, memoryKeyStore, type MemoryAuth } from './memory-auth.js';
-export { TestClient, pairByQr, pairByCode, waitForConnection, waitForEvent, waitForMessage, closeCode, textOf, type ClientOptions } from './harness.js';
+export { TestClient, pairByQr, pairByCode, startWithAliceAndBob, closeAll, waitForConnection, waitForEvent, waitForMessage, closeCode, textOf, type ClientOptions } from './harness.js';
 export type { AccountInfo, AccountOptions, DeviceInfo } from './registry.js';
 export type { PairingRestart } from './pairing.js';
 export type { GroupInfo, GroupRole } from './groups.js';
