@@ -114,7 +114,9 @@ describe('records and download', () => {
     peak = Math.max(peak, await rss());
     assert.equal(received, BIG);
     const growth = peak - before;
-    assert.ok(growth < BIG / 4, `RSS grew ${Math.round(growth / 1024 / 1024)} MB while streaming a 50 MB file`);
+    // a download held in memory grows RSS by the whole file at least; a streamed one by its socket buffers and what GC
+    // has not yet returned (4–16 MB across runs here), so half the file separates the two without reading GC timing
+    assert.ok(growth < BIG / 2, `RSS grew ${Math.round(growth / 1024 / 1024)} MB while streaming a 50 MB file`);
   });
 });
 
