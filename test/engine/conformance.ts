@@ -1,5 +1,5 @@
 // The engine conformance suite: one set of scenarios, run through the real daemon's HTTP API against each engine
-// (like Hono's router suite: runEngineSuite({ name, start, skip }); every skip names its reason).
+// (like Hono's router suite: runEngineSuite({ name, start })). Every scenario runs on every engine: none is skipped.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,8 +57,6 @@ export type Scenario =
 export interface EngineSuiteOptions {
   name: string;
   start(): Promise<EngineTarget>;
-  /** scenarios this engine cannot run, each with the reason (a real limitation, not a flake) */
-  skip?: Partial<Record<Scenario, string>>;
 }
 
 const ALICE = '15550101001';
@@ -74,10 +72,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
     let events: EventCollector;
     let hook: WebhookReceiver;
 
-    const scenario = (name: Scenario, fn: () => Promise<void>) => {
-      const reason = options.skip?.[name];
-      it(name, reason ? { skip: reason } : {}, fn);
-    };
+    const scenario = (name: Scenario, fn: () => Promise<void>) => it(name, fn);
     const api = async (method: string, path: string, body?: unknown, expected = 200) => {
       const res = await daemon.request(method, path, body);
       assert.equal(res.status, expected, `${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
