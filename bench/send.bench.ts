@@ -1,6 +1,9 @@
 // Send path and client-token path: POST /api/messages/send (sandbox, stored, one webhook) against a bare Koa route, same
 // connections; the daemon's cheapest route (the floor of its own stack); and, counting a request as done only once its
 // webhook POST has arrived, against a bare Koa route that also makes that POST (the ceiling for any gateway here).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { BenchResult } from './types.js';
 import { DEFAULT_CONFIG } from '../src/config/defaults.js';
@@ -96,6 +99,9 @@ export async function run(): Promise<BenchResult[]> {
   const bare = await startChild('./bare-koa.js');
   const inFlight = String(DEFAULT_CONFIG.webhooks.perWebhookConcurrency);
   const ceiling = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${ceilingReceiver.port}/hook`, IN_FLIGHT: inFlight });
+  const durableReceiver = await startChild('./receiver.js');
+  const durableDir = mkdtempSync(join(tmpdir(), 'bench-durable-'));
+  const durable = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${durableReceiver.port}/hook`, IN_FLIGHT: inFlight, DURABLE_DIR: durableDir });
   const daemon = await benchDaemon();
   try {
     await pairedSession(daemon, 'a', '+15550900001');
@@ -109,6 +115,7 @@ export async function run(): Promise<BenchResult[]> {
     const path = '/api/messages/send';
     const bareTarget: Target = { url: `http://127.0.0.1:${bare.port}${path}`, serverPid: bare.process.pid! };
     const ceilingTarget: Target = { url: `http://127.0.0.1:${ceiling.port}${path}`, serverPid: ceiling.process.pid!, receiver: ceilingReceiver };
+    const durableTarget: Target = { url: `http://127.0.0.1:${durable.port}${path}`, serverPid: durable.process.pid!, receiver: durableReceiver };
     const daemonTarget: Target = { url: `${daemon.url}${path}`, serverPid: daemon.child.pid!, receiver };
     const healthTarget: Target = { url: `${daemon.url}/api/health`, serverPid: daemon.child.pid! };
     const keyHeaders = { authorization: `Bearer ${key}` };
@@ -116,16 +123,18 @@ export async function run(): Promise<BenchResult[]> {
     // warm every server up first, then alternate them, so that drift in the machine's speed does not land on one side
     await load(bareTarget, {}, body);
     await load(ceilingTarget, {}, body);
+    await load(durableTarget, {}, body);
     await load(daemonTarget, keyHeaders, body);
-    const rounds = { bare: [] as Load[], health: [] as Load[], ceiling: [] as Load[], key: [] as Load[], token: [] as Load[] };
+    const rounds = { bare: [] as Load[], health: [] as Load[], ceiling: [] as Load[], durable: [] as Load[], key: [] as Load[], token: [] as Load[] };
     for (let round = 0; round < ROUNDS; round++) {
       rounds.bare.push(await load(bareTarget, {}, body));
       rounds.health.push(await load(healthTarget, {}));
       rounds.ceiling.push(await load(ceilingTarget, {}, body));
+      rounds.durable.push(await load(durableTarget, {}, body));
       rounds.key.push(await load(daemonTarget, keyHeaders, body));
       rounds.token.push(await load(daemonTarget, tokenHeaders, body));
     }
-    const [baseline, health, withCeiling, withKey, withToken] = [rounds.bare, rounds.health, rounds.ceiling, rounds.key, rounds.token].map(mean) as [Load, Load, Load, Load, Load];
+    const [baseline, health, withCeiling, withDurable, withKey, withToken] = [rounds.bare, rounds.health, rounds.ceiling, rounds.durable, rounds.key, rounds.token].map(mean) as [Load, Load, Load, Load, Load, Load];
     for (const [name, l] of [['api key', withKey], ['client token', withToken]] as const) {
       if (l.non2xx) process.stderr.write(`send bench: ${l.non2xx} non-2xx answers with the ${name}\n`);
     }
@@ -137,12 +146,18 @@ export async function run(): Promise<BenchResult[]> {
       result('send', 'requests/s, all webhook POSTs arrived (API key vs that ceiling)', withKey.sustained, withCeiling.sustained, 'req/s'),
       result('send', 'CPU µs per request in the server (API key vs bare Koa; lower is better)', withKey.serverCpu, baseline.serverCpu, 'µs'),
       result('send', 'CPU µs per request in the server (ceiling vs bare Koa; lower is better)', withCeiling.serverCpu, baseline.serverCpu, 'µs'),
+      result('send', 'CPU µs per request in the server (API key vs ceiling; lower is better)', withKey.serverCpu, withCeiling.serverCpu, 'µs'),
+      result('send', 'durable ceiling: requests/s of the ceiling + the writes DESIGN §4 asks (message row and delivery row committed before the answer, outcome recorded), all POSTs arrived (vs ceiling)', withDurable.sustained, withCeiling.sustained, 'req/s'),
+      result('send', 'CPU µs per request in the server (durable ceiling vs ceiling; lower is better)', withDurable.serverCpu, withCeiling.serverCpu, 'µs'),
+      result('send', 'CPU µs per request in the server (API key vs durable ceiling; lower is better)', withKey.serverCpu, withDurable.serverCpu, 'µs'),
+      result('send', 'requests/s, all webhook POSTs arrived (API key vs durable ceiling)', withKey.sustained, withDurable.sustained, 'req/s'),
       result('send', 'CPU µs per request, all processes: server, receiver, autocannon (API key vs bare Koa; lower is better)', withKey.allCpu, baseline.allCpu, 'µs'),
       result('token-send', 'requests/s (client token vs API key)', withToken.rps, withKey.rps, 'req/s'),
       result('token-send', 'p99 latency ms (client token vs API key; lower is better)', withToken.p99, withKey.p99, 'ms'),
     ];
   } finally {
     await daemon.cleanup();
-    await Promise.all([bare, ceiling, receiver, ceilingReceiver].map((child) => child.stop()));
+    await Promise.all([bare, ceiling, durable, receiver, ceilingReceiver, durableReceiver].map((child) => child.stop()));
+    rmSync(durableDir, { recursive: true, force: true });
   }
 }

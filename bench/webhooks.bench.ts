@@ -13,7 +13,7 @@ import { percentile, printResults, result, round } from './support/report.js';
 import { DEFAULT_CONFIG } from '../src/config/defaults.js';
 import { EventBus } from '../src/events/bus.js';
 import { createTickTransaction, openDatabase } from '../src/store/db.js';
-import { createOutboxRepo } from '../src/store/outbox.js';
+import { createOutboxRepo, type DeliveryOutcome } from '../src/store/outbox.js';
 import { createWebhooksRepo } from '../src/store/webhooks.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
@@ -25,6 +25,8 @@ const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);
 const WARMUP = 2_000;
 const ROUNDS = 2;
 const RATE = 1_000;
+/** how long outcomes are gathered before one transaction writes them: the dispatcher's default flushIntervalMs */
+const OUTCOME_FLUSH_MS = 10;
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_S ?? 5);
 const SETTINGS = {
   ...DEFAULT_CONFIG.webhooks,
@@ -71,6 +73,89 @@ async function bareThroughput(pool: Pool, count: number): Promise<number> {
     }),
   );
   return count / ((performance.now() - started) / 1000);
+}
+
+/**
+ * The bare loop plus the least a durable outbox writes (DESIGN §4), through the daemon's own repository and schema, with
+ * events arriving as the gateway's do (500 per tick): each delivery's row inserted in the tick's transaction before its
+ * POST, each outcome recorded after it (gathered for 10 ms and written in one transaction, as the dispatcher does). No dispatcher, registry, event bus or retry bookkeeping.
+ */
+async function durableBareThroughput(pool: Pool, count: number, store: DurableStore): Promise<number> {
+  const queue: Array<{ id: string; body: string }> = [];
+  let waiting: Array<() => void> = [];
+  let emitted = 0;
+  let posted = 0;
+  const started = performance.now();
+  const emit = () => {
+    const until = Math.min(count, emitted + 500);
+    while (emitted < until) {
+      const id = randomUUID();
+      const body = bareBody(emitted++);
+      store.record(id, body);
+      queue.push({ id, body });
+    }
+    for (const wake of waiting) wake();
+    waiting = [];
+    if (emitted < count) setImmediate(emit);
+  };
+  emit();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (posted < count) {
+        const next = queue.shift();
+        if (!next) {
+          await new Promise<void>((wake) => waiting.push(wake));
+          continue;
+        }
+        posted += 1;
+        await signedPost(pool, '/bare', next.body, 'message.received');
+        store.succeeded(next.id);
+      }
+    }),
+  );
+  await store.written();
+  return count / ((performance.now() - started) / 1000);
+}
+
+interface DurableStore {
+  record(id: string, body: string): void;
+  succeeded(id: string): void;
+  /** settles once every outcome so far is committed */
+  written(): Promise<void>;
+  close(): void;
+}
+
+function durableStore(): DurableStore {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-durable-'));
+  const db = openDatabase(join(dir, 'gateway.db'));
+  const tick = createTickTransaction(db, (err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
+  const outbox = createOutboxRepo(db);
+  const webhookId = createWebhooksRepo(db, secretBoxFor({ masterKey: 'svc_master_bench_0123456789abcdef0123456789' })).insert({
+    url: 'http://127.0.0.1/bare', events: ['message.received'], session: null, enabled: true, headers: [],
+    retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' }, hmacKey: BENCH_HMAC_KEY, signatureScheme: 'body',
+  }).id;
+  let outcomes: DeliveryOutcome[] = [];
+  const flush = () => {
+    tick.join();
+    outbox.recordOutcomes(outcomes);
+    outcomes = [];
+  };
+  return {
+    record(id, body) {
+      tick.join();
+      outbox.recordEvent([{ id, webhookId, eventId: id, event: 'message.received', session: 'bench', body }]);
+    },
+    succeeded(id) {
+      if (outcomes.length === 0) setTimeout(flush, OUTCOME_FLUSH_MS);
+      outcomes.push({ id, status: 'succeeded', attempts: 1, budgetStart: 0, nextAttemptAt: null, lastStatusCode: 200, lastError: null, at: Date.now() });
+    },
+    written: () => new Promise((done) => setTimeout(() => setImmediate(done), OUTCOME_FLUSH_MS + 1)),
+    close() {
+      tick.flush();
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Calls `send(i)` RATE times a second for `seconds`, catching up on late timer ticks. */
@@ -193,20 +278,26 @@ export async function run(): Promise<BenchResult[]> {
     // each warmed up, then in alternating rounds so that drift in the machine's speed does not land on one side
     await bareThroughput(pool, WARMUP);
     const gateway = await startGateway(receiver.port, 'throughput');
+    const durable = durableStore();
     const bareRates: number[] = [];
+    const durableRates: number[] = [];
     const gatewayRates: number[] = [];
     try {
       await gatewayThroughput(gateway, WARMUP);
+      await durableBareThroughput(pool, WARMUP, durable);
       for (let round = 0; round < ROUNDS; round++) {
         bareRates.push(await bareThroughput(pool, N));
+        durableRates.push(await durableBareThroughput(pool, N, durable));
         gatewayRates.push(await gatewayThroughput(gateway, N));
       }
       const recorded = gateway.recordedSucceeded();
       if (recorded !== ROUNDS * N + WARMUP) throw new Error(`expected ${ROUNDS * N + WARMUP} succeeded rows, found ${recorded}`);
     } finally {
       await gateway.close();
+      durable.close();
     }
     const bareRate = mean(bareRates);
+    const durableRate = mean(durableRates);
     const gatewayRate = mean(gatewayRates);
 
     // (c) latency at a fixed 1,000 events/s: bare POST from the moment of the event, then through the outbox
@@ -220,6 +311,8 @@ export async function run(): Promise<BenchResult[]> {
     });
     return [
       result('webhooks', `deliveries/s sustained, outcome recorded (${ROUNDS} alternating rounds of ${N}; ${IN_FLIGHT} in flight on both sides, perWebhookConcurrency)`, gatewayRate, bareRate, 'deliveries/s'),
+      result('webhooks', `durable bare loop: the bare loop + each delivery's row written before its POST and its outcome recorded (DESIGN §4), same rounds (vs bare loop)`, durableRate, bareRate, 'deliveries/s'),
+      result('webhooks', 'deliveries/s sustained, outcome recorded (vs that durable bare loop)', gatewayRate, durableRate, 'deliveries/s'),
       latency(`p50 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 50), percentile(bare, 50)),
       latency(`p99 latency event→receiver at ${RATE}/s (lower is better)`, percentile(through, 99), percentile(bare, 99)),
     ];

@@ -1,6 +1,5 @@
 // Client tokens: `svc_ct_` + an HS256 JWT (jose) scoped to one session and one ephemeral id; minting and verification.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { GatewayError } from '../errors.js';
 import type { TokenEpoch } from '../store/client-rules.js';
 import type { SettingsRepo } from '../store/settings.js';
@@ -9,6 +8,10 @@ import type { Principal } from './scopes.js';
 export const CLIENT_TOKEN_PREFIX = 'svc_ct_';
 const SECRET_SETTING = 'clientTokens.signingSecret';
 const ISSUER = 'session-gateway';
+
+let joseModule: Promise<typeof import('jose')> | undefined;
+/** jose loads with the first token minted or checked: a daemon whose apps use only API keys never needs it */
+export const jose = () => (joseModule ??= import('jose'));
 
 export interface MintedToken {
   token: string;
@@ -48,6 +51,7 @@ export class ClientTokens {
     const current = this.epochOf(session);
     if (current === undefined) throw new GatewayError('SESSION_NOT_FOUND', `session ${session} not found`);
     const issuedAt = Math.floor(Date.now() / 1000);
+    const { SignJWT } = await jose();
     const jwt = await new SignJWT({ sid: session, eph: ephemeralId, gen: current.epoch, inc: current.incarnation })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setIssuer(ISSUER)
@@ -72,6 +76,7 @@ export class ClientTokens {
 
   private async verifySignature(token: string): Promise<ClientTokenClaims> {
     if (!token.startsWith(CLIENT_TOKEN_PREFIX)) throw new GatewayError('TOKEN_INVALID', 'not a client token');
+    const { errors: joseErrors, jwtVerify } = await jose();
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(token.slice(CLIENT_TOKEN_PREFIX.length), this.key, { algorithms: ['HS256'], issuer: ISSUER }));

@@ -1,5 +1,8 @@
 // Printing for people (cli-table3) or scripts (--json).
-import Table from 'cli-table3';
+import { createRequire } from 'node:module';
+
+// loaded when a table is first printed: `gateway serve` never draws one
+const loadTable = (): typeof import('cli-table3') => createRequire(import.meta.url)('cli-table3') as typeof import('cli-table3');
 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -10,6 +13,7 @@ export function printTable(head: string[], rows: Array<Array<string | number | b
     process.stdout.write('(none)\n');
     return;
   }
+  const Table = loadTable();
   const table = new Table({ head, style: { head: [], border: [] } });
   for (const row of rows) table.push(row.map((cell) => (cell === null || cell === undefined ? '' : String(cell))));
   process.stdout.write(`${table.toString()}\n`);

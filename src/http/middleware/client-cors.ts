@@ -1,8 +1,7 @@
 // CORS for the client-token routes only: preflights answered from the session's client rules; other routes send no CORS headers.
 import type { Middleware } from 'koa';
-import { decodeJwt } from 'jose';
 import { matchClientPath } from '../../auth/client-actions.js';
-import { CLIENT_TOKEN_PREFIX } from '../../auth/client-tokens.js';
+import { CLIENT_TOKEN_PREFIX, jose } from '../../auth/client-tokens.js';
 import type { ClientRules } from '../../auth/client-rules.js';
 import { GatewayError } from '../../errors.js';
 import { bearerOf } from './authenticate.js';
@@ -29,7 +28,7 @@ export function clientCors(rules: ClientRules): Middleware<AppState> {
       ctx.status = 204;
       return;
     }
-    if (origin && rules.originAllowed(origin, match.session ?? sessionOfToken(ctx.get('Authorization')))) {
+    if (origin && rules.originAllowed(origin, match.session ?? (await sessionOfToken(ctx.get('Authorization'))))) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     }
@@ -38,10 +37,11 @@ export function clientCors(rules: ClientRules): Middleware<AppState> {
 }
 
 /** The session a client token names, read without verifying it: it only picks whose rules decide the CORS headers. */
-function sessionOfToken(header: string): string | undefined {
+async function sessionOfToken(header: string): Promise<string | undefined> {
   const bearer = bearerOf(header);
   if (!bearer?.startsWith(CLIENT_TOKEN_PREFIX)) return undefined;
   try {
+    const { decodeJwt } = await jose();
     const sid = decodeJwt(bearer.slice(CLIENT_TOKEN_PREFIX.length)).sid;
     return typeof sid === 'string' ? sid : undefined;
   } catch {
