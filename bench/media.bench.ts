@@ -133,7 +133,7 @@ export async function run(): Promise<BenchResult[]> {
       result('media', `${url}: server CPU ms (vs bare Koa; lower is better)`, cpuMs(samples.url), cpuMs(samples.bareUrl), 'ms'),
       result('media', `${url}: daemon peak RSS growth MB, worst round (vs the file's size; lower is better)`, growthMb(samples.url), URL_BYTES / MB, 'MB'),
       result('media', `${url}, bare Koa streaming to a file: peak RSS growth MB, worst round (vs the file's size)`, growthMb(samples.bareUrl), URL_BYTES / MB, 'MB'),
-      result('media', `${url}: daemon peak RSS growth MB, worst round (vs bare Koa holding the download in one buffer, as an engine send needs it)`, growthMb(samples.url), growthMb(samples.bareUrlHeld), 'MB'),
+      result('media', `${url}: daemon peak RSS growth MB, worst round (vs bare Koa holding the download in one buffer, as the daemon did before sends streamed to the blob store)`, growthMb(samples.url), growthMb(samples.bareUrlHeld), 'MB'),
     ];
   } finally {
     files.closeAllConnections();

@@ -1,8 +1,8 @@
 // The media benchmark's baseline, run as a child process: bare Koa routes that do the least any server must do with a
 // big media send. POST /base64 reads the JSON body, parses it, decodes its `base64` field and writes the bytes to a
 // file; POST /url downloads the body's `url` with undici and streams it to a file through a SHA-256 hash; POST /url-held
-// downloads it into one buffer of its declared length (what the daemon must hold: engines send from a buffer), then
-// writes the file.
+// downloads it into one buffer of its declared length (what the daemon held until sends streamed to the blob store),
+// then writes the file.
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';

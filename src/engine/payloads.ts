@@ -116,7 +116,12 @@ export function contentFields(content: OutgoingContent): Partial<MessagePayload>
         type: content.type,
         ...(content.caption !== undefined ? { caption: content.caption } : {}),
         ...(content.ptt !== undefined ? { ptt: content.ptt } : {}),
-        media: { data: content.media.data, mimeType: content.media.mimeType, size: content.media.data.length, ...(content.media.filename ? { filename: content.media.filename } : {}) },
+        media: {
+          ...(content.media.file ? { file: content.media.file } : { data: content.media.data }),
+          mimeType: content.media.mimeType,
+          size: content.media.size,
+          ...(content.media.filename ? { filename: content.media.filename } : {}),
+        },
       };
   }
 }

@@ -157,11 +157,13 @@ export type MessageType = 'text' | MediaKind | 'poll' | 'location' | 'contact';
 export type DeliveryStatus = 'pending' | 'sent' | 'delivered' | 'read';
 export type TypingState = 'composing' | 'recording' | 'paused';
 
-export interface OutgoingMedia {
-  data: Buffer;
-  mimeType: string;
-  filename?: string;
+/** A download written straight to a file (a URL send), never held in memory; the object's identity names the download. */
+export interface StagedFile {
+  readonly path: string;
 }
+
+/** Media to send: bytes in hand (base64), or a file on disk (a URL download), with its size either way. */
+export type OutgoingMedia = { mimeType: string; filename?: string; size: number } & ({ data: Buffer; file?: undefined } | { file: StagedFile; data?: undefined });
 
 /** The preview of the first link of a text, built by the gateway (the engines never fetch a page themselves). */
 export interface LinkPreview {
@@ -232,6 +234,8 @@ export interface MediaAttachment {
   size?: number;
   filename?: string;
   data?: Buffer;
+  /** the bytes are in this file (a URL send's download) */
+  file?: StagedFile;
   ref?: unknown;
 }
 

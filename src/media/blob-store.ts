@@ -1,8 +1,10 @@
 // Local media blobs in the data directory: written once, streamed on download, and held under a size cap by
 // evicting the least recently used blobs (written or read) after each write.
-import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { closeSync, createReadStream, fstatSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import type { StagedFile } from '../engine/types.js';
 
 export interface BlobStoreOptions {
   /** total bytes the store may hold; past it, the least recently used blobs are removed (never the one just written) */
@@ -20,8 +22,8 @@ export class BlobStore {
   private readonly blobs = new Map<string, number>();
   private total = 0;
   private readonly evictListeners: Array<(name: string) => void> = [];
-  /** the blob each buffer was last written to: the same buffer recorded again becomes a hard link to it */
-  private readonly writtenFrom = new WeakMap<Buffer, string>();
+  /** the blob each buffer (or staged file) was last written to: the same bytes recorded again become a hard link to it */
+  private readonly writtenFrom = new WeakMap<Buffer | StagedFile, string>();
 
   constructor(
     private readonly dir: string,
@@ -58,7 +60,43 @@ export class BlobStore {
     this.enforceCap(name);
   }
 
-  private linkedToEarlier(name: string, data: Buffer): boolean {
+  /**
+   * A file for a download that may become a blob: untracked until a record adopts it, removed by `discard` if none does
+   * (and, after a crash, by the start's reconcile, which removes every file no record points to).
+   */
+  stage(): StagedFile {
+    return { path: join(this.dir, `${randomUUID()}.part`) };
+  }
+
+  /**
+   * Makes a staged file the blob `name`: the first record moves it into place, later ones (a sandbox recipient in this
+   * daemon) link to that blob. Enforces the cap. False when the file is gone (discarded, or its blob evicted meanwhile).
+   */
+  adoptSync(name: string, staged: StagedFile, size: number): boolean {
+    if (!this.linkedToEarlier(name, staged)) {
+      try {
+        renameSync(staged.path, join(this.dir, name));
+      } catch {
+        return false;
+      }
+    }
+    this.writtenFrom.set(staged, name);
+    this.track(name, size);
+    this.enforceCap(name);
+    return true;
+  }
+
+  /** Removes a staged file no record adopted (a send that failed after its download). */
+  discard(staged: StagedFile): void {
+    if (this.writtenFrom.has(staged)) return;
+    try {
+      unlinkSync(staged.path);
+    } catch {
+      // never written, or already gone
+    }
+  }
+
+  private linkedToEarlier(name: string, data: Buffer | StagedFile): boolean {
     const earlier = this.writtenFrom.get(data);
     if (earlier === undefined || !this.blobs.has(earlier)) return false;
     try {

@@ -54,6 +54,9 @@ export class MediaRecords {
     if (attachment.data) {
       blob = blobName(id, safeMime(attachment.mimeType));
       this.blobs.writeSync(blob, attachment.data);
+    } else if (attachment.file) {
+      blob = blobName(id, safeMime(attachment.mimeType));
+      if (!this.blobs.adoptSync(blob, attachment.file, attachment.size ?? 0)) blob = null;
     }
     const row = {
       id,

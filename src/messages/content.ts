@@ -2,9 +2,9 @@
 import type { Dispatcher } from 'undici';
 import { ValidationError } from '../errors.js';
 import { jidUser, normalizeJid } from '../engine/jid.js';
-import type { MediaKind, MessageType, OutgoingContent } from '../engine/types.js';
+import type { MediaKind, MessageType, OutgoingContent, StagedFile } from '../engine/types.js';
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
-import { fetchMediaUrl } from '../media/fetch-url.js';
+import { fetchMediaUrl, fetchMediaUrlToFile, type FetchedFile, type FetchedMedia } from '../media/fetch-url.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
@@ -132,8 +132,11 @@ export function limited<T>(media: MediaSource, work: () => Promise<T>): Promise<
   return media.limiter ? media.limiter.run(work) : work();
 }
 
-/** Builds engine content, downloading or decoding media; runs after checkContentFields. */
-export async function buildContent(body: ContentFields, media: MediaSource): Promise<OutgoingContent> {
+/**
+ * Builds engine content, downloading or decoding media; runs after checkContentFields. With `staging`, a URL's media is
+ * downloaded into that file instead of memory (the caller discards it if no media record adopts it).
+ */
+export async function buildContent(body: ContentFields, media: MediaSource, staging?: StagedFile): Promise<OutgoingContent> {
   const type = canonicalType(body.type);
   switch (type) {
     case 'text':
@@ -146,11 +149,13 @@ export async function buildContent(body: ContentFields, media: MediaSource): Pro
       return { type, vcard: body.vcard!, displayName: vcardDisplayName(body.vcard!) };
     default: {
       const kind = type as MediaKind;
-      const loaded = body.url !== undefined ? await fromUrl(body.url, media) : fromBase64(body.base64!);
-      const mimeType = resolveMime(kind, loaded.data, body.mimeType ?? loaded.contentType, body.url !== undefined ? '/url' : '/base64');
+      const loaded = body.url !== undefined ? await fromUrl(body.url, media, staging) : fromBase64(body.base64!);
+      const bytes = 'file' in loaded ? { file: loaded.file, size: loaded.size } : { data: loaded.data, size: loaded.data.length };
+      const head = 'file' in loaded ? loaded.head : loaded.data.subarray(0, 16);
+      const mimeType = resolveMime(kind, head, body.mimeType ?? loaded.contentType, body.url !== undefined ? '/url' : '/base64');
       return {
         type: kind,
-        media: { data: loaded.data, mimeType, ...(body.filename ?? loaded.filename ? { filename: body.filename ?? loaded.filename } : {}) },
+        media: { ...bytes, mimeType, ...(body.filename ?? loaded.filename ? { filename: body.filename ?? loaded.filename } : {}) },
         ...(body.caption !== undefined ? { caption: body.caption } : {}),
         ...(kind === 'voice' ? { ptt: body.ptt ?? false } : {}),
       };
@@ -158,17 +163,18 @@ export async function buildContent(body: ContentFields, media: MediaSource): Pro
   }
 }
 
-async function fromUrl(raw: string, media: MediaSource) {
+async function fromUrl(raw: string, media: MediaSource, staging: StagedFile | undefined): Promise<FetchedMedia | FetchedFile> {
   const url = checkTargetUrl(raw, media.urlPolicy, 'MEDIA_URL_REJECTED');
-  return limited(media, () => fetchMediaUrl(media.dispatcher, url, { maxBytes: MEDIA_URL_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS }));
+  const limits = { maxBytes: MEDIA_URL_MAX_BYTES, timeoutMs: MEDIA_FETCH_TIMEOUT_MS };
+  return limited<FetchedMedia | FetchedFile>(media, () => (staging ? fetchMediaUrlToFile(media.dispatcher, url, limits, staging) : fetchMediaUrl(media.dispatcher, url, limits)));
 }
 
 function fromBase64(raw: string | StreamedBase64): { data: Buffer; contentType?: string; filename?: undefined } {
   return decodeBase64Field(raw, { mixedAlphabets: false, maxBytes: MEDIA_BASE64_MAX_BYTES, tooLarge: 'the media is larger than 70 MB' });
 }
 
-function resolveMime(kind: MediaKind, data: Buffer, declared: string | undefined, field: string): string {
-  const sniffed = sniffMime(data.subarray(0, 16));
+function resolveMime(kind: MediaKind, head: Buffer, declared: string | undefined, field: string): string {
+  const sniffed = sniffMime(head);
   const declaredBase = declared ? baseMime(declared) : undefined;
   const mime = sniffed ?? (declaredBase && declaredBase !== 'application/octet-stream' ? declaredBase : undefined);
   const accepted = ACCEPTED_MIME[kind];

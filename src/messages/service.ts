@@ -5,7 +5,7 @@ import { GatewayError, notFound, ValidationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { jidRef, normalizeJid } from '../engine/jid.js';
 import { contentFields, type MessagePayload } from '../engine/payloads.js';
-import type { EngineSession, MessageRef, SendOptions, SentMessage, TypingState } from '../engine/types.js';
+import type { EngineSession, MessageRef, SendOptions, SentMessage, StagedFile, TypingState } from '../engine/types.js';
 import type { Logger } from '../logger.js';
 import type { MediaRecords } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
@@ -152,7 +152,17 @@ export class MessagingService {
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
     const { chatId, statusViewers } = this.prepare(body);
     const source = caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource;
-    let content = await buildContent(body, source);
+    // a URL's media goes straight to a file of the blob store, which the sent message's media record then adopts
+    const staging = body.url !== undefined ? this.deps.media.blobs.stage() : undefined;
+    try {
+      return await this.buildAndSend(body, chatId, source, caller, staging, statusViewers);
+    } finally {
+      if (staging) this.deps.media.blobs.discard(staging);
+    }
+  }
+
+  private async buildAndSend(body: SendBody, chatId: string, source: MediaSource, caller: SendCaller, staging: StagedFile | undefined, statusViewers: string[] | undefined): Promise<SendResult> {
+    let content = await buildContent(body, source, staging);
     let previewOutcome: PreviewOutcome | undefined;
     if (content.type === 'text' && body.linkPreview !== false) {
       const built = await buildLinkPreview(content.text, source);

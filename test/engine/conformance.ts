@@ -180,6 +180,21 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
         assert.ok((await download('bob', got.mediaId)).equals(bytes), `${type}: downloaded bytes equal the sent ones`);
       }
 
+      // by URL: the gateway downloads into a file of its blob store and the engine sends from that file
+      const files = await fileSite(new Map(media.map(([type, bytes]) => [`/${type}`, bytes])));
+      try {
+        for (const [type, bytes, extra] of media) {
+          const sent = await send('alice', jid(BOB), { type, url: `${files.url}/${type}`, ...extra });
+          assert.ok(sent.mediaId, `${type} by URL: the sender has a media record`);
+          const got = await received('bob', (p) => p.messageId === sent.messageId, `${type} by URL at bob`);
+          assert.equal(got.size, bytes.length, `${type} by URL: size`);
+          assert.ok((await download('alice', sent.mediaId)).equals(bytes), `${type} by URL: the sender's copy equals the served bytes`);
+          assert.ok((await download('bob', got.mediaId)).equals(bytes), `${type} by URL: the recipient's copy equals the served bytes`);
+        }
+      } finally {
+        await files.close();
+      }
+
       const poll = await send('alice', jid(BOB), { type: 'poll', pollTitle: 'Lunch?', pollOptions: ['pizza', 'salad', 'soup'], pollMultiSelect: true });
       const gotPoll = await received('bob', (p) => p.messageId === poll.messageId, 'poll at bob');
       assert.deepEqual(gotPoll.poll, { title: 'Lunch?', options: ['pizza', 'salad', 'soup'], multiSelect: true });
@@ -498,6 +513,18 @@ export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) =
 /** How many auth_state rows (credentials and signal keys) the daemon holds for `session`. */
 export const countAuthState = (dataDir: string, session: string): number =>
   readDaemonDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session) as number);
+
+/** A local HTTP server answering each path of `files` with its bytes, and 404 otherwise. */
+async function fileSite(files: Map<string, Buffer>): Promise<{ url: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const bytes = files.get(req.url ?? '');
+    if (!bytes) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((done) => server.close(() => done())) };
+}
 
 interface PreviewSite {
   url: string;

@@ -2,6 +2,8 @@
 // `base64` decoded on the way; a URL download fills one buffer. Each answer must be the one the small path gives.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -18,6 +20,8 @@ let daemon: TestDaemon;
 let events: EventCollector;
 let files: Server;
 let filesUrl: string;
+let resume!: () => void;
+const resumeDownload = new Promise<void>((done) => (resume = done));
 const image = Buffer.concat([PNG_SIGNATURE, randomBytes(BIG - PNG_SIGNATURE.length)]);
 const document = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(BIG - 9)]);
 
@@ -25,6 +29,11 @@ before(async () => {
   files = createServer((req, res) => {
     if (req.url === '/sized.pdf') {
       res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': document.length }).end(document);
+    } else if (req.url === '/paused.pdf') {
+      // half the document, then the rest only when the test says so: what the daemon holds meanwhile can be looked at
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': document.length });
+      res.write(document.subarray(0, document.length / 2));
+      void resumeDownload.then(() => res.end(document.subarray(document.length / 2)));
     } else if (req.url === '/chunked.pdf') {
       res.writeHead(200, { 'content-type': 'application/pdf' });
       for (let at = 0; at < document.length; at += 100_000) res.write(document.subarray(at, at + 100_000));
@@ -135,4 +144,38 @@ test('an async send and a sandbox inbound message take the streamed path too', a
 test('a document by URL is stored byte for byte, with and without Content-Length', async () => {
   await sendAndCheck(sendBody({ type: 'document', filename: 'sized.pdf', url: `${filesUrl}/sized.pdf` }), document, 'application/pdf');
   await sendAndCheck(sendBody({ type: 'document', filename: 'chunked.pdf', url: `${filesUrl}/chunked.pdf` }), document, 'application/pdf');
+});
+
+test('a URL send downloads into a file the media record adopts; a send refused after its download leaves no file behind', async () => {
+  await sendAndCheck(sendBody({ type: 'document', filename: 'sized.pdf', url: `${filesUrl}/sized.pdf` }), document, 'application/pdf');
+  // the download completes, then its type is refused: the staged file must go with the refusal
+  const refused = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'image', url: `${filesUrl}/sized.pdf` }));
+  assert.equal(refused.status, 400, JSON.stringify(refused.body));
+  assert.equal(refused.body.error.code, 'VALIDATION_FAILED');
+  const failed = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'document', filename: 'missing.pdf', url: `${filesUrl}/missing.pdf` }));
+  assert.equal(failed.status, 400, JSON.stringify(failed.body));
+  assert.equal(failed.body.error.code, 'MEDIA_DOWNLOAD_FAILED');
+  const blobs = readdirSync(join(daemon.dataDir, 'media'));
+  assert.deepEqual(blobs.filter((name) => name.endsWith('.part')), [], 'no staged download is left in the blob store');
+  // the sender's blob and the sandbox recipient's are one file on disk (a hard link), each of the document's size
+  const pdfs = blobs.filter((name) => name.endsWith('.pdf')).map((name) => statSync(join(daemon.dataDir, 'media', name)));
+  assert.ok(pdfs.length >= 2);
+  assert.ok(pdfs.every((stat) => stat.size === document.length));
+  assert.ok(pdfs.some((stat) => stat.nlink === 2), 'the recipient links the sender\'s blob');
+});
+
+test('a URL send streams its download to disk: half-way through, half the file is in a staged file of the blob store', async () => {
+  const sending = daemon.request('POST', '/api/messages/send', sendBody({ type: 'document', filename: 'paused.pdf', url: `${filesUrl}/paused.pdf` }));
+  const mediaDir = join(daemon.dataDir, 'media');
+  const staged = () => readdirSync(mediaDir).filter((name) => name.endsWith('.part')).map((name) => statSync(join(mediaDir, name)).size);
+  const deadline = Date.now() + 15_000;
+  while (!(staged()[0]! >= document.length / 2)) {
+    assert.ok(Date.now() < deadline, `no staged file reached half the document (staged: ${JSON.stringify(staged())})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  resume();
+  const sent = await sending;
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  assert.equal(sha(await download('a', sent.body.data.mediaId)), sha(document));
+  assert.deepEqual(staged(), [], 'the record adopted the staged file');
 });

@@ -2,7 +2,7 @@
 import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import { jidKind, phoneOfJid } from '../jid.js';
-import type { CastVote, LinkPreview, MessageRef, MessagingOps, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, LinkPreview, MessageRef, MessagingOps, OutgoingContent, OutgoingMedia, SendOptions, SentMessage, TypingState } from '../types.js';
 import { fromRaw, isoOf, messageSecretOf, toRaw } from './content.js';
 import { toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare } from './identities.js';
@@ -177,24 +177,24 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
       message = { text: content.text, linkPreview: content.preview ? urlInfoOf(content.preview) : null };
       break;
     case 'image':
-      message = { image: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
+      message = { image: mediaOf(content.media), mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
       break;
     case 'video':
-      message = { video: content.media.data, mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
+      message = { video: mediaOf(content.media), mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
       break;
     case 'voice':
-      message = { audio: content.media.data, mimetype: content.media.mimeType, ptt: content.ptt ?? false };
+      message = { audio: mediaOf(content.media), mimetype: content.media.mimeType, ptt: content.ptt ?? false };
       break;
     case 'file':
       message = {
-        document: content.media.data,
+        document: mediaOf(content.media),
         mimetype: content.media.mimeType,
         fileName: content.media.filename ?? 'file',
         ...(content.caption ? { caption: content.caption } : {}),
       };
       break;
     case 'sticker':
-      message = { sticker: content.media.data, mimetype: content.media.mimeType };
+      message = { sticker: mediaOf(content.media), mimetype: content.media.mimeType };
       break;
     case 'poll':
       // selectableCount 0 = any number of options (pollCreationMessage); 1 = single choice (pollCreationMessageV3)
@@ -219,6 +219,11 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
 }
 
 /** The gateway's preview as Baileys' WAUrlInfo (it copies these fields into the extendedTextMessage). */
+/** Bytes in hand, or the downloaded file, which Baileys streams from disk (a local path: it never fetches it). */
+function mediaOf(media: OutgoingMedia): Buffer | { url: string } {
+  return media.file ? { url: media.file.path } : media.data;
+}
+
 function urlInfoOf(preview: LinkPreview): WAUrlInfo {
   return {
     'canonical-url': preview.url,
