@@ -23,8 +23,11 @@ async function median(fn: () => Promise<unknown>): Promise<number> {
 export async function run(): Promise<BenchResult[]> {
   const daemon = await benchDaemon();
   try {
-    for (let i = 0; i < COUNT; i += 100) {
-      await Promise.all(Array.from({ length: Math.min(100, COUNT - i) }, (_, j) => daemon.request('POST', '/api/sessions', { name: `cli${i + j}` })));
+    // 50 at a time: one key may have at most server.maxRequestsInFlightPerKey (64) requests in flight
+    for (let i = 0; i < COUNT; i += 50) {
+      const created = await Promise.all(Array.from({ length: Math.min(50, COUNT - i) }, (_, j) => daemon.request('POST', '/api/sessions', { name: `cli${i + j}` })));
+      const refused = created.find((res) => res.status !== 201);
+      if (refused) throw new Error(`cli bench: a session was not created (${refused.status} ${JSON.stringify(refused.body)})`);
     }
     const env = { ...process.env, GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: daemon.masterKey };
     const list = await run$(process.execPath, [BIN, 'sessions', 'list', '--json'], { env, maxBuffer: 64 * 1024 * 1024 });

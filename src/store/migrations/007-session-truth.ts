@@ -15,3 +15,20 @@ CREATE TABLE identities (
 CREATE UNIQUE INDEX identities_by_lid ON identities (session, lid);
 CREATE INDEX identities_by_use ON identities (session, used_at);
 `;
+
+/** The same schema on PostgreSQL (store.kind: postgres): times in ms are BIGINT, ids are identities, no WITHOUT ROWID. */
+export const postgres = `
+ALTER TABLE sessions ADD COLUMN last_error_code TEXT;
+ALTER TABLE sessions ADD COLUMN last_error_message TEXT;
+ALTER TABLE sessions ADD COLUMN last_error_at TEXT;
+
+CREATE TABLE identities (
+  session   TEXT NOT NULL REFERENCES sessions(name) ON DELETE CASCADE,
+  pn        TEXT NOT NULL,
+  lid       TEXT NOT NULL,
+  used_at   BIGINT NOT NULL,
+  PRIMARY KEY (session, pn)
+);
+CREATE UNIQUE INDEX identities_by_lid ON identities (session, lid);
+CREATE INDEX identities_by_use ON identities (session, used_at);
+`;

@@ -1,26 +1,29 @@
 // The ordered list of schema migrations; a new one is appended, never edited once released.
-import foundation from './001-foundation.js';
-import webhooks from './002-webhooks.js';
-import messages from './003-messages.js';
-import clientTokens from './004-client-tokens.js';
-import chats from './005-chats.js';
-import keyOwners from './006-key-owners.js';
-import sessionTruth from './007-session-truth.js';
-import auditLog from './008-audit-log.js';
+import foundation, { postgres as foundationPg } from './001-foundation.js';
+import webhooks, { postgres as webhooksPg } from './002-webhooks.js';
+import messages, { postgres as messagesPg } from './003-messages.js';
+import clientTokens, { postgres as clientTokensPg } from './004-client-tokens.js';
+import chats, { postgres as chatsPg } from './005-chats.js';
+import keyOwners, { postgres as keyOwnersPg } from './006-key-owners.js';
+import sessionTruth, { postgres as sessionTruthPg } from './007-session-truth.js';
+import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
 
 export interface Migration {
   version: number;
   name: string;
+  /** SQLite (the embedded default) */
   sql: string;
+  /** the same schema change on PostgreSQL: a migration ships both, so the two stores never drift apart */
+  postgres: string;
 }
 
 export const MIGRATIONS: Migration[] = [
-  { version: 1, name: 'foundation', sql: foundation },
-  { version: 2, name: 'webhooks', sql: webhooks },
-  { version: 3, name: 'messages', sql: messages },
-  { version: 4, name: 'client-tokens', sql: clientTokens },
-  { version: 5, name: 'chats', sql: chats },
-  { version: 6, name: 'key-owners', sql: keyOwners },
-  { version: 7, name: 'session-truth', sql: sessionTruth },
-  { version: 8, name: 'audit-log', sql: auditLog },
+  { version: 1, name: 'foundation', sql: foundation, postgres: foundationPg },
+  { version: 2, name: 'webhooks', sql: webhooks, postgres: webhooksPg },
+  { version: 3, name: 'messages', sql: messages, postgres: messagesPg },
+  { version: 4, name: 'client-tokens', sql: clientTokens, postgres: clientTokensPg },
+  { version: 5, name: 'chats', sql: chats, postgres: chatsPg },
+  { version: 6, name: 'key-owners', sql: keyOwners, postgres: keyOwnersPg },
+  { version: 7, name: 'session-truth', sql: sessionTruth, postgres: sessionTruthPg },
+  { version: 8, name: 'audit-log', sql: auditLog, postgres: auditLogPg },
 ];

@@ -1,0 +1,81 @@
+// A throwaway PostgreSQL server for tests and benchmarks: Debian's `postgresql` package (initdb, pg_ctl), a cluster in a
+// temporary directory on a free port of 127.0.0.1, stopped and removed afterwards. Run as root (CI), the server runs as
+// the `postgres` user, since initdb and postgres refuse root.
+import { execFileSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './daemon.js';
+
+export interface TestPostgres {
+  /** postgres://… of the database `gateway`, owned by a superuser without a password (trust on loopback only) */
+  url: string;
+  port: number;
+  /** a fresh empty database on the same server; its URL */
+  createDatabase(name: string): string;
+  stop(): void;
+}
+
+/** Where Debian installs the server binaries: /usr/lib/postgresql/<major>/bin, newest first. */
+export function postgresBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const majors = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+  const dir = majors.map((major) => join(root, major, 'bin')).find((bin) => existsSync(join(bin, 'pg_ctl')));
+  return dir;
+}
+
+export async function startPostgres(): Promise<TestPostgres> {
+  const bin = postgresBinDir();
+  if (!bin) throw new Error("PostgreSQL's server is not installed: apt-get install postgresql (.ci/run does)");
+  const root = userInfo().uid === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'gateway-pg-'));
+  const data = join(dir, 'data');
+  if (root) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim());
+    chownSync(dir, uid, gid);
+  }
+  chmodSync(dir, 0o700);
+  // as the server's own user: root runs it through runuser, anyone else directly
+  const run = (command: string, args: string[]) =>
+    execFileSync(root ? 'runuser' : join(bin, command), root ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe', encoding: 'utf8' });
+  const port = await freePort();
+  const superuser = root ? 'postgres' : userInfo().username;
+  try {
+    // C locale: text sorts by bytes, as SQLite's BINARY collation does
+    run('initdb', ['-D', data, '--locale=C', '-E', 'UTF8', '-A', 'trust', '-U', superuser]);
+    run('pg_ctl', [
+      '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`,
+      'start',
+    ]);
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start PostgreSQL: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+  }
+  const psql = (database: string, sql: string) =>
+    execFileSync(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', superuser, '-d', database, '-v', 'ON_ERROR_STOP=1', '-c', sql], { stdio: 'pipe' });
+  const urlOf = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
+  const createDatabase = (name: string) => {
+    if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a plain database name: ${name}`);
+    psql('postgres', `CREATE DATABASE ${name}`);
+    return urlOf(name);
+  };
+  const url = createDatabase('gateway');
+  let stopped = false;
+  return {
+    url,
+    port,
+    createDatabase,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
