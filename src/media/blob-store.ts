@@ -6,6 +6,11 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { StagedFile } from '../engine/types.js';
 
+const STAGED_SUFFIX = '.part';
+
+/** A download still being written into the store's folder (not a blob until a record adopts it). */
+export const isStagedFile = (name: string): boolean => name.endsWith(STAGED_SUFFIX);
+
 export interface BlobStoreOptions {
   /** total bytes the store may hold; past it, the least recently used blobs are removed (never the one just written) */
   maxBytes?: number;
@@ -65,7 +70,7 @@ export class BlobStore {
    * (and, after a crash, by the start's reconcile, which removes every file no record points to).
    */
   stage(): StagedFile {
-    return { path: join(this.dir, `${randomUUID()}.part`) };
+    return { path: join(this.dir, `${randomUUID()}${STAGED_SUFFIX}`) };
   }
 
   /**

@@ -46,14 +46,15 @@ export async function fetchMediaUrlToFile(dispatcher: Dispatcher, url: URL, limi
   return download(dispatcher, url, limits, field, async (body) => {
     const head = Buffer.alloc(16);
     let size = 0;
-    // a failure of our own disk says nothing of the URL and must not show the data directory's path
-    const diskError = () => new Error('the download could not be written to the media store');
-    const file = await open(staged.path, 'wx', 0o600).catch(() => Promise.reject(diskError()));
+    // a failure of our own disk (full, unwritable) is the daemon's, not the URL's: a 500 whose answer shows no path, with
+    // the cause in the daemon's log
+    const diskError = (cause: unknown) => Promise.reject(new GatewayError('INTERNAL', 'the download could not be written to the media store', undefined, { cause }));
+    const file = await open(staged.path, 'wx', 0o600).catch(diskError);
     try {
       for await (const chunk of body) {
         if (size < head.length) chunk.copy(head, size, 0, Math.min(chunk.length, head.length - size));
         size += chunk.length;
-        await file.write(chunk).catch(() => Promise.reject(diskError()));
+        await file.write(chunk).catch(diskError);
       }
     } finally {
       await file.close();

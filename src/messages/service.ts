@@ -44,7 +44,7 @@ export interface SendCaller {
 
 /**
  * What an async send may hold until it is done: its base64 text and decoded bytes (only the bytes when they were decoded
- * while the body streamed in), or a URL download at its limit.
+ * while the body streamed in), or a URL download at its limit (on disk, in a staged file of the blob store).
  */
 function heldBytes(body: SendBody): number {
   const base64 = typeof body.base64 === 'string' ? body.base64.length + Math.ceil((body.base64.length * 3) / 4) : (body.base64?.data.length ?? 0);

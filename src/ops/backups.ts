@@ -5,6 +5,7 @@ import { createReadStream, existsSync, readFileSync, writeFileSync, linkSync, co
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors.js';
+import { isStagedFile } from '../media/blob-store.js';
 import type { Logger } from '../logger.js';
 import { copyDatabaseInWorker } from '../store/database-file.js';
 import type { AuditRecord } from '../audit/log.js';
@@ -136,6 +137,8 @@ export class Backups {
     mkdirSync(target, { recursive: true, mode: 0o700 });
     if (!existsSync(this.deps.mediaDir)) return;
     for (const file of readdirSync(this.deps.mediaDir)) {
+      // a download still being written is no blob yet (a restore's reconcile would remove it anyway)
+      if (isStagedFile(file)) continue;
       const from = join(this.deps.mediaDir, file);
       try {
         if (!statSync(from).isFile()) continue;

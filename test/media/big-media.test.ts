@@ -1,5 +1,6 @@
 // Issue 18, big media: a media route's body larger than server.bodyLimitBytes is parsed while it streams in, its
-// `base64` decoded on the way; a URL download fills one buffer. Each answer must be the one the small path gives.
+// `base64` decoded on the way; a URL send's download streams into a staged file of the blob store. Each answer must be
+// the one the small path gives.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, statSync } from 'node:fs';
@@ -29,6 +30,10 @@ before(async () => {
   files = createServer((req, res) => {
     if (req.url === '/sized.pdf') {
       res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': document.length }).end(document);
+    } else if (req.url === '/truncated.pdf') {
+      // declares the whole document, sends half, then drops the connection: the download fails after it began
+      res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': document.length });
+      res.write(document.subarray(0, document.length / 2), () => setTimeout(() => res.socket?.destroy(), 50));
     } else if (req.url === '/paused.pdf') {
       // half the document, then the rest only when the test says so: what the daemon holds meanwhile can be looked at
       res.writeHead(200, { 'content-type': 'application/pdf', 'content-length': document.length });
@@ -146,22 +151,25 @@ test('a document by URL is stored byte for byte, with and without Content-Length
   await sendAndCheck(sendBody({ type: 'document', filename: 'chunked.pdf', url: `${filesUrl}/chunked.pdf` }), document, 'application/pdf');
 });
 
-test('a URL send downloads into a file the media record adopts; a send refused after its download leaves no file behind', async () => {
-  await sendAndCheck(sendBody({ type: 'document', filename: 'sized.pdf', url: `${filesUrl}/sized.pdf` }), document, 'application/pdf');
-  // the download completes, then its type is refused: the staged file must go with the refusal
+test('a URL send downloads into a file the media record adopts; a send that fails after its download began leaves none', async () => {
+  const sent = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'document', filename: 'sized.pdf', url: `${filesUrl}/sized.pdf` }));
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  const received = await events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === sent.body.data.messageId, 15_000);
+  // the sender's blob is the download itself, and the sandbox recipient's is a hard link to it: one file on disk
+  const mediaDir = join(daemon.dataDir, 'media');
+  const sender = statSync(join(mediaDir, `${sent.body.data.mediaId}.pdf`));
+  const recipient = statSync(join(mediaDir, `${received.payload.mediaId}.pdf`));
+  assert.equal(sender.size, document.length);
+  assert.equal(recipient.ino, sender.ino);
+  assert.equal(sender.nlink, 2);
+  // the download completes, then its type is refused; the download breaks off half-way: either way its file goes
   const refused = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'image', url: `${filesUrl}/sized.pdf` }));
   assert.equal(refused.status, 400, JSON.stringify(refused.body));
   assert.equal(refused.body.error.code, 'VALIDATION_FAILED');
-  const failed = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'document', filename: 'missing.pdf', url: `${filesUrl}/missing.pdf` }));
-  assert.equal(failed.status, 400, JSON.stringify(failed.body));
-  assert.equal(failed.body.error.code, 'MEDIA_DOWNLOAD_FAILED');
-  const blobs = readdirSync(join(daemon.dataDir, 'media'));
-  assert.deepEqual(blobs.filter((name) => name.endsWith('.part')), [], 'no staged download is left in the blob store');
-  // the sender's blob and the sandbox recipient's are one file on disk (a hard link), each of the document's size
-  const pdfs = blobs.filter((name) => name.endsWith('.pdf')).map((name) => statSync(join(daemon.dataDir, 'media', name)));
-  assert.ok(pdfs.length >= 2);
-  assert.ok(pdfs.every((stat) => stat.size === document.length));
-  assert.ok(pdfs.some((stat) => stat.nlink === 2), 'the recipient links the sender\'s blob');
+  const broken = await daemon.request('POST', '/api/messages/send', sendBody({ type: 'document', filename: 'truncated.pdf', url: `${filesUrl}/truncated.pdf` }));
+  assert.equal(broken.status, 400, JSON.stringify(broken.body));
+  assert.equal(broken.body.error.code, 'MEDIA_DOWNLOAD_FAILED');
+  assert.deepEqual(readdirSync(mediaDir).filter((name) => name.endsWith('.part')), [], 'no staged download is left in the blob store');
 });
 
 test('a URL send streams its download to disk: half-way through, half the file is in a staged file of the blob store', async () => {
@@ -169,11 +177,14 @@ test('a URL send streams its download to disk: half-way through, half the file i
   const mediaDir = join(daemon.dataDir, 'media');
   const staged = () => readdirSync(mediaDir).filter((name) => name.endsWith('.part')).map((name) => statSync(join(mediaDir, name)).size);
   const deadline = Date.now() + 15_000;
-  while (!(staged()[0]! >= document.length / 2)) {
-    assert.ok(Date.now() < deadline, `no staged file reached half the document (staged: ${JSON.stringify(staged())})`);
-    await new Promise((r) => setTimeout(r, 20));
+  try {
+    while (!(staged()[0]! >= document.length / 2)) {
+      assert.ok(Date.now() < deadline, `no staged file reached half the document (staged: ${JSON.stringify(staged())})`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    resume();
   }
-  resume();
   const sent = await sending;
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   assert.equal(sha(await download('a', sent.body.data.mediaId)), sha(document));

@@ -16,8 +16,12 @@ interface Schema {
   columns: Map<string, Map<string, boolean>>;
   /** table → primary key columns, in order */
   primaryKeys: Map<string, string[]>;
-  indexes: Set<string>;
+  /** index → its columns, UNIQUE or not, and its WHERE (normalised) */
+  indexes: Map<string, string>;
 }
+
+/** `status = 'pending'` and PostgreSQL's `(status = 'pending'::text)` read alike */
+const predicate = (where: string | undefined) => (where ?? '').toLowerCase().replace(/::text|[()\s]/g, '');
 
 let server: TestPostgres;
 const connections: PgSql[] = [];
@@ -49,7 +53,11 @@ function sqliteSchema(): Schema {
     columns.set(table, new Map(info.map((c) => [c.name, c.notnull === 0 && c.pk === 0])));
     primaryKeys.set(table, info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name));
   }
-  const indexes = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'").pluck().all() as string[]);
+  const indexes = new Map<string, string>();
+  for (const { name, sql } of db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'").all() as Array<{ name: string; sql: string }>) {
+    const columns = (db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').pluck().all(name) as string[]).join(',');
+    indexes.set(name, `${/^CREATE UNIQUE/i.test(sql) ? 'unique ' : ''}(${columns}) ${predicate(/\bWHERE\b(.*)$/is.exec(sql)?.[1])}`);
+  }
   db.close();
   return { columns, primaryKeys, indexes };
 }
@@ -69,12 +77,17 @@ async function postgresSchema(sql: PgSql): Promise<Schema> {
     WHERE c.table_schema = 'public' AND c.constraint_type = 'PRIMARY KEY' ORDER BY k.table_name, k.ordinal_position`;
   const primaryKeys = new Map<string, string[]>();
   for (const key of keys) primaryKeys.set(key.table_name, [...(primaryKeys.get(key.table_name) ?? []), key.column_name]);
-  // the indexes PostgreSQL makes for PRIMARY KEY and UNIQUE constraints are SQLite's sqlite_autoindex_* ones
-  const indexes = new Set(
-    (await sql<Array<{ indexname: string }>>`
-      SELECT indexname FROM pg_indexes WHERE schemaname = 'public'
-      AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE contype IN ('p', 'u'))`).map((row) => row.indexname),
-  );
+  // the indexes PostgreSQL makes for PRIMARY KEY and UNIQUE constraints are SQLite's sqlite_autoindex_* ones; a trailing
+  // seq stands for the rowid that ends every SQLite index
+  const indexes = new Map<string, string>();
+  const defs = await sql<Array<{ indexname: string; indexdef: string }>>`
+    SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'
+    AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE contype IN ('p', 'u'))`;
+  for (const { indexname, indexdef } of defs) {
+    const [, unique, columns, where] = /^CREATE (UNIQUE )?INDEX \S+ ON \S+ USING btree \(([^)]*)\)(?: WHERE (.*))?$/s.exec(indexdef)!;
+    const names = columns!.split(',').map((c) => c.trim().replace(/"/g, '')).filter((c, i, all) => !(c === 'seq' && i === all.length - 1));
+    indexes.set(indexname, `${unique ? 'unique ' : ''}(${names.join(',')}) ${predicate(where)}`);
+  }
   return { columns, primaryKeys, indexes };
 }
 
@@ -87,7 +100,7 @@ test('the PostgreSQL migrations build the schema SQLite has: tables, columns, nu
   const pg = await postgresSchema(sql);
   assert.deepEqual(sorted(pg.columns).map(([t, c]) => [t, sorted(c)]), sorted(lite.columns).map(([t, c]) => [t, sorted(c)]));
   assert.deepEqual(sorted(pg.primaryKeys), sorted(lite.primaryKeys));
-  assert.deepEqual([...pg.indexes].sort(), [...lite.indexes].sort());
+  assert.deepEqual(sorted(pg.indexes), sorted(lite.indexes));
 });
 
 test('daemons migrating one database at once apply each migration once; a second run applies nothing', async () => {

@@ -1,4 +1,4 @@
-// Messaging on Baileys: content mapping for every message type (bytes only, never a URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
+// Messaging on Baileys: content mapping for every message type (bytes or the gateway's own downloaded file, never a user's URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
 import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import { jidKind, phoneOfJid } from '../jid.js';
@@ -43,6 +43,8 @@ export class BaileysMessenger implements MessengerOps {
       sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
     } catch (err) {
       this.ctx.ownSends.del(messageId);
+      // a file Baileys could not read (the staged download) is the daemon's failure: its path stays in the log
+      if ((err as NodeJS.ErrnoException).syscall !== undefined) throw new GatewayError('INTERNAL', 'send: the media file could not be read', undefined, { cause: err });
       // sending to a group reads its metadata first: the group errors of that query mean what they say
       throw toGatewayError(err, 'send', isJidGroup(chatId) ? {
         404: () => new GatewayError('GROUP_NOT_FOUND', `group ${chatId} not found`),
@@ -164,7 +166,7 @@ export class BaileysMessenger implements MessengerOps {
   }
 }
 
-/** The Baileys content of an outgoing message; media always as Buffers (the service fetched and checked them). */
+/** The Baileys content of an outgoing message; media as Buffers or the staged download's path (the service fetched and checked them). */
 export function buildContent(content: OutgoingContent, options: SendOptions): AnyMessageContent {
   const extras: { mentions?: string[]; contextInfo?: proto.IContextInfo } = {
     ...(options.mentions?.length ? { mentions: options.mentions } : {}),
@@ -218,12 +220,12 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
   return { ...message, ...extras } as AnyMessageContent;
 }
 
-/** The gateway's preview as Baileys' WAUrlInfo (it copies these fields into the extendedTextMessage). */
 /** Bytes in hand, or the downloaded file, which Baileys streams from disk (a local path: it never fetches it). */
 function mediaOf(media: OutgoingMedia): Buffer | { url: string } {
   return media.file ? { url: media.file.path } : media.data;
 }
 
+/** The gateway's preview as Baileys' WAUrlInfo (it copies these fields into the extendedTextMessage). */
 function urlInfoOf(preview: LinkPreview): WAUrlInfo {
   return {
     'canonical-url': preview.url,

@@ -71,7 +71,8 @@ CREATE TABLE deliveries (
   created_at        BIGINT NOT NULL,
   updated_at        BIGINT NOT NULL
 );
-CREATE INDEX deliveries_due ON deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
-CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, status);
+-- seq closes the indexes the outbox reads in insertion order, as SQLite's indexes end with the rowid
+CREATE INDEX deliveries_due ON deliveries (webhook_id, next_attempt_at, seq) WHERE status = 'pending';
+CREATE INDEX deliveries_by_webhook ON deliveries (webhook_id, status, seq);
 CREATE INDEX deliveries_succeeded ON deliveries (updated_at) WHERE status = 'succeeded';
 `;

@@ -7,6 +7,7 @@ import chats, { postgres as chatsPg } from './005-chats.js';
 import keyOwners, { postgres as keyOwnersPg } from './006-key-owners.js';
 import sessionTruth, { postgres as sessionTruthPg } from './007-session-truth.js';
 import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
+import cluster, { postgres as clusterPg } from './009-cluster.js';
 
 export interface Migration {
   version: number;
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: 'key-owners', sql: keyOwners, postgres: keyOwnersPg },
   { version: 7, name: 'session-truth', sql: sessionTruth, postgres: sessionTruthPg },
   { version: 8, name: 'audit-log', sql: auditLog, postgres: auditLogPg },
+  { version: 9, name: 'cluster', sql: cluster, postgres: clusterPg },
 ];

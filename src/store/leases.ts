@@ -1,0 +1,123 @@
+// Repository of nodes and session leases on PostgreSQL (store.kind: postgres): which node runs each session, renewed by
+// its owner, taken over once it expires, fenced by an epoch that every takeover raises. Every time is the database
+// server's clock (ms), so the nodes' own clocks never decide who owns a session.
+import type { PgSql } from './postgres.js';
+
+export interface NodeRow {
+  id: string;
+  url: string;
+  startedAt: number;
+  heartbeatAt: number;
+  /** sessions it holds a live lease on */
+  sessions: number;
+}
+
+export interface LeaseRow {
+  session: string;
+  node: string;
+  epoch: number;
+  expiresAt: number;
+  moveTo: string | null;
+}
+
+/** A write of a session was made under an epoch that is no longer its lease's: another node owns the session now. */
+export class StaleLeaseError extends Error {
+  constructor(
+    readonly session: string,
+    readonly epoch: number,
+  ) {
+    super(`session ${session}: this node's lease (epoch ${epoch}) is gone; another node owns the session now`);
+    this.name = 'StaleLeaseError';
+  }
+}
+
+export type LeasesRepo = ReturnType<typeof createLeasesRepo>;
+
+/** `nodeId`: this daemon; `leaseMs`: how long a lease lasts after it is taken or renewed. */
+export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
+  const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+  // a lease is free once expired; one being moved stays the target's for one more lease period (then anyone's: the
+  // target may be gone); a node may take back its own lease (it restarted under the same id)
+  const free = sql`(session_leases.expires_at <= ${now} AND (session_leases.move_to IS NULL OR session_leases.move_to = ${nodeId}
+    OR session_leases.expires_at <= ${now} - ${leaseMs})) OR (session_leases.node = ${nodeId} AND session_leases.move_to IS NULL)`;
+
+  return {
+    /** Announces this node (or its restart) with the URL the others forward its sessions' requests to. */
+    async registerNode(url: string): Promise<void> {
+      await sql`INSERT INTO nodes (id, url, started_at, heartbeat_at) VALUES (${nodeId}, ${url}, ${now}, ${now})
+        ON CONFLICT (id) DO UPDATE SET url = excluded.url, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`;
+    },
+
+    /**
+     * Marks this node alive and renews every lease it still holds. Returns the leases renewed, and those it holds that
+     * another node was asked to take (they are not renewed: stop the session, then `handOver`).
+     */
+    async heartbeat(): Promise<{ renewed: Array<{ session: string; epoch: number }>; moving: Array<{ session: string; epoch: number }> }> {
+      return sql.begin(async (tx) => {
+        await tx`UPDATE nodes SET heartbeat_at = ${now} WHERE id = ${nodeId}`;
+        const renewed = await tx<Array<{ session: string; epoch: number }>>`UPDATE session_leases SET expires_at = ${now} + ${leaseMs}
+          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NULL RETURNING session, epoch`;
+        const moving = await tx<Array<{ session: string; epoch: number }>>`SELECT session, epoch FROM session_leases
+          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NOT NULL`;
+        return { renewed: [...renewed], moving: [...moving] };
+      });
+    },
+
+    /** Takes the lease of `session` if it is free; its new epoch, or undefined when another node holds it. */
+    async acquire(session: string): Promise<number | undefined> {
+      const [row] = await sql<Array<{ epoch: number }>>`INSERT INTO session_leases (session, node, epoch, expires_at)
+        VALUES (${session}, ${nodeId}, 1, ${now} + ${leaseMs})
+        ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = session_leases.epoch + 1, expires_at = excluded.expires_at, move_to = NULL
+        WHERE ${free} RETURNING epoch`;
+      return row?.epoch;
+    },
+
+    /** Gives up a lease this node holds (the session stopped here): any node may take it at once. */
+    async release(session: string, epoch: number): Promise<void> {
+      await sql`DELETE FROM session_leases WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
+    },
+
+    /** Ends a lease being moved, once the session is stopped here: its target may take it at once. */
+    async handOver(session: string, epoch: number): Promise<void> {
+      await sql`UPDATE session_leases SET expires_at = ${now} WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
+    },
+
+    /** Asks the owner of `session` to hand it to node `target`; false when no node holds it. */
+    async requestMove(session: string, target: string): Promise<boolean> {
+      return (await sql`UPDATE session_leases SET move_to = ${target} WHERE session = ${session} AND expires_at > ${now}`).count > 0;
+    },
+
+    /**
+     * Inside a write transaction of `session`: throws StaleLeaseError unless this node still holds its lease under
+     * `epoch`. The row stays share-locked until the transaction ends, so no takeover commits in between.
+     */
+    async fence(tx: PgSql, session: string, epoch: number): Promise<void> {
+      const held = await tx`SELECT 1 FROM session_leases WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}
+        AND expires_at > ${now} FOR SHARE`;
+      if (held.count === 0) throw new StaleLeaseError(session, epoch);
+    },
+
+    /** Sessions that should run and that no node holds (or that are moving to this node), by name. */
+    async orphans(limit: number): Promise<string[]> {
+      const rows = await sql<Array<{ name: string }>>`SELECT s.name FROM sessions s LEFT JOIN session_leases ON session_leases.session = s.name
+        WHERE s.should_run = 1 AND (session_leases.session IS NULL OR ${free}) ORDER BY s.name LIMIT ${limit}`;
+      return rows.map((row) => row.name);
+    },
+
+    /** Nodes whose heartbeat is more recent than `staleMs`, with how many sessions each holds. */
+    async liveNodes(staleMs: number): Promise<NodeRow[]> {
+      return [
+        ...(await sql<NodeRow[]>`SELECT id, url, started_at AS "startedAt", heartbeat_at AS "heartbeatAt",
+          (SELECT COUNT(*)::int FROM session_leases WHERE node = nodes.id AND expires_at > ${now}) AS sessions
+          FROM nodes WHERE heartbeat_at > ${now} - ${staleMs} ORDER BY id`),
+      ];
+    },
+
+    /** The lease of one session, live or not; undefined when none was ever taken (or it was released). */
+    async lease(session: string): Promise<LeaseRow | undefined> {
+      const [row] = await sql<LeaseRow[]>`SELECT session, node, epoch, expires_at AS "expiresAt", move_to AS "moveTo"
+        FROM session_leases WHERE session = ${session}`;
+      return row;
+    },
+  };
+}
