@@ -1,6 +1,7 @@
 // Repository of nodes and session leases on PostgreSQL (store.kind: postgres): which node runs each session, renewed by
 // its owner, taken over once it expires, fenced by an epoch that every takeover raises. Every time is the database
 // server's clock (ms), so the nodes' own clocks never decide who owns a session.
+import type postgres from 'postgres';
 import type { PgSql } from './postgres.js';
 
 export interface NodeRow {
@@ -36,10 +37,12 @@ export type LeasesRepo = ReturnType<typeof createLeasesRepo>;
 /** `nodeId`: this daemon; `leaseMs`: how long a lease lasts after it is taken or renewed. */
 export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
   const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-  // a lease is free once expired; one being moved stays the target's for one more lease period (then anyone's: the
-  // target may be gone); a node may take back its own lease (it restarted under the same id)
-  const free = sql`(session_leases.expires_at <= ${now} AND (session_leases.move_to IS NULL OR session_leases.move_to = ${nodeId}
-    OR session_leases.expires_at <= ${now} - ${leaseMs})) OR (session_leases.node = ${nodeId} AND session_leases.move_to IS NULL)`;
+  // a lease may be taken once expired; one being moved stays the target's for one more lease period (then anyone's: the
+  // target may be gone)
+  const takeable = sql`(session_leases.expires_at <= ${now} AND (session_leases.move_to IS NULL OR session_leases.move_to = ${nodeId}
+    OR session_leases.expires_at <= ${now} - ${leaseMs}))`;
+  // ...and a node may take back its own (it restarted under the same id); the epoch rises either way
+  const free = sql`(${takeable} OR (session_leases.node = ${nodeId} AND session_leases.move_to IS NULL))`;
 
   return {
     /** Announces this node (or its restart) with the URL the others forward its sessions' requests to. */
@@ -72,9 +75,9 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       return row?.epoch;
     },
 
-    /** Gives up a lease this node holds (the session stopped here): any node may take it at once. */
+    /** Gives up a lease this node holds (the session stopped here): any node may take it at once, under the next epoch. */
     async release(session: string, epoch: number): Promise<void> {
-      await sql`DELETE FROM session_leases WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
+      await sql`UPDATE session_leases SET expires_at = 0, move_to = NULL WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
     },
 
     /** Ends a lease being moved, once the session is stopped here: its target may take it at once. */
@@ -91,7 +94,7 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
      * Inside a write transaction of `session`: throws StaleLeaseError unless this node still holds its lease under
      * `epoch`. The row stays share-locked until the transaction ends, so no takeover commits in between.
      */
-    async fence(tx: PgSql, session: string, epoch: number): Promise<void> {
+    async fence(tx: postgres.TransactionSql, session: string, epoch: number): Promise<void> {
       const held = await tx`SELECT 1 FROM session_leases WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}
         AND expires_at > ${now} FOR SHARE`;
       if (held.count === 0) throw new StaleLeaseError(session, epoch);
@@ -100,7 +103,7 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
     /** Sessions that should run and that no node holds (or that are moving to this node), by name. */
     async orphans(limit: number): Promise<string[]> {
       const rows = await sql<Array<{ name: string }>>`SELECT s.name FROM sessions s LEFT JOIN session_leases ON session_leases.session = s.name
-        WHERE s.should_run = 1 AND (session_leases.session IS NULL OR ${free}) ORDER BY s.name LIMIT ${limit}`;
+        WHERE s.should_run = 1 AND (session_leases.session IS NULL OR ${takeable}) ORDER BY s.name LIMIT ${limit}`;
       return rows.map((row) => row.name);
     },
 
@@ -113,7 +116,7 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       ];
     },
 
-    /** The lease of one session, live or not; undefined when none was ever taken (or it was released). */
+    /** The lease of one session, live, expired or released; undefined when none was ever taken. */
     async lease(session: string): Promise<LeaseRow | undefined> {
       const [row] = await sql<LeaseRow[]>`SELECT session, node, epoch, expires_at AS "expiresAt", move_to AS "moveTo"
         FROM session_leases WHERE session = ${session}`;

@@ -1,0 +1,132 @@
+// Keeps this node's session leases: renews them on a timer, and stops a session (onLost) as soon as its lease may no
+// longer be this node's: another node was asked to take it, it expired, or renewals failed for so long that the lease
+// could expire. That last deadline is measured on this node's monotonic clock from the start of the last renewal that
+// succeeded, and falls `margin` before the database may hand the session to another node: a node cut off from the
+// database stops its sessions before anyone else may start them.
+import type { LeasesRepo } from '../store/leases.js';
+
+export type LossReason = 'moved' | 'expired' | 'unreachable';
+
+export interface LeaseKeeperOptions {
+  repo: LeasesRepo;
+  /** the lease length the repository grants (cluster.leaseSeconds) */
+  leaseMs: number;
+  /** how often leases are renewed; a third of the lease by default */
+  renewEveryMs?: number;
+  /** must stop the session; a lease lost to a move is handed over once this returns */
+  onLost(session: string, reason: LossReason): void | Promise<void>;
+  /** told when a renewal fails (the database is unreachable, …); the keeper goes on trying */
+  onRenewFailed?(err: unknown): void;
+  clock?: () => number;
+}
+
+interface Held {
+  epoch: number;
+  /** local clock time by which the session must be stopped unless a renewal succeeds */
+  deadline: number;
+}
+
+export class LeaseKeeper {
+  private readonly held = new Map<string, Held>();
+  private readonly clock: () => number;
+  private readonly renewEveryMs: number;
+  /** how long before the earliest possible takeover this node stops a session it cannot renew */
+  readonly marginMs: number;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private renewing: Promise<void> | undefined;
+
+  constructor(private readonly options: LeaseKeeperOptions) {
+    this.clock = options.clock ?? (() => performance.now());
+    this.renewEveryMs = options.renewEveryMs ?? Math.max(1, Math.floor(options.leaseMs / 3));
+    this.marginMs = Math.max(Math.floor(options.leaseMs / 5), 2 * this.watchdogEveryMs());
+    if (this.renewEveryMs + this.marginMs >= options.leaseMs) throw new Error(`leases of ${options.leaseMs} ms cannot be renewed every ${this.renewEveryMs} ms with a ${this.marginMs} ms margin`);
+  }
+
+  start(): void {
+    if (this.renewTimer) return;
+    this.renewTimer = setInterval(() => void this.renew(), this.renewEveryMs);
+    this.watchdog = setInterval(() => this.enforceDeadlines(), this.watchdogEveryMs());
+    this.renewTimer.unref();
+    this.watchdog.unref();
+  }
+
+  /** Stops renewing; the leases still held expire by themselves unless released. */
+  stop(): void {
+    clearInterval(this.renewTimer);
+    clearInterval(this.watchdog);
+    this.renewTimer = undefined;
+    this.watchdog = undefined;
+  }
+
+  /** Takes the lease of `session` if no other node holds it; its epoch (writes of the session carry it), or undefined. */
+  async acquire(session: string): Promise<number | undefined> {
+    const started = this.clock();
+    const epoch = await this.options.repo.acquire(session);
+    if (epoch !== undefined) this.held.set(session, { epoch, deadline: started + this.options.leaseMs - this.marginMs });
+    return epoch;
+  }
+
+  /** Gives the lease of a session stopped here back, so that any node may take it at once. */
+  async release(session: string): Promise<void> {
+    const held = this.held.get(session);
+    if (!held) return;
+    this.held.delete(session);
+    await this.options.repo.release(session, held.epoch);
+  }
+
+  /** Releases every lease (a graceful stop: the other nodes take the sessions at once instead of after the lease). */
+  async releaseAll(): Promise<void> {
+    await Promise.all([...this.held.keys()].map((session) => this.release(session)));
+  }
+
+  epochOf(session: string): number | undefined {
+    return this.held.get(session)?.epoch;
+  }
+
+  sessions(): string[] {
+    return [...this.held.keys()];
+  }
+
+  /** One renewal (also run by the timer); sessions it did not renew are lost. Never throws. */
+  renew(): Promise<void> {
+    return (this.renewing ??= this.renewOnce().finally(() => (this.renewing = undefined)));
+  }
+
+  private async renewOnce(): Promise<void> {
+    const started = this.clock();
+    let result: Awaited<ReturnType<LeasesRepo['heartbeat']>>;
+    try {
+      result = await this.options.repo.heartbeat();
+    } catch (err) {
+      this.options.onRenewFailed?.(err);
+      this.enforceDeadlines();
+      return;
+    }
+    const renewed = new Map(result.renewed.map((lease) => [lease.session, lease.epoch]));
+    const moving = new Map(result.moving.map((lease) => [lease.session, lease.epoch]));
+    for (const [session, held] of [...this.held]) {
+      if (renewed.get(session) === held.epoch) held.deadline = started + this.options.leaseMs - this.marginMs;
+      else if (moving.get(session) === held.epoch) await this.lose(session, 'moved', true);
+      else await this.lose(session, 'expired', false);
+    }
+    this.enforceDeadlines();
+  }
+
+  private enforceDeadlines(): void {
+    const now = this.clock();
+    for (const [session, held] of this.held) if (now >= held.deadline) void this.lose(session, 'unreachable', false);
+  }
+
+  private async lose(session: string, reason: LossReason, handOver: boolean): Promise<void> {
+    const held = this.held.get(session);
+    if (!held) return;
+    this.held.delete(session);
+    await this.options.onLost(session, reason);
+    if (handOver) await this.options.repo.handOver(session, held.epoch).catch((err: unknown) => this.options.onRenewFailed?.(err));
+  }
+
+  private watchdogEveryMs(): number {
+    return Math.max(10, Math.min(250, Math.floor(this.options.leaseMs / 20)));
+  }
+}
