@@ -1,9 +1,6 @@
 // Send path and client-token path: POST /api/messages/send (sandbox, stored, one webhook) against a bare Koa route, same
 // connections; the daemon's cheapest route (the floor of its own stack); and, counting a request as done only once its
 // webhook POST has arrived, against a bare Koa route that also makes that POST (the ceiling for any gateway here).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import autocannon from 'autocannon';
 import type { BenchResult } from './types.js';
 import { DEFAULT_CONFIG } from '../src/config/defaults.js';
@@ -100,8 +97,7 @@ export async function run(): Promise<BenchResult[]> {
   const inFlight = String(DEFAULT_CONFIG.webhooks.perWebhookConcurrency);
   const ceiling = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${ceilingReceiver.port}/hook`, IN_FLIGHT: inFlight });
   const durableReceiver = await startChild('./receiver.js');
-  const durableDir = mkdtempSync(join(tmpdir(), 'bench-durable-'));
-  const durable = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${durableReceiver.port}/hook`, IN_FLIGHT: inFlight, DURABLE_DIR: durableDir });
+  const durable = await startChild('./bare-koa.js', { WEBHOOK_URL: `http://127.0.0.1:${durableReceiver.port}/hook`, IN_FLIGHT: inFlight, DURABLE: '1' });
   const daemon = await benchDaemon();
   try {
     await pairedSession(daemon, 'a', '+15550900001');
@@ -158,6 +154,5 @@ export async function run(): Promise<BenchResult[]> {
   } finally {
     await daemon.cleanup();
     await Promise.all([bare, ceiling, durable, receiver, ceilingReceiver, durableReceiver].map((child) => child.stop()));
-    rmSync(durableDir, { recursive: true, force: true });
   }
 }

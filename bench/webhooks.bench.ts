@@ -7,13 +7,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import type { BenchResult } from './types.js';
+import { durableOutbox, type DurableOutbox } from './support/durable-outbox.js';
 import { startChild, type Child } from './support/process.js';
 import { BENCH_HMAC_KEY, signedPost } from './support/signed-post.js';
 import { percentile, printResults, result, round } from './support/report.js';
 import { DEFAULT_CONFIG } from '../src/config/defaults.js';
 import { EventBus } from '../src/events/bus.js';
 import { createTickTransaction, openDatabase } from '../src/store/db.js';
-import { createOutboxRepo, type DeliveryOutcome } from '../src/store/outbox.js';
+import { createOutboxRepo } from '../src/store/outbox.js';
 import { createWebhooksRepo } from '../src/store/webhooks.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { createOutbox, envelopeJson } from '../src/webhooks/outbox.js';
@@ -25,8 +26,6 @@ const N = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 30_000);
 const WARMUP = 2_000;
 const ROUNDS = 2;
 const RATE = 1_000;
-/** how long outcomes are gathered before one transaction writes them: the dispatcher's default flushIntervalMs */
-const OUTCOME_FLUSH_MS = 10;
 const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_S ?? 5);
 const SETTINGS = {
   ...DEFAULT_CONFIG.webhooks,
@@ -80,7 +79,7 @@ async function bareThroughput(pool: Pool, count: number): Promise<number> {
  * events arriving as the gateway's do (500 per tick): each delivery's row inserted in the tick's transaction before its
  * POST, each outcome recorded after it (gathered for 10 ms and written in one transaction, as the dispatcher does). No dispatcher, registry, event bus or retry bookkeeping.
  */
-async function durableBareThroughput(pool: Pool, count: number, store: DurableStore): Promise<number> {
+async function durableBareThroughput(pool: Pool, count: number, store: DurableOutbox): Promise<number> {
   const queue: Array<{ id: string; body: string }> = [];
   let waiting: Array<() => void> = [];
   let emitted = 0;
@@ -91,7 +90,7 @@ async function durableBareThroughput(pool: Pool, count: number, store: DurableSt
     while (emitted < until) {
       const id = randomUUID();
       const body = bareBody(emitted++);
-      store.record(id, body);
+      store.record(id, 'message.received', body);
       queue.push({ id, body });
     }
     for (const wake of waiting) wake();
@@ -115,47 +114,6 @@ async function durableBareThroughput(pool: Pool, count: number, store: DurableSt
   );
   await store.written();
   return count / ((performance.now() - started) / 1000);
-}
-
-interface DurableStore {
-  record(id: string, body: string): void;
-  succeeded(id: string): void;
-  /** settles once every outcome so far is committed */
-  written(): Promise<void>;
-  close(): void;
-}
-
-function durableStore(): DurableStore {
-  const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-durable-'));
-  const db = openDatabase(join(dir, 'gateway.db'));
-  const tick = createTickTransaction(db, (err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
-  const outbox = createOutboxRepo(db);
-  const webhookId = createWebhooksRepo(db, secretBoxFor({ masterKey: 'svc_master_bench_0123456789abcdef0123456789' })).insert({
-    url: 'http://127.0.0.1/bare', events: ['message.received'], session: null, enabled: true, headers: [],
-    retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' }, hmacKey: BENCH_HMAC_KEY, signatureScheme: 'body',
-  }).id;
-  let outcomes: DeliveryOutcome[] = [];
-  const flush = () => {
-    tick.join();
-    outbox.recordOutcomes(outcomes);
-    outcomes = [];
-  };
-  return {
-    record(id, body) {
-      tick.join();
-      outbox.recordEvent([{ id, webhookId, eventId: id, event: 'message.received', session: 'bench', body }]);
-    },
-    succeeded(id) {
-      if (outcomes.length === 0) setTimeout(flush, OUTCOME_FLUSH_MS);
-      outcomes.push({ id, status: 'succeeded', attempts: 1, budgetStart: 0, nextAttemptAt: null, lastStatusCode: 200, lastError: null, at: Date.now() });
-    },
-    written: () => new Promise((done) => setTimeout(() => setImmediate(done), OUTCOME_FLUSH_MS + 1)),
-    close() {
-      tick.flush();
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** Calls `send(i)` RATE times a second for `seconds`, catching up on late timer ticks. */
@@ -278,7 +236,7 @@ export async function run(): Promise<BenchResult[]> {
     // each warmed up, then in alternating rounds so that drift in the machine's speed does not land on one side
     await bareThroughput(pool, WARMUP);
     const gateway = await startGateway(receiver.port, 'throughput');
-    const durable = durableStore();
+    const durable = durableOutbox((err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
     const bareRates: number[] = [];
     const durableRates: number[] = [];
     const gatewayRates: number[] = [];
