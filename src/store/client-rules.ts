@@ -57,13 +57,13 @@ export function createClientRulesRepo(db: Db) {
   const get = db.prepare('SELECT * FROM client_rules WHERE session = ?');
   const all = db.prepare('SELECT * FROM client_rules');
   const remove = db.prepare('DELETE FROM client_rules WHERE session = ?');
-  const epoch = db.prepare('SELECT client_token_epoch AS epoch, created_at AS createdAt FROM sessions WHERE name = ?');
+  const epoch = db.prepare('SELECT client_token_epoch AS epoch, created_at AS "createdAt" FROM sessions WHERE name = ?');
   const bumpEpoch = db.prepare('UPDATE sessions SET client_token_epoch = client_token_epoch + 1 WHERE name = ?');
   const dailyCount = db.prepare('SELECT count FROM client_daily_sends WHERE session = ? AND ephemeral_id = ? AND day = ?').pluck();
   /** one statement, so the check against the cap and the increment cannot be split by another request */
   const reserveDaily = db.prepare(
     `INSERT INTO client_daily_sends (session, ephemeral_id, day, count) VALUES (@session, @ephemeralId, @day, 1)
-     ON CONFLICT (session, ephemeral_id, day) DO UPDATE SET count = count + 1 WHERE count < @cap`,
+     ON CONFLICT (session, ephemeral_id, day) DO UPDATE SET count = client_daily_sends.count + 1 WHERE client_daily_sends.count < @cap`,
   );
   const releaseDaily = db.prepare('UPDATE client_daily_sends SET count = count - 1 WHERE session = ? AND ephemeral_id = ? AND day = ? AND count > 0');
   const pruneDaily = db.prepare('DELETE FROM client_daily_sends WHERE day < ?');

@@ -56,8 +56,11 @@ export function createContactsRepo(db: Db) {
     .prepare("SELECT jid FROM contacts WHERE session = ? AND blocked = 0 AND jid LIKE '%@s.whatsapp.net' ORDER BY updated_at DESC, jid LIMIT ?")
     .pluck();
   const put = db.prepare(
-    `INSERT OR REPLACE INTO contacts (session, jid, phone_number, lid, name, saved_name, business_name, picture_url, blocked, updated_at)
-     VALUES (@session, @jid, @phoneNumber, @lid, @name, @savedName, @businessName, @pictureUrl, @blocked, @updatedAt)`,
+    `INSERT INTO contacts (session, jid, phone_number, lid, name, saved_name, business_name, picture_url, blocked, updated_at)
+     VALUES (@session, @jid, @phoneNumber, @lid, @name, @savedName, @businessName, @pictureUrl, @blocked, @updatedAt)
+     ON CONFLICT (session, jid) DO UPDATE SET phone_number = excluded.phone_number, lid = excluded.lid, name = excluded.name,
+       saved_name = excluded.saved_name, business_name = excluded.business_name, picture_url = excluded.picture_url,
+       blocked = excluded.blocked, updated_at = excluded.updated_at`,
   );
 
   const get = (session: string, jid: string): ContactRow | undefined => {

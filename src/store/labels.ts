@@ -19,7 +19,7 @@ export function createLabelsRepo(db: Db) {
      ON CONFLICT (session, id) DO UPDATE SET name = excluded.name, color = excluded.color`,
   );
   const remove = db.prepare('DELETE FROM labels WHERE session = ? AND id = ?');
-  const assign = db.prepare('INSERT OR IGNORE INTO label_chats (session, label_id, chat_id) VALUES (?, ?, ?)');
+  const assign = db.prepare('INSERT INTO label_chats (session, label_id, chat_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING');
   const unassign = db.prepare('DELETE FROM label_chats WHERE session = ? AND label_id = ? AND chat_id = ?');
   const chats = db.prepare('SELECT chat_id FROM label_chats WHERE session = ? AND label_id = ? ORDER BY chat_id').pluck();
   const clear = db.prepare('DELETE FROM labels WHERE session = ?');

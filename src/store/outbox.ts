@@ -108,11 +108,11 @@ export function createOutboxRepo(db: Db) {
      VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   );
   const due = db.prepare(
-    `SELECT id, webhook_id AS webhookId, event, body, attempts, budget_start AS budgetStart FROM deliveries
+    `SELECT id, webhook_id AS "webhookId", event, body, attempts, budget_start AS "budgetStart" FROM deliveries
      WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?`,
   );
   const nextDueAll = db.prepare(
-    `SELECT webhook_id AS webhookId, MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' GROUP BY webhook_id`,
+    `SELECT webhook_id AS "webhookId", MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' GROUP BY webhook_id`,
   );
   const nextDueAfter = db
     .prepare(`SELECT MIN(next_attempt_at) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at > ?`)
@@ -128,7 +128,7 @@ export function createOutboxRepo(db: Db) {
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
-  const backlog = db.prepare("SELECT COUNT(*) AS pending, MIN(created_at) AS oldestCreatedAt FROM deliveries WHERE status = 'pending'");
+  const backlog = db.prepare(`SELECT COUNT(*) AS pending, MIN(created_at) AS "oldestCreatedAt" FROM deliveries WHERE status = 'pending'`);
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing;
   // each webhook's last success is found once (a correlated subquery would rescan its succeeded rows per failed one)
@@ -138,12 +138,12 @@ export function createOutboxRepo(db: Db) {
        SELECT webhook_id, last_status_code, last_error, ROW_NUMBER() OVER (PARTITION BY webhook_id ORDER BY updated_at DESC) AS n
        FROM deliveries WHERE status <> 'succeeded' AND attempts > 0
      )
-     SELECT d.webhook_id AS webhookId, MIN(d.created_at) AS since, COUNT(*) AS deliveries, f.last_status_code AS lastStatusCode, f.last_error AS lastError
+     SELECT d.webhook_id AS "webhookId", MIN(d.created_at) AS since, COUNT(*) AS deliveries, f.last_status_code AS "lastStatusCode", f.last_error AS "lastError"
      FROM deliveries d
      LEFT JOIN last_success s ON s.webhook_id = d.webhook_id
      JOIN latest_failure f ON f.webhook_id = d.webhook_id AND f.n = 1
      WHERE d.status <> 'succeeded' AND d.attempts > 0 AND d.created_at > COALESCE(s.at, -1)
-     GROUP BY d.webhook_id ORDER BY since`,
+     GROUP BY d.webhook_id, f.last_status_code, f.last_error ORDER BY since`,
   );
   const bodyById = db.prepare('SELECT body FROM deliveries WHERE id = ? AND webhook_id = ?').pluck();
   const requeue = db.prepare(

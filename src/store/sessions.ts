@@ -90,7 +90,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   const unwell = db.prepare(
     "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
   );
-  const countByState = db.prepare('SELECT engine, status, status_reason AS statusReason, COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
+  const countByState = db.prepare('SELECT engine, status, status_reason AS "statusReason", COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
