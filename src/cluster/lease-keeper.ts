@@ -15,8 +15,8 @@ export interface LeaseKeeperOptions {
   renewEveryMs?: number;
   /** must stop the session; a lease lost to a move is handed over once this returns */
   onLost(session: string, reason: LossReason): void | Promise<void>;
-  /** told when a renewal fails (the database is unreachable, …); the keeper goes on trying */
-  onRenewFailed?(err: unknown): void;
+  /** told when a renewal or a hand-over fails (the database is unreachable, …) or onLost throws; the keeper goes on */
+  onError?(err: unknown): void;
   clock?: () => number;
 }
 
@@ -99,18 +99,20 @@ export class LeaseKeeper {
     try {
       result = await this.options.repo.heartbeat();
     } catch (err) {
-      this.options.onRenewFailed?.(err);
+      this.options.onError?.(err);
       this.enforceDeadlines();
       return;
     }
     const renewed = new Map(result.renewed.map((lease) => [lease.session, lease.epoch]));
     const moving = new Map(result.moving.map((lease) => [lease.session, lease.epoch]));
+    const losses: Array<Promise<void>> = [];
     for (const [session, held] of [...this.held]) {
       if (renewed.get(session) === held.epoch) held.deadline = started + this.options.leaseMs - this.marginMs;
-      else if (moving.get(session) === held.epoch) await this.lose(session, 'moved', true);
-      else await this.lose(session, 'expired', false);
+      else if (moving.get(session) === held.epoch) losses.push(this.lose(session, 'moved', true));
+      else losses.push(this.lose(session, 'expired', false));
     }
     this.enforceDeadlines();
+    await Promise.all(losses);
   }
 
   private enforceDeadlines(): void {
@@ -118,12 +120,17 @@ export class LeaseKeeper {
     for (const [session, held] of this.held) if (now >= held.deadline) void this.lose(session, 'unreachable', false);
   }
 
+  /** Forgets the lease at once (no renewal touches it again), then has the session stopped; never throws. */
   private async lose(session: string, reason: LossReason, handOver: boolean): Promise<void> {
     const held = this.held.get(session);
     if (!held) return;
     this.held.delete(session);
-    await this.options.onLost(session, reason);
-    if (handOver) await this.options.repo.handOver(session, held.epoch).catch((err: unknown) => this.options.onRenewFailed?.(err));
+    try {
+      await this.options.onLost(session, reason);
+      if (handOver) await this.options.repo.handOver(session, held.epoch);
+    } catch (err) {
+      this.options.onError?.(err);
+    }
   }
 
   private watchdogEveryMs(): number {

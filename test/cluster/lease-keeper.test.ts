@@ -37,7 +37,7 @@ function node(id: string, url = server.url) {
   connections.push(sql);
   const repo = createLeasesRepo(sql, id, LEASE_MS);
   const lost: Array<{ session: string; reason: LossReason; at: number }> = [];
-  const keeper = new LeaseKeeper({ repo, leaseMs: LEASE_MS, onLost: (session, reason) => void lost.push({ session, reason, at: performance.now() }), onRenewFailed: () => {} });
+  const keeper = new LeaseKeeper({ repo, leaseMs: LEASE_MS, onLost: (session, reason) => void lost.push({ session, reason, at: performance.now() }), onError: () => {} });
   keepers.push(keeper);
   return { id, sql, repo, keeper, lost };
 }
