@@ -24,6 +24,8 @@ interface Held {
   epoch: number;
   /** local clock time by which the session must be stopped unless a renewal succeeds */
   deadline: number;
+  /** local clock time the lease was taken: a renewal sent before it cannot have seen it */
+  takenAt: number;
 }
 
 export class LeaseKeeper {
@@ -63,7 +65,7 @@ export class LeaseKeeper {
   async acquire(session: string): Promise<number | undefined> {
     const started = this.clock();
     const epoch = await this.options.repo.acquire(session);
-    if (epoch !== undefined) this.held.set(session, { epoch, deadline: started + this.options.leaseMs - this.marginMs });
+    if (epoch !== undefined) this.held.set(session, { epoch, deadline: started + this.options.leaseMs - this.marginMs, takenAt: this.clock() });
     return epoch;
   }
 
@@ -107,6 +109,7 @@ export class LeaseKeeper {
     const moving = new Map(result.moving.map((lease) => [lease.session, lease.epoch]));
     const losses: Array<Promise<void>> = [];
     for (const [session, held] of [...this.held]) {
+      if (held.takenAt >= started) continue;
       if (renewed.get(session) === held.epoch) held.deadline = started + this.options.leaseMs - this.marginMs;
       else if (moving.get(session) === held.epoch) losses.push(this.lose(session, 'moved', true));
       else losses.push(this.lose(session, 'expired', false));

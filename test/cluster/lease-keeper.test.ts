@@ -6,7 +6,7 @@ import { createServer, connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { LeaseKeeper, type LossReason } from '../../src/cluster/lease-keeper.js';
-import { createLeasesRepo, StaleLeaseError } from '../../src/store/leases.js';
+import { createLeasesRepo, StaleLeaseError, type LeasesRepo } from '../../src/store/leases.js';
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -166,4 +166,30 @@ test('sessions no node holds are found, and live nodes with how many they hold',
   assert.ok(orphans.includes('s12'));
   const live = await a.repo.liveNodes(10_000);
   assert.deepEqual(live.filter((n) => n.id === 'a6').map((n) => [n.url, n.sessions]), [['http://127.0.0.1:4001', 2]]);
+});
+
+test('a lease taken while a renewal is on its way is not reported lost by that renewal', async () => {
+  let answer!: (result: Awaited<ReturnType<LeasesRepo['heartbeat']>>) => void;
+  const repo = {
+    heartbeat: () => new Promise((done) => (answer = done)),
+    acquire: async () => 7,
+    handOver: async () => {},
+    release: async () => {},
+  } as unknown as LeasesRepo;
+  const lost: string[] = [];
+  let now = 0;
+  const keeper = new LeaseKeeper({ repo, leaseMs: LEASE_MS, onLost: (session) => void lost.push(session), clock: () => now });
+  const renewal = keeper.renew();
+  now = 10;
+  assert.equal(await keeper.acquire('fresh'), 7);
+  now = 20;
+  answer({ renewed: [], moving: [] });
+  await renewal;
+  assert.deepEqual(lost, []);
+  assert.equal(keeper.epochOf('fresh'), 7);
+  // the next renewal, sent after the lease was taken, does judge it
+  const next = keeper.renew();
+  answer({ renewed: [], moving: [] });
+  await next;
+  assert.deepEqual(lost, ['fresh']);
 });
