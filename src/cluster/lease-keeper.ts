@@ -3,6 +3,9 @@
 // could expire. That last deadline is measured on this node's monotonic clock from the start of the last renewal that
 // succeeded, and falls `margin` before the database may hand the session to another node: a node cut off from the
 // database stops its sessions before anyone else may start them.
+// What that rests on: onLost finishes stopping a session within the margin (less the watchdog's period); the database's
+// clock does not jump forward; and this process is not paused for longer than the margin (a paused process is kept from
+// writing over the new owner only by the epoch its writes carry, see LeasesRepo.fence).
 import type { LeasesRepo } from '../store/leases.js';
 
 export type LossReason = 'moved' | 'expired' | 'unreachable';
@@ -63,6 +66,8 @@ export class LeaseKeeper {
 
   /** Takes the lease of `session` if no other node holds it; its epoch (writes of the session carry it), or undefined. */
   async acquire(session: string): Promise<number | undefined> {
+    const current = this.held.get(session);
+    if (current) return current.epoch;
     const started = this.clock();
     const epoch = await this.options.repo.acquire(session);
     if (epoch !== undefined) this.held.set(session, { epoch, deadline: started + this.options.leaseMs - this.marginMs, takenAt: this.clock() });
@@ -97,13 +102,22 @@ export class LeaseKeeper {
 
   private async renewOnce(): Promise<void> {
     const started = this.clock();
+    const held = [...this.held].map(([session, lease]) => ({ session, epoch: lease.epoch }));
+    // a renewal that hangs (a connection dropped without a word) must not hold up the next one past the margin
+    const budget = this.options.leaseMs - this.renewEveryMs - this.marginMs;
+    let timer: NodeJS.Timeout | undefined;
     let result: Awaited<ReturnType<LeasesRepo['heartbeat']>>;
     try {
-      result = await this.options.repo.heartbeat();
+      result = await Promise.race([
+        this.options.repo.heartbeat(held, budget),
+        new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`renewing the leases took over ${budget} ms`)), budget))),
+      ]);
     } catch (err) {
       this.options.onError?.(err);
       this.enforceDeadlines();
       return;
+    } finally {
+      clearTimeout(timer);
     }
     const renewed = new Map(result.renewed.map((lease) => [lease.session, lease.epoch]));
     const moving = new Map(result.moving.map((lease) => [lease.session, lease.epoch]));
@@ -123,7 +137,10 @@ export class LeaseKeeper {
     for (const [session, held] of this.held) if (now >= held.deadline) void this.lose(session, 'unreachable', false);
   }
 
-  /** Forgets the lease at once (no renewal touches it again), then has the session stopped; never throws. */
+  /**
+   * Forgets the lease at once (no renewal touches it again), has the session stopped, then gives the lease up: handed
+   * over to a move's target, or released (a no-op if another node took it meanwhile). Never throws.
+   */
   private async lose(session: string, reason: LossReason, handOver: boolean): Promise<void> {
     const held = this.held.get(session);
     if (!held) return;
@@ -131,6 +148,7 @@ export class LeaseKeeper {
     try {
       await this.options.onLost(session, reason);
       if (handOver) await this.options.repo.handOver(session, held.epoch);
+      else await this.options.repo.release(session, held.epoch);
     } catch (err) {
       this.options.onError?.(err);
     }

@@ -37,12 +37,11 @@ export type LeasesRepo = ReturnType<typeof createLeasesRepo>;
 /** `nodeId`: this daemon; `leaseMs`: how long a lease lasts after it is taken or renewed. */
 export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
   const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-  // a lease may be taken once expired; one being moved stays the target's for one more lease period (then anyone's: the
-  // target may be gone)
+  // a lease may be taken once expired, never earlier, not even by the node that held it (a process restarted under the same
+  // id while the old one may still run, cut off, must wait too); one being moved stays the target's for one more lease
+  // period (then anyone's: the target may be gone)
   const takeable = sql`(session_leases.expires_at <= ${now} AND (session_leases.move_to IS NULL OR session_leases.move_to = ${nodeId}
     OR session_leases.expires_at <= ${now} - ${leaseMs}))`;
-  // ...and a node may take back its own (it restarted under the same id); the epoch rises either way
-  const free = sql`(${takeable} OR (session_leases.node = ${nodeId} AND session_leases.move_to IS NULL))`;
 
   return {
     /** Announces this node (or its restart) with the URL the others forward its sessions' requests to. */
@@ -52,16 +51,21 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
     },
 
     /**
-     * Marks this node alive and renews every lease it still holds. Returns the leases renewed, and those it holds that
-     * another node was asked to take (they are not renewed: stop the session, then `handOver`).
+     * Marks this node alive and renews the leases it runs (`held`: session and epoch; a lease it gave up is never renewed).
+     * Returns the leases renewed, and those of `held` that another node was asked to take (not renewed: stop the
+     * session, then `handOver`). Waits at most `lockTimeoutMs` for a row a long write transaction holds.
      */
-    async heartbeat(): Promise<{ renewed: Array<{ session: string; epoch: number }>; moving: Array<{ session: string; epoch: number }> }> {
+    async heartbeat(held: ReadonlyArray<{ session: string; epoch: number }>, lockTimeoutMs: number): Promise<{ renewed: Array<{ session: string; epoch: number }>; moving: Array<{ session: string; epoch: number }> }> {
+      const sessions = held.map((lease) => lease.session);
+      const epochs = held.map((lease) => lease.epoch);
       return sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL lock_timeout = ${Math.max(1, Math.floor(lockTimeoutMs))}`);
         await tx`UPDATE nodes SET heartbeat_at = ${now} WHERE id = ${nodeId}`;
+        const mine = tx`SELECT * FROM unnest(${sessions}::text[], ${epochs}::bigint[])`;
         const renewed = await tx<Array<{ session: string; epoch: number }>>`UPDATE session_leases SET expires_at = ${now} + ${leaseMs}
-          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NULL RETURNING session, epoch`;
+          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NULL AND (session, epoch) IN (${mine}) RETURNING session, epoch`;
         const moving = await tx<Array<{ session: string; epoch: number }>>`SELECT session, epoch FROM session_leases
-          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NOT NULL`;
+          WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NOT NULL AND (session, epoch) IN (${mine})`;
         return { renewed: [...renewed], moving: [...moving] };
       });
     },
@@ -71,13 +75,17 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       const [row] = await sql<Array<{ epoch: number }>>`INSERT INTO session_leases (session, node, epoch, expires_at)
         VALUES (${session}, ${nodeId}, 1, ${now} + ${leaseMs})
         ON CONFLICT (session) DO UPDATE SET node = excluded.node, epoch = session_leases.epoch + 1, expires_at = excluded.expires_at, move_to = NULL
-        WHERE ${free} RETURNING epoch`;
+        WHERE ${takeable} RETURNING epoch`;
       return row?.epoch;
     },
 
-    /** Gives up a lease this node holds (the session stopped here): any node may take it at once, under the next epoch. */
+    /**
+     * Gives up a lease this node holds (the session stopped here): any node may take it at once, under the next epoch; one
+     * being moved stays reserved for its target. A lease another node took meanwhile is left alone.
+     */
     async release(session: string, epoch: number): Promise<void> {
-      await sql`UPDATE session_leases SET expires_at = 0, move_to = NULL WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
+      await sql`UPDATE session_leases SET expires_at = CASE WHEN move_to IS NULL THEN 0 ELSE ${now} END
+        WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
     },
 
     /** Ends a lease being moved, once the session is stopped here: its target may take it at once. */
@@ -85,14 +93,21 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       await sql`UPDATE session_leases SET expires_at = ${now} WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}`;
     },
 
-    /** Asks the owner of `session` to hand it to node `target`; false when no node holds it. */
+    /**
+     * Asks the owner of `session` to hand it to node `target`; false when no node holds it, the target already does, or
+     * the target's last heartbeat is older than a lease (it is not running).
+     */
     async requestMove(session: string, target: string): Promise<boolean> {
-      return (await sql`UPDATE session_leases SET move_to = ${target} WHERE session = ${session} AND expires_at > ${now}`).count > 0;
+      const asked = await sql`UPDATE session_leases SET move_to = ${target}
+        WHERE session = ${session} AND expires_at > ${now} AND node <> ${target}
+        AND EXISTS (SELECT 1 FROM nodes WHERE id = ${target} AND heartbeat_at > ${now} - ${leaseMs})`;
+      return asked.count > 0;
     },
 
     /**
      * Inside a write transaction of `session`: throws StaleLeaseError unless this node still holds its lease under
-     * `epoch`. The row stays share-locked until the transaction ends, so no takeover commits in between.
+     * `epoch`. The row stays share-locked until the transaction ends, so no takeover commits in between; this node's own
+     * renewal waits for it too, so a fenced transaction must end well within the lease's margin.
      */
     async fence(tx: postgres.TransactionSql, session: string, epoch: number): Promise<void> {
       const held = await tx`SELECT 1 FROM session_leases WHERE session = ${session} AND node = ${nodeId} AND epoch = ${epoch}

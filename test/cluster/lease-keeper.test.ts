@@ -10,7 +10,8 @@ import { createLeasesRepo, StaleLeaseError, type LeasesRepo } from '../../src/st
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
-const LEASE_MS = 1500;
+/** long enough that a loaded 2-core machine (two test files at once) renews in time: renewals every 1 s, a 600 ms margin */
+const LEASE_MS = 3000;
 
 let server: TestPostgres;
 let admin: PgSql;
@@ -32,12 +33,12 @@ after(async () => {
 });
 
 /** A node: its own connection (through `url`, the server's by default) and repository, and a keeper recording losses. */
-function node(id: string, url = server.url) {
+function node(id: string, url = server.url, clock = () => performance.now()) {
   const sql = connectPostgres(url, { max: 2 });
   connections.push(sql);
   const repo = createLeasesRepo(sql, id, LEASE_MS);
   const lost: Array<{ session: string; reason: LossReason; at: number }> = [];
-  const keeper = new LeaseKeeper({ repo, leaseMs: LEASE_MS, onLost: (session, reason) => void lost.push({ session, reason, at: performance.now() }), onError: () => {} });
+  const keeper = new LeaseKeeper({ repo, leaseMs: LEASE_MS, onLost: (session, reason) => void lost.push({ session, reason, at: performance.now() }), onError: () => {}, clock });
   keepers.push(keeper);
   return { id, sql, repo, keeper, lost };
 }
@@ -141,6 +142,9 @@ test('a session moved on purpose goes to the node named, not to another', async 
   const [a, b, c] = [node('a5'), node('b5'), node('c5')];
   a.keeper.start();
   await a.keeper.acquire('s6');
+  assert.equal(await b.repo.requestMove('s6', 'b5'), false, 'b5 has never announced itself');
+  await Promise.all([a, b, c].map((n) => n.repo.registerNode(`http://${n.id}.invalid`)));
+  assert.equal(await b.repo.requestMove('s6', 'a5'), false, 'a5 holds it already');
   assert.equal(await b.repo.requestMove('s6', 'b5'), true);
   const asked = performance.now();
   const moved = acquireWhenFree(b.keeper, 's6', 3 * LEASE_MS);
@@ -192,4 +196,36 @@ test('a lease taken while a renewal is on its way is not reported lost by that r
   answer({ renewed: [], moving: [] });
   await next;
   assert.deepEqual(lost, ['fresh']);
+});
+
+test('a lease its node gave up is never renewed again, even when the database answers again before it expires', async () => {
+  let jump = 0;
+  const b = node('b7');
+  const sql = connectPostgres(server.url, { max: 2 });
+  connections.push(sql);
+  const repo = createLeasesRepo(sql, 'a7', LEASE_MS);
+  const lost: string[] = [];
+  // the node is cut off: its deadline passes (its clock jumps a lease ahead) and releasing the lease fails
+  const keeper = new LeaseKeeper({
+    repo: { ...repo, release: () => Promise.reject(new Error('unreachable')) },
+    leaseMs: LEASE_MS,
+    onLost: (session) => void lost.push(session),
+    onError: () => {},
+    clock: () => performance.now() + jump,
+  });
+  keepers.push(keeper);
+  keeper.start();
+  const epoch = (await keeper.acquire('s13'))!;
+  const before = (await b.repo.lease('s13'))!.expiresAt;
+  jump = LEASE_MS;
+  const deadline = performance.now() + 5_000;
+  while (lost.length === 0) {
+    assert.ok(performance.now() < deadline, 'the node never stopped the session past its deadline');
+    await sleep(20);
+  }
+  // the database answers again: the next renewal must leave the given-up lease to expire
+  await keeper.renew();
+  assert.equal((await b.repo.lease('s13'))?.expiresAt, before, 'a renewal took back a lease its node gave up');
+  assert.equal((await acquireWhenFree(b.keeper, 's13')).epoch, epoch + 1);
+  keeper.stop();
 });

@@ -39,21 +39,16 @@ export async function startPostgres(): Promise<TestPostgres> {
   chmodSync(dir, 0o700);
   // as the server's own user: root runs it through runuser, anyone else directly
   const run = (command: string, args: string[]) =>
-    execFileSync(root ? 'runuser' : join(bin, command), root ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe', encoding: 'utf8' });
+    execFileSync(root ? 'runuser' : join(bin, command), root ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { stdio: 'pipe', encoding: 'utf8', cwd: dir });
   const port = await freePort();
   const superuser = root ? 'postgres' : userInfo().username;
-  try {
-    // C locale: text sorts by bytes, as SQLite's BINARY collation does
-    run('initdb', ['-D', data, '--locale=C', '-E', 'UTF8', '-A', 'trust', '-U', superuser]);
-    run('pg_ctl', [
-      '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
-      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`,
-      'start',
-    ]);
-  } catch (err) {
-    rmSync(dir, { recursive: true, force: true });
-    throw new Error(`could not start PostgreSQL: ${(err as { stderr?: string }).stderr ?? String(err)}`);
-  }
+  const stopServer = () => {
+    try {
+      run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+    } catch {
+      // not running
+    }
+  };
   const psql = (database: string, sql: string) =>
     execFileSync(join(bin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', superuser, '-d', database, '-v', 'ON_ERROR_STOP=1', '-c', sql], { stdio: 'pipe' });
   const urlOf = (database: string) => `postgres://${superuser}@127.0.0.1:${port}/${database}`;
@@ -62,7 +57,22 @@ export async function startPostgres(): Promise<TestPostgres> {
     psql('postgres', `CREATE DATABASE ${name}`);
     return urlOf(name);
   };
-  const url = createDatabase('gateway');
+  let url: string;
+  try {
+    // C locale: text sorts by bytes, as SQLite's BINARY collation does
+    run('initdb', ['-D', data, '--locale=C', '-E', 'UTF8', '-A', 'trust', '-U', superuser]);
+    run('pg_ctl', [
+      '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
+      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`,
+      'start',
+    ]);
+    url = createDatabase('gateway');
+  } catch (err) {
+    // a start that timed out may still have left a server running on that directory
+    stopServer();
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`could not start PostgreSQL: ${(err as { stderr?: string }).stderr ?? String(err)}`);
+  }
   let stopped = false;
   return {
     url,
@@ -71,11 +81,8 @@ export async function startPostgres(): Promise<TestPostgres> {
     stop() {
       if (stopped) return;
       stopped = true;
-      try {
-        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      stopServer();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
