@@ -1,0 +1,70 @@
+// The tick transaction on PostgreSQL (store.kind: postgres), the counterpart of createTickTransaction in db.ts: the writes
+// a tick makes are gathered as they are made (the callers stay synchronous) and go out on the next setImmediate as one
+// transaction, every statement pipelined on one connection (postgres.js sends them before the first answer returns).
+// Ticks commit one after another, in order: a later tick's writes never overtake an earlier one's. A write is not
+// visible to reads until its tick commits; `committed` lets an answer wait for that.
+import type { PgSql } from './postgres.js';
+
+export interface PgTickTransaction {
+  /** adds a statement (`$1…` parameters) to this tick's transaction */
+  write(text: string, params: readonly unknown[]): void;
+  /** settles once the writes made so far are committed (rejects if the tick holding them was rolled back); undefined when none are waiting */
+  committed(): Promise<void> | undefined;
+  /** sends this tick's writes at once; settles when they are committed or lost */
+  flush(): Promise<void>;
+}
+
+/**
+ * @param onLost told when a tick's writes could not be committed (rolled back, every statement of it; the daemon goes on)
+ * @param onCommit told how long each commit took, seconds (metrics)
+ */
+export function createPgTickTransaction(sql: PgSql, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): PgTickTransaction {
+  let batch: Array<[string, readonly unknown[]]> = [];
+  let current: Promise<void> | undefined;
+  let settled: { done(): void; fail(err: unknown): void } | undefined;
+  /** the last tick sent, until it is committed or lost */
+  let inFlight: Promise<void> | undefined;
+  let tail: Promise<void> = Promise.resolve();
+
+  const flush = (): Promise<void> => {
+    if (batch.length === 0) return inFlight ?? Promise.resolve();
+    const statements = batch;
+    const waiter = settled!;
+    const outcome = current!;
+    batch = [];
+    current = undefined;
+    settled = undefined;
+    tail = tail.then(async () => {
+      const started = performance.now();
+      try {
+        await sql.begin((tx) => statements.map(([text, params]) => tx.unsafe(text, params as never[])));
+        onCommit?.((performance.now() - started) / 1000);
+        waiter.done();
+      } catch (err) {
+        waiter.fail(err);
+        onLost(err);
+      }
+    });
+    const sent = (inFlight = outcome.catch(() => {}).then(() => {
+      if (inFlight === sent) inFlight = undefined;
+    }));
+    return sent;
+  };
+
+  return {
+    write(text, params) {
+      if (batch.length === 0) {
+        current = new Promise<void>((done, fail) => (settled = { done, fail }));
+        // an answer that never waits for these writes must not leave an unhandled rejection behind
+        current.catch(() => {});
+        setImmediate(flush);
+      }
+      batch.push([text, params]);
+    },
+    committed() {
+      if (current) return current;
+      return inFlight;
+    },
+    flush,
+  };
+}
