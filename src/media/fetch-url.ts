@@ -127,8 +127,9 @@ async function download<T>(
     try {
       made = await sink(checked(), declared);
     } catch (err) {
-      if (err instanceof GatewayError) throw err;
+      // whatever stopped the sink (a limit, our disk, the connection), the rest of the body is not read
       discard(body);
+      if (err instanceof GatewayError) throw err;
       throw failed(controller.signal.aborted ? `timed out after ${limits.timeoutMs} ms` : (err as Error).message);
     }
     const type = response.headers['content-type'];
