@@ -8,6 +8,7 @@ import keyOwners, { postgres as keyOwnersPg } from './006-key-owners.js';
 import sessionTruth, { postgres as sessionTruthPg } from './007-session-truth.js';
 import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
 import cluster, { postgres as clusterPg } from './009-cluster.js';
+import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-claims.js';
 
 export interface Migration {
   version: number;
@@ -28,4 +29,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: 'session-truth', sql: sessionTruth, postgres: sessionTruthPg },
   { version: 8, name: 'audit-log', sql: auditLog, postgres: auditLogPg },
   { version: 9, name: 'cluster', sql: cluster, postgres: clusterPg },
+  { version: 10, name: 'delivery-claims', sql: deliveryClaims, postgres: deliveryClaimsPg },
 ];
