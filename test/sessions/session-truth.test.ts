@@ -69,7 +69,8 @@ test('a dropped sandbox session carries the cause in session.status and lastErro
     assert.equal(down.payload.lastError.message, 'dropped by the sandbox network');
     const view = (await daemon.request('GET', '/api/sessions/keeper')).body.data;
     assert.deepEqual(view.lastError, down.payload.lastError);
-    assert.match(daemon.output(), /"msg":"connection closed"/);
+    // the daemon's log reaches this process through a pipe, a moment after the event did
+    await waitFor(() => /"msg":"connection closed"/.test(daemon.output()), 5000, 'the "connection closed" log line');
   } finally {
     events.close();
   }
