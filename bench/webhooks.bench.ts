@@ -74,30 +74,45 @@ async function bareThroughput(pool: Pool, count: number): Promise<number> {
   return count / ((performance.now() - started) / 1000);
 }
 
+/** Calls `emit(n)` for n = 0 … count − 1, 500 per event-loop tick (so that delivery runs alongside), then `afterTick`. */
+function emitInTicks(count: number, emit: (n: number) => void, afterTick: () => void = () => {}): Promise<void> {
+  let emitted = 0;
+  return new Promise<void>((done) => {
+    const step = () => {
+      const until = Math.min(count, emitted + 500);
+      while (emitted < until) emit(emitted++);
+      afterTick();
+      if (emitted < count) setImmediate(step);
+      else done();
+    };
+    step();
+  });
+}
+
 /**
  * The bare loop plus the least a durable outbox writes (DESIGN §4), through the daemon's own repository and schema, with
- * events arriving as the gateway's do (500 per tick): each delivery's row inserted in the tick's transaction before its
- * POST, each outcome recorded after it (gathered for 10 ms and written in one transaction, as the dispatcher does). No dispatcher, registry, event bus or retry bookkeeping.
+ * events arriving as the gateway's do (emitInTicks): each delivery's row inserted in the tick's transaction before its
+ * POST, each outcome recorded after it (gathered for 10 ms and written in one transaction, as the dispatcher does). No
+ * dispatcher, registry, event bus or retry bookkeeping.
  */
 async function durableBareThroughput(pool: Pool, count: number, store: DurableOutbox): Promise<number> {
   const queue: Array<{ id: string; body: string }> = [];
   let waiting: Array<() => void> = [];
-  let emitted = 0;
   let posted = 0;
   const started = performance.now();
-  const emit = () => {
-    const until = Math.min(count, emitted + 500);
-    while (emitted < until) {
+  const emitted = emitInTicks(
+    count,
+    (n) => {
       const id = randomUUID();
-      const body = bareBody(emitted++);
+      const body = bareBody(n);
       store.record(id, 'message.received', body);
       queue.push({ id, body });
-    }
-    for (const wake of waiting) wake();
-    waiting = [];
-    if (emitted < count) setImmediate(emit);
-  };
-  emit();
+    },
+    () => {
+      for (const wake of waiting) wake();
+      waiting = [];
+    },
+  );
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (posted < count) {
@@ -112,6 +127,7 @@ async function durableBareThroughput(pool: Pool, count: number, store: DurableOu
       }
     }),
   );
+  await emitted;
   await store.written();
   return count / ((performance.now() - started) / 1000);
 }
@@ -202,16 +218,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
 async function gatewayThroughput(gateway: Gateway, count: number): Promise<number> {
   const target = gateway.succeeded() + count;
   const started = performance.now();
-  let emitted = 0;
-  await new Promise<void>((done) => {
-    const step = () => {
-      const until = Math.min(count, emitted + 500);
-      while (emitted < until) gateway.bus.emit('bench', 'message.received', payload(emitted++));
-      if (emitted < count) setImmediate(step);
-      else done();
-    };
-    step();
-  });
+  await emitInTicks(count, (n) => gateway.bus.emit('bench', 'message.received', payload(n)));
   await gateway.waitForSucceeded(target);
   return count / ((performance.now() - started) / 1000);
 }

@@ -82,17 +82,8 @@ export class LeaseKeeper {
     await this.options.repo.release(session, held.epoch);
   }
 
-  /** Releases every lease (a graceful stop: the other nodes take the sessions at once instead of after the lease). */
-  async releaseAll(): Promise<void> {
-    await Promise.all([...this.held.keys()].map((session) => this.release(session)));
-  }
-
   epochOf(session: string): number | undefined {
     return this.held.get(session)?.epoch;
-  }
-
-  sessions(): string[] {
-    return [...this.held.keys()];
   }
 
   /** One renewal (also run by the timer); sessions it did not renew are lost. Never throws. */

@@ -19,52 +19,48 @@ export interface PgTickTransaction {
  * @param onCommit told how long each commit took, seconds (metrics)
  */
 export function createPgTickTransaction(sql: PgSql, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): PgTickTransaction {
-  let batch: Array<[string, readonly unknown[]]> = [];
-  let current: Promise<void> | undefined;
-  let settled: { done(): void; fail(err: unknown): void } | undefined;
-  /** the last tick sent, until it is committed or lost */
-  let inFlight: Promise<void> | undefined;
+  /** this tick's statements, and the promise its waiters hold */
+  let open: { statements: Array<[string, readonly unknown[]]>; committed: Promise<void>; done(): void; fail(err: unknown): void } | undefined;
+  /** the commit of the last tick sent (it never rejects: a lost tick tells its own waiters and onLost) */
   let tail: Promise<void> = Promise.resolve();
+  /** that commit while it is under way */
+  let inFlight: Promise<void> | undefined;
 
   const flush = (): Promise<void> => {
-    if (batch.length === 0) return inFlight ?? Promise.resolve();
-    const statements = batch;
-    const waiter = settled!;
-    const outcome = current!;
-    batch = [];
-    current = undefined;
-    settled = undefined;
-    tail = tail.then(async () => {
+    if (!open) return inFlight ?? Promise.resolve();
+    const tick = open;
+    open = undefined;
+    const sent = (tail = tail.then(async () => {
       const started = performance.now();
       try {
-        await sql.begin((tx) => statements.map(([text, params]) => tx.unsafe(text, params as never[])));
+        await sql.begin((tx) => tick.statements.map(([text, params]) => tx.unsafe(text, params as never[])));
         onCommit?.((performance.now() - started) / 1000);
-        waiter.done();
+        tick.done();
       } catch (err) {
-        waiter.fail(err);
+        tick.fail(err);
         onLost(err);
       }
-    });
-    const sent = (inFlight = outcome.catch(() => {}).then(() => {
-      if (inFlight === sent) inFlight = undefined;
     }));
+    inFlight = sent;
+    void sent.then(() => {
+      if (inFlight === sent) inFlight = undefined;
+    });
     return sent;
   };
 
   return {
     write(text, params) {
-      if (batch.length === 0) {
-        current = new Promise<void>((done, fail) => (settled = { done, fail }));
+      if (!open) {
+        let settle!: { done(): void; fail(err: unknown): void };
+        const committed = new Promise<void>((done, fail) => (settle = { done, fail }));
         // an answer that never waits for these writes must not leave an unhandled rejection behind
-        current.catch(() => {});
+        committed.catch(() => {});
+        open = { statements: [], committed, ...settle };
         setImmediate(flush);
       }
-      batch.push([text, params]);
+      open.statements.push([text, params]);
     },
-    committed() {
-      if (current) return current;
-      return inFlight;
-    },
+    committed: () => open?.committed ?? inFlight,
     flush,
   };
 }

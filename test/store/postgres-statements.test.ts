@@ -91,7 +91,7 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
 }
 
 /** `?`, `?NNN`, `@name`, `:name` and `$name` outside quotes become `$1…`, a name keeping its number. */
-export function numberParameters(text: string): string {
+function numberParameters(text: string): string {
   const names = new Map<string, number>();
   let count = 0;
   return text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?(\d*)|[@:$]([A-Za-z_]\w*)/g, (match, _digits: string | undefined, name: string | undefined) => {
