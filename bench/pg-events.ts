@@ -5,7 +5,7 @@
 // last one arrived, and how many never arrived (a tail that reads rows past the highest sequence number it saw skips a
 // row whose sequence number was taken earlier but committed later, when publishers write at once). Standalone (not in
 // `npm run bench`): it informs the choice, it is not a tracked row.
-import { startEventRelay } from '../src/cluster/event-relay.js';
+import { createAssembler, encodeMessage, type RelayMessage } from '../src/cluster/event-relay.js';
 import { connectPostgres, type PgSql } from '../src/store/postgres.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 
@@ -23,12 +23,16 @@ type Arrival = (event: { n: number; t: number }) => void;
 
 async function notifyTransport(url: string, onArrival: Arrival): Promise<Transport> {
   const [publisher, listener] = [connectPostgres(url, { max: 4 }), connectPostgres(url, { max: 1 })];
-  const sender = await startEventRelay(publisher, 'a', () => {});
-  const receiver = await startEventRelay(listener, 'b', (event) => onArrival(event as { n: number; t: number }));
+  // as the daemon does: a message's parts go out in one transaction, and are joined on arrival
+  const assemble = createAssembler('b', (message: RelayMessage) => message.kind === 'event' && onArrival(message.event as { n: number; t: number }));
+  const listening = await listener.listen('gateway_events', assemble);
   return {
-    publish: (event) => sender.publish(event),
+    publish: async (event) => {
+      const notices = encodeMessage('a', { kind: 'event', event });
+      await publisher.begin((tx) => notices.map((notice) => tx`SELECT pg_notify('gateway_events', ${notice})`));
+    },
     async close() {
-      await Promise.all([sender.close(), receiver.close()]);
+      await listening.unlisten();
       await Promise.all([publisher.end({ timeout: 1 }), listener.end({ timeout: 1 })]);
     },
   };

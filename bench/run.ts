@@ -16,6 +16,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   startup: () => import('./startup.bench.js'),
   overload: () => import('./overload.bench.js'),
   media: () => import('./media.bench.js'),
+  cluster: () => import('./cluster.bench.js'),
 };
 
 async function main(): Promise<void> {

@@ -16,7 +16,9 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
-import { createTickTransaction, openDatabase } from './store/db.js';
+import { createTickTransaction } from './store/db.js';
+import { openStore, StoreOpenError } from './store/open-store.js';
+import { createClusterNode } from './cluster/node.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
 import { createIdentitiesRepo } from './store/identities.js';
@@ -61,7 +63,6 @@ import { createLabelsRepo } from './store/labels.js';
 import { AuditLog } from './audit/log.js';
 import { createAuditRepo } from './store/audit.js';
 import { createPresenceRepo } from './store/presence.js';
-import { SchemaTooNewError } from './store/database-file.js';
 import { Backups, recordRestore, scheduleInterval } from './ops/backups.js';
 import { operationsStatus } from './ops/status.js';
 
@@ -88,19 +89,19 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     if (err instanceof SecretBoxError) throw new ConfigError(err.message);
     throw err;
   }
-  const dbFile = join(dataDir, 'gateway.db');
-  let db;
+  let store;
   try {
-    db = openDatabase(dbFile);
+    store = await openStore(config, dataDir);
   } catch (err) {
-    if (err instanceof SchemaTooNewError) throw new ConfigError(err.message);
+    if (err instanceof StoreOpenError) throw new ConfigError(err.message);
     throw err;
   }
+  const { db } = store;
   const mismatch = checkSealedKey(db, box);
   if (mismatch) {
     db.close();
     throw new ConfigError(
-      `the secrets in ${join(dataDir, 'gateway.db')} were sealed under data key ${mismatch.storedKeyId}, not under this one (${box.keyId}): ` +
+      `the secrets in ${store.location} were sealed under data key ${mismatch.storedKeyId}, not under this one (${box.keyId}): ` +
         (config.auth.encryptionKey
           ? 'GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) is not the key this database was written with'
           : 'the master key changed without `gateway rotate-master-key`; start with the previous master key, then rotate it'),
@@ -111,8 +112,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
-  const sessionsRepo = createSessionsRepo(db, box);
-  const outboxRepo = createOutboxRepo(db);
+  // on PostgreSQL this daemon is a node of a cluster (a cluster of one until others start): src/cluster
+  let joinTick: () => void = () => {};
+  const node = store.kind === 'postgres' ? createClusterNode(config, db, logger.child({ module: 'cluster' }), () => joinTick()) : undefined;
+  const sessionsRepo = createSessionsRepo(db, box, { shared: node !== undefined });
+  const outboxRepo = createOutboxRepo(db, node?.claims);
   const metrics = createMetrics({
     sessionCounts: () => sessionsRepo.counts(),
     sessionStates: () => sessionsRepo.countByState(),
@@ -123,12 +127,13 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
     metrics.observeCommit,
   );
+  joinTick = tick.join;
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
     sessions: sessionsRepo,
-    authState: createAuthStateRepo(db, box, tick.flush),
+    authState: createAuthStateRepo(db, box, tick.flush, node?.fence),
     identities: createIdentitiesRepo(db),
     engines,
     bus,
@@ -136,6 +141,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     settings: config.sessions,
     defaultEngine: config.engine.default,
     urlPolicy,
+    placement: node?.cluster,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db);
@@ -145,6 +151,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.setMessageLookup(createMessageLookup(messagesRepo));
   const settingsRepo = createSettingsRepo(db, box);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
+  if (node) runtimeSettings.changedHere = () => node.announce('settings');
   const mediaService = new MediaService({
     records: media,
     sessions,
@@ -169,14 +176,29 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
   bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
+  if (node) {
+    bus.addPersister(node.publishEvent);
+    apiKeys.revokedHere = (ids) => node.announce('keys', ids);
+    webhooks.onChange(() => node.announce('webhooks'));
+    node.listen(
+      (event) => bus.relay(event),
+      (topic, ids) => (topic === 'keys' ? apiKeys.revokedElsewhere(ids) : topic === 'webhooks' ? webhooks.reload() : runtimeSettings.reload()),
+    );
+  }
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
-  const pruneMessages = setInterval(() => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000), 3_600_000);
+  const pruneMessages = setInterval(() => {
+    try {
+      messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000);
+    } catch (err) {
+      logger.error({ err }, 'could not prune old messages');
+    }
+  }, 3_600_000);
   pruneMessages.unref();
-  const backups = new Backups({ dbFile, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
+  const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
   const startedAt = Date.now();
   const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
@@ -204,10 +226,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
+    cluster: node?.cluster,
     operations: {
       backups,
       status: () =>
-        operationsStatus({ version: VERSION, startedAt, dbFile, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
+        operationsStatus({ version: VERSION, startedAt, store, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
     },
   };
   bus.subscribe(metrics.observeEvent);
@@ -245,6 +268,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     audit,
     isDraining: () => draining,
     committed: tick.committed,
+    forwarder: node?.forwarder,
   });
   const server = createHttpServer(app.callback(), config.server);
   await sessions.prepareRestore();
@@ -257,6 +281,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   audit.start();
   recordRestore(dataDir, (entry) => audit.record(entry), logger);
 
+  if (node) {
+    await node.cluster.join(config.cluster.advertiseUrl ?? url);
+    await node.cluster.run(sessions);
+  }
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
 
@@ -277,6 +305,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       audit.close();
       clientRules.close();
       mediaService.close();
+      node?.cluster.leave();
       await sessions.shutdown();
       await engines.close();
       await webhooksStopped;

@@ -8,6 +8,7 @@ export const AUDIT_ACTIONS = [
   'session.logout',
   'session.delete',
   'session.pairing_code',
+  'session.move',
   'key.create',
   'key.revoke',
   'webhook.create',

@@ -59,6 +59,8 @@ export class ApiKeys {
   /** told the id of every revoked key (open event streams of that key end) */
   private readonly revokeListeners = new Set<(id: string) => void>();
   private lastSweep = Date.now();
+  /** in a cluster: tells the other daemons of a revocation made here */
+  revokedHere: ((ids: string[]) => void) | undefined;
 
   constructor(private readonly repo: KeysRepo) {}
 
@@ -113,6 +115,7 @@ export class ApiKeys {
     if (!removed) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
     this.principals.clear();
     for (const listener of this.revokeListeners) listener(id);
+    this.revokedHere?.([id]);
   }
 
   /**
@@ -122,6 +125,13 @@ export class ApiKeys {
   forgetSession(name: string): void {
     const ids = this.repo.forgetSession(name);
     if (!ids.length) return;
+    this.principals.clear();
+    for (const id of ids) for (const listener of this.revokeListeners) listener(id);
+    this.revokedHere?.(ids);
+  }
+
+  /** Another daemon sharing the store revoked these keys (or shrank their sessions): they stop working here too. */
+  revokedElsewhere(ids: readonly string[]): void {
     this.principals.clear();
     for (const id of ids) for (const listener of this.revokeListeners) listener(id);
   }

@@ -67,7 +67,11 @@ export class ClientRules {
     this.limiter = new SlidingWindowLimiter(rateWindowSeconds * 1000);
     this.sweeper = setInterval(() => {
       this.limiter.sweep();
-      this.repo.pruneDailyBefore(utcDay(Date.now() - 2 * 86_400_000));
+      try {
+        this.repo.pruneDailyBefore(utcDay(Date.now() - 2 * 86_400_000));
+      } catch {
+        // the store is out of reach (a cluster's database): the next sweep prunes
+      }
     }, 60_000);
     this.sweeper.unref();
   }

@@ -39,11 +39,8 @@ export class ClientTokens {
     /** the session's current epoch and incarnation; undefined when there is no such session */
     private readonly epochOf: (session: string) => TokenEpoch | undefined,
   ) {
-    let secret = settings.get<string>(SECRET_SETTING);
-    if (!secret) {
-      secret = randomBytes(32).toString('base64url');
-      settings.set(SECRET_SETTING, secret);
-    }
+    // daemons sharing one store (a cluster) that start together keep the first secret written
+    const secret = settings.get<string>(SECRET_SETTING) ?? settings.setIfAbsent(SECRET_SETTING, randomBytes(32).toString('base64url'));
     this.key = Buffer.from(secret, 'base64url');
   }
 

@@ -1,19 +1,15 @@
-// Events of every node on every node's live stream (store.kind: postgres): each node publishes the events it records with
-// NOTIFY and listens for the others'. The live stream (SSE) is live only, as on one daemon; webhooks do not ride on this,
-// they have the shared outbox. A NOTIFY carries at most 8,000 bytes, so a larger event goes as parts sent in one
+// Every node's events on every node's live stream, and the changes other nodes must hear of (store.kind: postgres): a
+// node publishes with NOTIFY inside the transaction that records the change, so the others hear of it once it is
+// committed, and never of one rolled back. The live stream (SSE) is live only, as on one daemon; webhooks do not ride on
+// this, they have the shared outbox. A NOTIFY carries at most 8,000 bytes, so a larger message goes as parts of that one
 // transaction, which PostgreSQL delivers together and in order; the parts are joined on arrival.
 import { randomUUID } from 'node:crypto';
-import type { PgSql } from '../store/postgres.js';
 
-const CHANNEL = 'gateway_events';
 /** UTF-16 units per part: at most 3 UTF-8 bytes each, so a part and its header stay under NOTIFY's 8,000 bytes */
 const PART_UNITS = 2400;
 
-export interface EventRelay {
-  /** sends an event (any JSON value) to the other nodes; settles once PostgreSQL has taken it */
-  publish(event: unknown): Promise<void>;
-  close(): Promise<void>;
-}
+/** What nodes tell each other: an event, or that something they cache changed (`topic`, e.g. the API keys). */
+export type RelayMessage = { kind: 'event'; event: unknown } | { kind: 'changed'; topic: string; ids?: string[] };
 
 /** Splits a text into parts of at most PART_UNITS units, never between the two halves of a surrogate pair. */
 export function splitText(text: string, units = PART_UNITS): string[] {
@@ -28,34 +24,30 @@ export function splitText(text: string, units = PART_UNITS): string[] {
   return parts.length ? parts : [''];
 }
 
-/** Listens for the other nodes' events (`onEvent`) and publishes this node's; `nodeId` tells its own apart. */
-export async function startEventRelay(sql: PgSql, nodeId: string, onEvent: (event: unknown) => void): Promise<EventRelay> {
+/** The NOTIFY payloads of one message from `nodeId`, in order: `node id index count` then a newline and the part. */
+export function encodeMessage(nodeId: string, message: RelayMessage): string[] {
+  const parts = splitText(JSON.stringify(message));
+  const id = randomUUID();
+  return parts.map((part, i) => `${nodeId} ${id} ${i} ${parts.length}\n${part}`);
+}
+
+/** Joins the payloads heard into messages from the other nodes (a node's own come back too, and are dropped). */
+export function createAssembler(nodeId: string, onMessage: (message: RelayMessage) => void): (payload: string) => void {
   if (!/^\S+$/.test(nodeId)) throw new Error(`a node id has no white space: ${JSON.stringify(nodeId)}`);
-  /** parts received so far of events not yet whole, by sender and event */
+  /** parts received so far of messages not yet whole, by sender and message */
   const partial = new Map<string, string[]>();
-  const listening = await sql.listen(CHANNEL, (payload) => {
+  return (payload) => {
     const newline = payload.indexOf('\n');
     const [node, id, index, count] = payload.slice(0, newline).split(' ');
     if (node === nodeId || !id) return;
     const key = `${node} ${id}`;
-    const total = Number(count);
     const parts = partial.get(key) ?? [];
     parts[Number(index)] = payload.slice(newline + 1);
-    if (parts.filter((part) => part !== undefined).length < total) {
+    if (parts.filter((part) => part !== undefined).length < Number(count)) {
       partial.set(key, parts);
       return;
     }
     partial.delete(key);
-    onEvent(JSON.parse(parts.join('')));
-  });
-  return {
-    async publish(event) {
-      const parts = splitText(JSON.stringify(event));
-      const id = randomUUID();
-      const notices = parts.map((part, i) => `${nodeId} ${id} ${i} ${parts.length}\n${part}`);
-      if (notices.length === 1) await sql`SELECT pg_notify(${CHANNEL}, ${notices[0]!})`;
-      else await sql.begin((tx) => notices.map((notice) => tx`SELECT pg_notify(${CHANNEL}, ${notice})`));
-    },
-    close: () => listening.unlisten(),
+    onMessage(JSON.parse(parts.join('')) as RelayMessage);
   };
 }

@@ -82,6 +82,15 @@ export class LeaseKeeper {
     await this.options.repo.release(session, held.epoch);
   }
 
+  heldCount(): number {
+    return this.held.size;
+  }
+
+  /** The sessions this node holds a lease on. */
+  heldSessions(): string[] {
+    return [...this.held.keys()];
+  }
+
   epochOf(session: string): number | undefined {
     return this.held.get(session)?.epoch;
   }

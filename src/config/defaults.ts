@@ -7,6 +7,8 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   dataDir: './data',
   logLevel: 'info',
   auth: {},
+  store: { kind: 'sqlite', postgres: {} },
+  cluster: { leaseSeconds: 20 },
   engine: { default: 'baileys', baileys: { mediaHosts: [], mediaDownloadTimeoutMs: 300_000, mediaDownloadMaxBytes: 2 * 1024 * 1024 * 1024 + 1024 * 1024 } },
   sessions: {
     qrRotationSeconds: 20,

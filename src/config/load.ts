@@ -32,6 +32,12 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_DATA_DIR: { path: ['dataDir'], type: 'string' },
   GATEWAY_MASTER_KEY: { path: ['auth', 'masterKey'], type: 'string' },
   GATEWAY_ENCRYPTION_KEY: { path: ['auth', 'encryptionKey'], type: 'string' },
+  GATEWAY_STORE: { path: ['store', 'kind'], type: 'string' },
+  GATEWAY_DATABASE_URL: { path: ['store', 'postgres', 'url'], type: 'string' },
+  GATEWAY_NODE_ID: { path: ['cluster', 'nodeId'], type: 'string' },
+  GATEWAY_ADVERTISE_URL: { path: ['cluster', 'advertiseUrl'], type: 'string' },
+  GATEWAY_CLUSTER_SECRET: { path: ['cluster', 'secret'], type: 'string' },
+  GATEWAY_LEASE_SECONDS: { path: ['cluster', 'leaseSeconds'], type: 'integer' },
   GATEWAY_DEFAULT_ENGINE: { path: ['engine', 'default'], type: 'string' },
   GATEWAY_BAILEYS_WS_URL: { path: ['engine', 'baileys', 'websocketUrl'], type: 'string' },
   GATEWAY_BAILEYS_MEDIA_HOSTS: { path: ['engine', 'baileys', 'mediaHosts'], type: 'list' },
@@ -62,6 +68,12 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   const config = merged as unknown as GatewayConfig;
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['server.headersTimeoutMs: must not exceed server.requestTimeoutMs']);
+  }
+  if (config.store.kind === 'postgres' && !config.store.postgres.url) {
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['store.postgres.url: required when store.kind is postgres (or set GATEWAY_DATABASE_URL)']);
+  }
+  if (config.store.kind === 'postgres' && config.backup.schedule !== 'off') {
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['backup.schedule: the daemon backs up a SQLite store only; back PostgreSQL up with pg_dump']);
   }
   return config;
 }

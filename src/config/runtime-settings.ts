@@ -38,6 +38,8 @@ const KEY = 'runtime';
 export class RuntimeSettingsStore {
   private current: RuntimeSettings;
   private readonly listeners: Array<(settings: RuntimeSettings) => void> = [];
+  /** in a cluster: tells the other daemons of a change made here */
+  changedHere: (() => void) | undefined;
 
   constructor(private readonly repo: SettingsRepo) {
     this.current = repo.get<RuntimeSettings>(KEY) ?? { s3: null, autoPersist: false };
@@ -45,6 +47,12 @@ export class RuntimeSettingsStore {
 
   get(): RuntimeSettings {
     return this.current;
+  }
+
+  /** Reads the settings again: another daemon sharing the store changed them. */
+  reload(): void {
+    this.current = this.repo.get<RuntimeSettings>(KEY) ?? { s3: null, autoPersist: false };
+    for (const listener of this.listeners) listener(this.current);
   }
 
   view(): RuntimeSettingsView {
@@ -73,6 +81,7 @@ export class RuntimeSettingsStore {
     this.repo.set(KEY, next);
     this.current = next;
     for (const listener of this.listeners) listener(next);
+    this.changedHere?.();
     return this.view();
   }
 

@@ -8,6 +8,10 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** encryptionKey: the data key sealing secrets at rest; without it, derived from masterKey (src/auth/secret-box.ts) */
   auth: { masterKey?: string; encryptionKey?: string };
+  /** where the daemon keeps its state: SQLite in <dataDir>/gateway.db, or a PostgreSQL database several daemons share */
+  store: { kind: 'sqlite' | 'postgres'; postgres: { url?: string } };
+  /** on PostgreSQL: this node, how the others reach it, and how long its sessions stay its own without a renewal */
+  cluster: { nodeId?: string; advertiseUrl?: string; leaseSeconds: number; secret?: string };
   engine: {
     default: EngineName;
     baileys: {

@@ -23,6 +23,17 @@ export class EventBus {
     return () => this.listeners.delete(listener);
   }
 
+  /** An event another daemon recorded (a cluster's): to the live subscribers only, it is in the shared outbox already. */
+  relay(event: GatewayEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // as in emit
+      }
+    }
+  }
+
   emit<P extends Record<string, unknown>>(session: string, event: EventType, payload: P): GatewayEvent<P> {
     const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: isoTimestamp(), payload };
     if (this.persisters.length) this.beforeWrite();

@@ -10,6 +10,7 @@ import { assignRequestId } from './middleware/request-id.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
 import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
+import type { Forwarder } from '../cluster/forward.js';
 import type { AppState, RouteDef } from './types.js';
 
 const DEFAULT_BODY_LIMITS: BodyLimits = {
@@ -37,6 +38,8 @@ export interface AppOptions {
   early?: Koa.Middleware<AppState>[];
   /** where routes marked `audit` record each call (the audit log) */
   audit?: AuditSink;
+  /** in a cluster: sends a request for a session another node runs on to that node */
+  forwarder?: Forwarder;
 }
 
 export function createApp(options: AppOptions): Koa<AppState> {
@@ -49,6 +52,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
     options.clientGuard,
     options.maxRequestsInFlightPerKey ?? DEFAULT_CONFIG.server.maxRequestsInFlightPerKey,
     options.audit,
+    options.forwarder,
   );
   const inFlight = new InFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight);
   const { committed, isDraining, logger, metrics } = options;

@@ -179,7 +179,8 @@ function successResponses(route: RouteDef): Record<string, unknown> {
  * The error statuses a route can answer, from what the route is: every route can be refused as bad input (400, e.g.
  * an unknown query parameter), fail (500) or be shed (503); keyed routes add 401/403/429; a route that names a thing
  * in its path or body can miss it (404); a route on a session can find it in the wrong state (409) and meet the
- * network (501, 502); a route that reads a body can get one too large (413) or not JSON (415).
+ * network (501, 502); a route that reads a body can get one too large (413) or not JSON (415); a backup or a cluster
+ * route can find the store of the other kind (409).
  */
 export function errorStatusesOf(route: RouteDef): number[] {
   const statuses = new Set([400, 500, 503]);
@@ -188,6 +189,8 @@ export function errorStatusesOf(route: RouteDef): number[] {
   if (route.path.includes(':') || route.sessionFrom !== undefined) statuses.add(404);
   if (sessionScoped || route.path.startsWith('/api/sandbox/') || route.path.startsWith('/api/admin/settings')) [409, 501, 502].forEach((s) => statuses.add(s));
   if (route.schema.body) [413, 415].forEach((s) => statuses.add(s));
+  // what depends on the store: backups of SQLite only, the cluster on PostgreSQL only
+  if ((route.path === '/api/admin/backups' && route.method === 'POST') || route.path.startsWith('/api/cluster')) statuses.add(409);
   return [...statuses].sort((a, b) => a - b);
 }
 

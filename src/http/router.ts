@@ -15,6 +15,7 @@ import type { AuditAction } from '../audit/actions.js';
 import type { GatewayError } from '../errors.js';
 import { errorStatus } from './error-status.js';
 import { toGatewayError } from './middleware/errors.js';
+import type { Forwarder } from '../cluster/forward.js';
 
 type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
 
@@ -40,6 +41,7 @@ export function buildRouter(
   clientGuard?: ClientGuard,
   maxInFlightPerPrincipal = Infinity,
   audit?: AuditSink,
+  forwarder?: Forwarder,
 ): Middleware<AppState> {
   const router = new Router();
   const share = new PrincipalShare(maxInFlightPerPrincipal);
@@ -64,12 +66,21 @@ export function buildRouter(
       const query = validate.query({ ...ctx.query });
       if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
       else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
+      // in a cluster, a session another node runs is that node's to answer: sent on before the body is read
+      const inPath = (params as { session?: string }).session;
+      if (forwarder && inPath !== undefined && (await forwarder.forward(ctx, route, inPath))) return;
       await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
       const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
       if (seen) seen.body = input.body;
       let grant: { release(): void } | undefined;
       if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
       else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
+      const named = forwarder && inPath === undefined ? sessionOf(route, input) : undefined;
+      if (named !== undefined && (await forwarder!.forward(ctx, route, named, ctx.state.body))) {
+        // the owner counts what the caller's rules count
+        grant?.release();
+        return;
+      }
       let data: unknown;
       try {
         data = await route.handler(input);
@@ -136,7 +147,8 @@ function audited(spec: AuditAction | RouteAudit, handler: RouteHandler, sink: Au
       throw err;
     } finally {
       const principal = ctx.state.principal;
-      if (principal && !(failure && NOT_AUDITED.has(failure.code))) {
+      // a forwarded request is audited by the node that answered it
+      if (principal && !ctx.state.forwardedTo && !(failure && NOT_AUDITED.has(failure.code))) {
         const named = seen.params === undefined ? undefined : target(seen);
         const particulars = failure || !details ? undefined : details(seen);
         sink.record({

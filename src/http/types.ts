@@ -12,6 +12,8 @@ export interface AppState {
   releaseShare?: () => void;
   /** the route record that matched (metrics label requests with its path pattern) */
   route?: RouteDef;
+  /** in a cluster, the node this request was sent on to (it answered, and audits it) */
+  forwardedTo?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState> & { params: Record<string, string> };
@@ -51,6 +53,8 @@ export interface RouteDef {
   example?: { body?: unknown; data?: unknown };
   /** where the session this route acts on is found, for session-limited keys and client tokens */
   sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
+  /** in a cluster, a request for a session no node runs goes to the least-loaded node (create, start) */
+  startsSession?: true;
   /** routes that take base64 media read bodies up to server.mediaBodyLimitBytes; the others up to server.bodyLimitBytes */
   bodyLimit?: 'media';
   /** an admin action: the audit log records every call of it by a known caller, answered or refused */

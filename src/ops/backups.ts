@@ -40,7 +40,8 @@ export class Backups {
 
   constructor(
     private readonly deps: {
-      dbFile: string;
+      /** the SQLite file; undefined on PostgreSQL, whose backups are pg_dump's */
+      dbFile: string | undefined;
       dataDir: string;
       mediaDir: string;
       logger: Logger;
@@ -52,6 +53,9 @@ export class Backups {
   }
 
   create(options: { withMedia: boolean }): Promise<BackupInfo> {
+    if (this.deps.dbFile === undefined) {
+      return Promise.reject(new GatewayError('BACKUP_NOT_AVAILABLE', 'the daemon backs up a SQLite store only; this one is PostgreSQL: back it up with pg_dump (docs/SCALING.md)'));
+    }
     const run = this.queue.then(() => this.take(options));
     this.queue = run.catch(() => undefined);
     return run;
@@ -122,7 +126,7 @@ export class Backups {
     chmodSync(partial, 0o600);
     let schemaVersion: number;
     try {
-      schemaVersion = await copyDatabaseInWorker(this.deps.dbFile, partial);
+      schemaVersion = await copyDatabaseInWorker(this.deps.dbFile!, partial);
       renameSync(partial, path);
     } catch (err) {
       rmSync(partial, { force: true });

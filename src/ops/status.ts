@@ -34,7 +34,8 @@ export interface OperationsStatus {
 export interface StatusSources {
   version: string;
   startedAt: number;
-  dbFile: string;
+  /** the SQLite file, or the PostgreSQL URL without its password */
+  store: { kind: 'sqlite' | 'postgres'; location: string };
   sessions: SessionsRepo;
   outbox: OutboxRepo;
   webhooks: WebhookRegistry;
@@ -55,7 +56,7 @@ export async function operationsStatus(s: StatusSources): Promise<OperationsStat
     version: s.version,
     uptimeSeconds: Math.round((Date.now() - s.startedAt) / 1000),
     schemaVersion: LATEST_SCHEMA_VERSION,
-    database: { path: s.dbFile, sizeBytes: sizeOf(s.dbFile), walBytes: sizeOf(`${s.dbFile}-wal`) },
+    database: s.store.kind === 'sqlite' ? { path: s.store.location, sizeBytes: sizeOf(s.store.location), walBytes: sizeOf(`${s.store.location}-wal`) } : { path: s.store.location, sizeBytes: 0, walBytes: 0 },
     sessions: {
       total: Object.values(byStatus).reduce((sum, n) => sum + n, 0),
       byStatus: { CONNECTED: 0, CONNECTING: 0, DISCONNECTED: 0, ...byStatus },

@@ -11,6 +11,7 @@ import type { LastError, SessionRow, SessionsRepo } from '../store/sessions.js';
 import type { EngineRegistry } from '../engine/index.js';
 import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
+import type { SessionPlacement } from '../cluster/cluster.js';
 
 export interface ManagerSettings {
   reconnectBaseMs: number;
@@ -69,6 +70,9 @@ const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
   FAILED: 'LOGIN_REFUSED',
 };
 
+/** One daemon: every session runs here. */
+const HERE: SessionPlacement = { claim: async () => true, release: async () => {}, epochOf: () => undefined };
+
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
@@ -94,8 +98,14 @@ export class SessionManager {
       defaultEngine: EngineName;
       /** where a session's proxy may point (the daemon's outbound URL policy) */
       urlPolicy: UrlPolicy;
+      /** in a cluster, the leases (src/cluster/cluster.ts); on one daemon every session runs here */
+      placement?: SessionPlacement;
     },
-  ) {}
+  ) {
+    this.placement = deps.placement ?? HERE;
+  }
+
+  private readonly placement: SessionPlacement;
 
   addEventProcessor(processor: EngineEventProcessor): void {
     this.processors.push(processor);
@@ -194,6 +204,9 @@ export class SessionManager {
     const row = this.get(name);
     if (this.runtimes.has(name)) return false;
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
+    if (!(await this.placement.claim(name))) throw new GatewayError('SESSION_ON_OTHER_NODE', `session ${name} runs on another node; retry the request`);
+    // claimed meanwhile by a second start of this node
+    if (this.runtimes.has(name)) return false;
     this.deps.sessions.setShouldRun(name, true);
     await this.launch(row, engine);
     return true;
@@ -221,6 +234,7 @@ export class SessionManager {
       await runtime.engine.logout().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine logout failed; clearing credentials locally'));
     }
     this.deps.authState.forSession(name).clear();
+    await this.placement.release(name);
     this.deps.sessions.setAccount(name, null);
     this.deps.sessions.setShouldRun(name, false);
     this.setStatus(name, 'DISCONNECTED', 'LOGGED_OUT');
@@ -256,6 +270,8 @@ export class SessionManager {
    * queued at `restoreRatePerSecond` (shown CONNECTING while they wait) and this returns before they all started.
    */
   async restoreAll(): Promise<number> {
+    // in a cluster, sessions are adopted by the nodes as their leases allow (Cluster.run → adopt)
+    if (this.placement !== HERE) return 0;
     let restored = 0;
     for (const row of this.deps.sessions.list()) {
       if (row.shouldRun) {
@@ -287,10 +303,40 @@ export class SessionManager {
     await this.restoreQueue?.onIdle();
     await Promise.all(
       [...this.runtimes.keys()].map(async (name) => {
-        await this.teardown(name);
+        await this.teardown(name, false);
         this.deps.sessions.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+        // in a cluster, another node takes it at once
+        await this.placement.release(name);
       }),
     );
+  }
+
+  /**
+   * Starts a session no node runs (its node died or let it go) if this node gets its lease: from its stored credentials,
+   * spaced like a restore for a networked engine. In a cluster only.
+   */
+  async adopt(name: string): Promise<void> {
+    const row = this.deps.sessions.get(name);
+    if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
+    const engine = await this.engine(row.engine);
+    if (!(await this.placement.claim(name))) return;
+    const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
+    if (!queue) return this.restore(name, engine);
+    this.setStatus(name, 'CONNECTING', this.connectingReason(name));
+    void queue.add(() => this.restore(name, engine));
+  }
+
+  /** Stops a session here without a write: its lease is gone and another node may already run it. */
+  async relinquish(name: string): Promise<void> {
+    const runtime = this.runtimes.get(name);
+    if (!runtime) return;
+    this.forget(name, runtime);
+    await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+  }
+
+  /** Sessions that should run, on whichever node. */
+  shouldRunCount(): number {
+    return this.deps.sessions.countShouldRun();
   }
 
   // ---- internals ----
@@ -383,6 +429,8 @@ export class SessionManager {
         }
         if (TERMINAL_REASONS.has(update.reason)) {
           this.forget(name, runtime);
+          // a FAILED session stays this node's (it should run, and runs again at a start or a restart); others are given up
+          if (update.reason !== 'FAILED') void this.placement.release(name);
           if (update.reason !== 'FAILED') this.deps.sessions.setShouldRun(name, false);
           this.setStatus(name, 'DISCONNECTED', update.reason, lastError);
           if (update.reason === 'LOGGED_OUT') this.emit(name, 'session.logged_out', { reason: 'UNLINKED', detail: update.detail });
@@ -407,6 +455,7 @@ export class SessionManager {
     runtime.failures += 1;
     const { settings, logger } = this.deps;
     if (runtime.failures > settings.reconnectMaxAttempts) {
+      // FAILED: it stays this node's, as above
       this.forget(name, runtime);
       this.setStatus(name, 'DISCONNECTED', 'FAILED', lastError);
       logger.warn({ session: name, attempts: runtime.failures - 1, cause: lastError.code, error: lastError.message }, 'giving up reconnecting');
@@ -431,11 +480,13 @@ export class SessionManager {
     if (this.runtimes.get(name) === runtime) this.runtimes.delete(name);
   }
 
-  private async teardown(name: string): Promise<boolean> {
+  /** Stops the session here; `release`: and gives its lease up (once disconnected: no two nodes hold its socket at once). */
+  private async teardown(name: string, release = true): Promise<boolean> {
     const runtime = this.runtimes.get(name);
     if (!runtime) return false;
     this.forget(name, runtime);
     await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+    if (release) await this.placement.release(name);
     return true;
   }
 

@@ -96,8 +96,8 @@ export function createAuditRepo(db: Db) {
   const statements = new Map<string, { page: Statement<unknown[]>; count: Statement<unknown[]> }>();
 
   return {
-    insert(entry: NewAuditEntry): number {
-      return Number(insert.run(entry).lastInsertRowid);
+    insert(entry: NewAuditEntry): void {
+      insert.run(entry);
     },
     /** Newest first. */
     list(filter: AuditFilter, limit: number, offset: number): { rows: AuditRow[]; total: number } {

@@ -10,7 +10,11 @@ export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
  * Credentials are written apart from the tick's batched event writes (`beforeWrite` commits those first) and
  * with synchronous=FULL, so a key write is on disk before Baileys uses it on the wire: losing one loses the session.
  */
-export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => void = () => {}) {
+/**
+ * @param fence in a cluster, throws unless this node still holds the session's lease (LeaseFence); it runs inside each
+ * write's transaction, so a node that lost a session never writes over its new owner's credentials
+ */
+export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => void = () => {}, fence: (session: string) => void = () => {}) {
   const context = contextOf('auth_state', 'value');
   const open = (raw: string | undefined) => (raw === undefined ? undefined : box.open(raw, context));
   const getOne = db.prepare('SELECT value FROM auth_state WHERE session = ? AND key = ?').pluck();
@@ -22,10 +26,16 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
   const any = db.prepare('SELECT 1 FROM auth_state WHERE session = ? LIMIT 1').pluck();
 
   const writeBatch = db.transaction((session: string, entries: Record<string, string | null>) => {
+    fence(session);
     for (const [key, value] of Object.entries(entries)) {
       if (value === null) removeOne.run(session, key);
       else upsert.run(session, key, value);
     }
+  });
+
+  const clearAll = db.transaction((session: string) => {
+    fence(session);
+    removeAll.run(session);
   });
 
   const durably = (write: () => void) => {
@@ -58,7 +68,7 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
         },
         clear() {
           beforeWrite();
-          durably(() => removeAll.run(session));
+          durably(() => clearAll(session));
         },
         isEmpty() {
           return any.get(session) === undefined;

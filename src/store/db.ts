@@ -4,6 +4,8 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations/index.js';
 import { refuseNewerSchema } from './database-file.js';
+import { isPostgres, type PostgresDatabase } from './postgres-bridge.js';
+import { createPgTickTransaction } from './postgres-tick.js';
 
 export type Db = Database.Database;
 
@@ -59,6 +61,7 @@ export interface TickTransaction {
  * @param onCommit told how long each commit took, seconds (metrics)
  */
 export function createTickTransaction(db: Db, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
+  if (isPostgres(db)) return createPgTickTransaction(db as unknown as PostgresDatabase, onLost, onCommit);
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const flush = () => {

@@ -1,5 +1,6 @@
 // Repository of API keys: only the SHA-256 hash of a key is stored; the key itself is shown once at creation.
 import type { Db } from './db.js';
+import { isPostgres } from './postgres-bridge.js';
 
 export interface ApiKeyRow {
   id: string;
@@ -57,12 +58,16 @@ export function createKeysRepo(db: Db) {
   const remove = db.prepare('DELETE FROM api_keys WHERE id = ?');
   const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  // a key's sessions are a JSON array in a text column
+  const [elements, gathered] = isPostgres(db)
+    ? ['jsonb_array_elements_text(api_keys.sessions::jsonb) AS e(value)', "COALESCE(jsonb_agg(value), '[]'::jsonb)::text"]
+    : ['json_each(api_keys.sessions)', 'json_group_array(value)'];
   const keysOfSession = db
-    .prepare('SELECT id FROM api_keys WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(api_keys.sessions) WHERE value = @name)')
+    .prepare(`SELECT id FROM api_keys WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM ${elements} WHERE value = @name)`)
     .pluck();
   const dropSession = db.prepare(
-    `UPDATE api_keys SET sessions = (SELECT json_group_array(value) FROM json_each(api_keys.sessions) WHERE value <> @name)
-     WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(api_keys.sessions) WHERE value = @name)`,
+    `UPDATE api_keys SET sessions = (SELECT ${gathered} FROM ${elements} WHERE value <> @name)
+     WHERE sessions IS NOT NULL AND EXISTS (SELECT 1 FROM ${elements} WHERE value = @name)`,
   );
 
   return {

@@ -1,5 +1,6 @@
 // Repository of business labels per session and the chats each label is assigned to.
 import type { Db } from './db.js';
+import { isPostgres } from './postgres-bridge.js';
 
 export interface LabelRow {
   id: string;
@@ -10,8 +11,12 @@ export interface LabelRow {
 export type LabelsRepo = ReturnType<typeof createLabelsRepo>;
 
 export function createLabelsRepo(db: Db) {
-  const all = db.prepare('SELECT id, name, color FROM labels WHERE session = ? ORDER BY CAST(id AS INTEGER), id');
-  const page = db.prepare('SELECT id, name, color FROM labels WHERE session = ? ORDER BY CAST(id AS INTEGER), id LIMIT ? OFFSET ?');
+  // numeric ids in numeric order; SQLite's CAST reads a non-number as 0, PostgreSQL's would fail, so it is guarded there
+  const [numericId, numericOnly] = isPostgres(db)
+    ? ["CASE WHEN id ~ '^[0-9]+$' THEN id::numeric ELSE 0 END", "id ~ '^[0-9]+$'"]
+    : ['CAST(id AS INTEGER)', "id GLOB '[0-9]*'"];
+  const all = db.prepare(`SELECT id, name, color FROM labels WHERE session = ? ORDER BY ${numericId}, id`);
+  const page = db.prepare(`SELECT id, name, color FROM labels WHERE session = ? ORDER BY ${numericId}, id LIMIT ? OFFSET ?`);
   const count = db.prepare('SELECT COUNT(*) FROM labels WHERE session = ?').pluck();
   const byId = db.prepare('SELECT id, name, color FROM labels WHERE session = ? AND id = ?');
   const put = db.prepare(
@@ -23,7 +28,7 @@ export function createLabelsRepo(db: Db) {
   const unassign = db.prepare('DELETE FROM label_chats WHERE session = ? AND label_id = ? AND chat_id = ?');
   const chats = db.prepare('SELECT chat_id FROM label_chats WHERE session = ? AND label_id = ? ORDER BY chat_id').pluck();
   const clear = db.prepare('DELETE FROM labels WHERE session = ?');
-  const maxId = db.prepare("SELECT MAX(CAST(id AS INTEGER)) FROM labels WHERE session = ? AND id GLOB '[0-9]*'").pluck();
+  const maxId = db.prepare(`SELECT MAX(${numericId}) FROM labels WHERE session = ? AND ${numericOnly}`).pluck();
 
   return {
     list(session: string, limit?: number, offset = 0): LabelRow[] {

@@ -2,6 +2,7 @@
 // its owner, taken over once it expires, fenced by an epoch that every takeover raises. Every time is the database
 // server's clock (ms), so the nodes' own clocks never decide who owns a session.
 import type postgres from 'postgres';
+import type { Db } from './db.js';
 import type { PgSql } from './postgres.js';
 
 export interface NodeRow {
@@ -37,9 +38,9 @@ export type LeasesRepo = ReturnType<typeof createLeasesRepo>;
 /** `nodeId`: this daemon; `leaseMs`: how long a lease lasts after it is taken or renewed. */
 export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
   const now = sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
-  // a lease may be taken once expired, never earlier, not even by the node that held it (a process restarted under the same
-  // id while the old one may still run, cut off, must wait too); one being moved stays the target's for one more lease
-  // period (then anyone's: the target may be gone)
+  // a lease may be taken once expired (or released), never earlier, not even by the node that holds it (a restarted node
+  // frees its previous run's leases first, releaseOwn); one being moved stays the target's for one more lease period
+  // (then anyone's: the target may be gone)
   const takeable = sql`(session_leases.expires_at <= ${now} AND (session_leases.move_to IS NULL OR session_leases.move_to = ${nodeId}
     OR session_leases.expires_at <= ${now} - ${leaseMs}))`;
 
@@ -68,6 +69,15 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
           WHERE node = ${nodeId} AND expires_at > ${now} AND move_to IS NOT NULL AND (session, epoch) IN (${mine})`;
         return { renewed: [...renewed], moving: [...moving] };
       });
+    },
+
+    /**
+     * Ends the leases still held under this node's id by its previous run (killed before it could release them): a
+     * daemon starting under an id says no other process runs under it, so they are free at once, not after they expire.
+     */
+    async releaseOwn(): Promise<number> {
+      const freed = await sql`UPDATE session_leases SET expires_at = 0 WHERE node = ${nodeId} AND expires_at > 0`;
+      return freed.count;
     },
 
     /** Takes the lease of `session` if it is free; its new epoch, or undefined when another node holds it. */
@@ -115,6 +125,13 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       if (held.count === 0) throw new StaleLeaseError(session, epoch);
     },
 
+    /** Sessions being moved to this node whose owner handed them over, by name. */
+    async movingHere(): Promise<string[]> {
+      const rows = await sql<Array<{ session: string }>>`SELECT session FROM session_leases
+        WHERE move_to = ${nodeId} AND expires_at <= ${now} ORDER BY session`;
+      return rows.map((row) => row.session);
+    },
+
     /** Sessions that should run and that no node holds (or that are moving to this node), by name. */
     async orphans(limit: number): Promise<string[]> {
       const rows = await sql<Array<{ name: string }>>`SELECT s.name FROM sessions s LEFT JOIN session_leases ON session_leases.session = s.name
@@ -131,11 +148,39 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
       ];
     },
 
+    /** The node holding a live lease on `session`, with the URL it is reached at; undefined when none does. */
+    async owner(session: string): Promise<{ node: string; url: string } | undefined> {
+      const [row] = await sql<Array<{ node: string; url: string }>>`SELECT l.node, n.url FROM session_leases l JOIN nodes n ON n.id = l.node
+        WHERE l.session = ${session} AND l.expires_at > ${now}`;
+      return row ? { node: row.node, url: row.url } : undefined;
+    },
+
+    /** Every live lease: which node runs which session. */
+    async liveLeases(): Promise<Array<{ session: string; node: string }>> {
+      return [...(await sql<Array<{ session: string; node: string }>>`SELECT session, node FROM session_leases WHERE expires_at > ${now} ORDER BY session`)];
+    },
+
     /** The lease of one session, live, expired or released; undefined when none was ever taken. */
     async lease(session: string): Promise<LeaseRow | undefined> {
       const [row] = await sql<LeaseRow[]>`SELECT session, node, epoch, expires_at AS "expiresAt", move_to AS "moveTo"
         FROM session_leases WHERE session = ${session}`;
       return row;
     },
+  };
+}
+
+/**
+ * The fence of a session's writes made through the store (credentials, Signal keys): inside their transaction, throws
+ * StaleLeaseError unless the session runs here under `epochOf(session)`, its live lease, or runs nowhere (a stopped
+ * session's credentials cleared by a logout) and this node thinks so too. The lease row stays share-locked until that
+ * transaction ends, so no takeover commits in between.
+ */
+export function createLeaseFence(db: Db, nodeId: string, epochOf: (session: string) => number | undefined): (session: string) => void {
+  const live = db.prepare(`SELECT node, epoch FROM session_leases WHERE session = ? AND expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint FOR SHARE`);
+  return (session) => {
+    const epoch = epochOf(session);
+    const lease = live.get(session) as { node: string; epoch: number } | undefined;
+    const fenced = lease ? lease.node !== nodeId || lease.epoch !== epoch : epoch !== undefined;
+    if (fenced) throw new StaleLeaseError(session, epoch ?? 0);
   };
 }

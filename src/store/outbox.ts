@@ -1,5 +1,6 @@
 // Repository of webhook deliveries (the outbox): rows written per event, due rows for the dispatcher, outcomes, the log.
 import type { Db } from './db.js';
+import { isPostgres } from './postgres-bridge.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -102,14 +103,28 @@ const LOG_COLUMNS =
 
 export type OutboxRepo = ReturnType<typeof createOutboxRepo>;
 
-export function createOutboxRepo(db: Db) {
+/** In a cluster: deliveries are claimed by this node before it attempts them (see `due`). */
+export interface DeliveryClaims {
+  nodeId: string;
+  /** how long a claim lasts: an attempt's longest time with room to record it; then any node may take the row */
+  claimMs: number;
+  /** the in-flight cap of one webhook, across every node */
+  perWebhook: number;
+}
+
+/** One advisory-lock namespace for "claiming for webhook N": claimers of one webhook take turns, others do not wait. */
+const CLAIM_LOCK = 0x636c_6169; // 'clai'
+
+export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
+  // insertion order: SQLite's rowid, PostgreSQL's seq column
+  const order = isPostgres(db) ? 'seq' : 'rowid';
   const insert = db.prepare(
     `INSERT INTO deliveries (id, webhook_id, event_id, event, session, body, status, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
   );
   const due = db.prepare(
     `SELECT id, webhook_id AS "webhookId", event, body, attempts, budget_start AS "budgetStart" FROM deliveries
-     WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, rowid LIMIT ?`,
+     WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, ${order} LIMIT ?`,
   );
   const nextDueAll = db.prepare(
     `SELECT webhook_id AS "webhookId", MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending' GROUP BY webhook_id`,
@@ -121,9 +136,9 @@ export function createOutboxRepo(db: Db) {
     `UPDATE deliveries SET status = ?, attempts = ?, budget_start = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?
      WHERE id = ?`,
   );
-  const list = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY rowid DESC LIMIT ? OFFSET ?`);
+  const list = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? ORDER BY ${order} DESC LIMIT ? OFFSET ?`);
   const listByStatus = db.prepare(
-    `SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? AND status = ? ORDER BY rowid DESC LIMIT ? OFFSET ?`,
+    `SELECT ${LOG_COLUMNS} FROM deliveries WHERE webhook_id = ? AND status = ? ORDER BY ${order} DESC LIMIT ? OFFSET ?`,
   );
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
@@ -151,8 +166,37 @@ export function createOutboxRepo(db: Db) {
   );
   // one statement per status, so each uses its partial index on updated_at; pending rows are never pruned
   const pruneByStatus = (['succeeded', 'failed'] as const).map((status) =>
-    db.prepare(`DELETE FROM deliveries WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = '${status}' AND updated_at < ? LIMIT 5000)`),
+    db.prepare(`DELETE FROM deliveries WHERE ${order} IN (SELECT ${order} FROM deliveries WHERE status = '${status}' AND updated_at < ? LIMIT 5000)`),
   );
+
+  // a cluster's claims (PostgreSQL): the oldest due rows no live claim holds, skipping rows another node is claiming at
+  // this moment, never more than the webhook's cap counting every node's live claims; a claimer that finds another
+  // claiming for the same webhook comes back later rather than wait
+  const claimLock = claims && db.prepare('SELECT pg_try_advisory_xact_lock(?, ?)').pluck();
+  const claimDue =
+    claims &&
+    db.prepare(
+      `UPDATE deliveries SET claimed_by = ?, claimed_until = ? WHERE id IN (
+         SELECT id FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+         ORDER BY next_attempt_at, seq
+         LIMIT GREATEST(0, LEAST(?, ? - (SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND claimed_until > ?)))
+         FOR UPDATE SKIP LOCKED)
+       RETURNING id, webhook_id AS "webhookId", event, body, attempts, budget_start AS "budgetStart", next_attempt_at AS "nextAttemptAt", seq`,
+    );
+  const claimedOutcome =
+    claims &&
+    db.prepare(
+      `UPDATE deliveries SET status = ?, attempts = ?, budget_start = ?, next_attempt_at = ?, last_status_code = ?, last_error = ?, updated_at = ?,
+         claimed_by = NULL, claimed_until = NULL
+       WHERE id = ? AND claimed_by = ?`,
+    );
+  const releaseClaims = claims && db.prepare('UPDATE deliveries SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?');
+  const claim = db.transaction((webhookId: number, now: number, limit: number): DueDelivery[] => {
+    if (!claims || !claimLock!.get(CLAIM_LOCK, webhookId)) return [];
+    const rows = claimDue!.all(claims.nodeId, now + claims.claimMs, webhookId, now, now, limit, claims.perWebhook, webhookId, now) as Array<DueDelivery & { nextAttemptAt: number; seq: number }>;
+    // UPDATE … RETURNING gives no order: back in the order they were picked
+    return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq).map(({ id, webhookId: webhook, event, body, attempts, budgetStart }) => ({ id, webhookId: webhook, event, body, attempts, budgetStart }));
+  });
 
   /** Writes one event's deliveries, all or none. */
   const recordEvent = db.transaction((deliveries: readonly NewDelivery[], now: number) => {
@@ -160,7 +204,11 @@ export function createOutboxRepo(db: Db) {
   });
   /** Records a batch of attempt outcomes in one transaction. */
   const recordOutcomes = db.transaction((outcomes: readonly DeliveryOutcome[]) => {
-    for (const o of outcomes) outcome.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id);
+    for (const o of outcomes) {
+      // in a cluster, only under this node's claim: one that lapsed and was taken by another node is that node's now
+      if (claims) claimedOutcome!.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id, claims.nodeId);
+      else outcome.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id);
+    }
   });
 
   return {
@@ -171,8 +219,14 @@ export function createOutboxRepo(db: Db) {
         insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
       } else recordEvent(deliveries, now);
     },
-    /** Pending rows of one webhook due at `now`, oldest first. */
-    due: (webhookId: number, now: number, limit: number): DueDelivery[] => due.all(webhookId, now, limit) as DueDelivery[],
+    /** Pending rows of one webhook due at `now`, oldest first; in a cluster, claimed by this node (see DeliveryClaims). */
+    due: (webhookId: number, now: number, limit: number): DueDelivery[] => (claims ? claim(webhookId, now, limit) : (due.all(webhookId, now, limit) as DueDelivery[])),
+    /** whether `due` claims rows for this node among several */
+    shared: claims !== undefined,
+    /** Ends the claims held under this node's id (its previous run's, at start); none without claims. */
+    releaseOwnClaims(): void {
+      releaseClaims?.run(claims!.nodeId);
+    },
     /** Earliest next attempt of every webhook with pending rows. */
     nextDuePerWebhook: (): Array<{ webhookId: number; at: number }> => nextDueAll.all() as Array<{ webhookId: number; at: number }>,
     /** Earliest next attempt after `after` (ms) among one webhook's pending rows, or null. */

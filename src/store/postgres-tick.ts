@@ -1,66 +1,55 @@
-// The tick transaction on PostgreSQL (store.kind: postgres), the counterpart of createTickTransaction in db.ts: the writes
-// a tick makes are gathered as they are made (the callers stay synchronous) and go out on the next setImmediate as one
-// transaction, every statement pipelined on one connection (postgres.js sends them before the first answer returns).
-// Ticks commit one after another, in order: a later tick's writes never overtake an earlier one's. A write is not
-// visible to reads until its tick commits; `committed` lets an answer wait for that.
-import type { PgSql } from './postgres.js';
-
-export interface PgTickTransaction {
-  /** adds a statement (`$1…` parameters) to this tick's transaction */
-  write(text: string, params: readonly unknown[]): void;
-  /** settles once the writes made so far are committed (rejects if the tick holding them was rolled back); undefined when none are waiting */
-  committed(): Promise<void> | undefined;
-  /** sends this tick's writes at once; settles when they are committed or lost */
-  flush(): Promise<void>;
-}
+// The tick transaction on PostgreSQL (store.kind: postgres), the counterpart of createTickTransaction in db.ts: the first
+// write of a tick opens a transaction on the bridge's connection, the tick's writes follow it down the pipe without a wait,
+// and on the next setImmediate its COMMIT goes out, also without a wait: the daemon's thread never blocks on a tick's
+// commit, and `committed` lets an answer wait for it. Everything on the connection runs in the order it was sent, so a
+// later tick never overtakes an earlier one, and a read made after a write sees it.
+import type { TickTransaction } from './db.js';
+import type { PostgresDatabase } from './postgres-bridge.js';
 
 /**
  * @param onLost told when a tick's writes could not be committed (rolled back, every statement of it; the daemon goes on)
- * @param onCommit told how long each commit took, seconds (metrics)
+ * @param onCommit told how long each commit took from the tick's end, seconds (metrics)
  */
-export function createPgTickTransaction(sql: PgSql, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): PgTickTransaction {
-  /** this tick's statements, and the promise its waiters hold */
-  let open: { statements: Array<[string, readonly unknown[]]>; committed: Promise<void>; done(): void; fail(err: unknown): void } | undefined;
-  /** the commit of the last tick sent (it never rejects: a lost tick tells its own waiters and onLost) */
-  let tail: Promise<void> = Promise.resolve();
-  /** that commit while it is under way */
+export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
+  /** the open tick's commit, which its waiters hold */
+  let open: { committed: Promise<void>; done(): void; fail(err: unknown): void } | undefined;
+  /** the last tick's commit while it is under way (an answer may still wait for it) */
   let inFlight: Promise<void> | undefined;
 
-  const flush = (): Promise<void> => {
-    if (!open) return inFlight ?? Promise.resolve();
+  const flush = () => {
+    if (!open) return;
     const tick = open;
     open = undefined;
-    const sent = (tail = tail.then(async () => {
-      const started = performance.now();
-      try {
-        await sql.begin((tx) => tick.statements.map(([text, params]) => tx.unsafe(text, params as never[])));
+    const started = performance.now();
+    inFlight = tick.committed;
+    const settled = () => {
+      if (inFlight === tick.committed) inFlight = undefined;
+    };
+    tick.committed.then(settled, settled);
+    db.commitAsync().then(
+      () => {
         onCommit?.((performance.now() - started) / 1000);
         tick.done();
-      } catch (err) {
+      },
+      (err: unknown) => {
         tick.fail(err);
         onLost(err);
-      }
-    }));
-    inFlight = sent;
-    void sent.then(() => {
-      if (inFlight === sent) inFlight = undefined;
-    });
-    return sent;
+      },
+    );
   };
 
   return {
-    write(text, params) {
-      if (!open) {
-        let settle!: { done(): void; fail(err: unknown): void };
-        const committed = new Promise<void>((done, fail) => (settle = { done, fail }));
-        // an answer that never waits for these writes must not leave an unhandled rejection behind
-        committed.catch(() => {});
-        open = { statements: [], committed, ...settle };
-        setImmediate(flush);
-      }
-      open.statements.push([text, params]);
+    join() {
+      if (open || db.inTransaction) return;
+      db.begin();
+      let settle!: { done(): void; fail(err: unknown): void };
+      const committed = new Promise<void>((done, fail) => (settle = { done, fail }));
+      // an answer that never waits for these writes must not leave an unhandled rejection behind
+      committed.catch(() => {});
+      open = { committed, ...settle };
+      setImmediate(flush);
     },
-    committed: () => open?.committed ?? inFlight,
     flush,
+    committed: () => open?.committed ?? inFlight,
   };
 }

@@ -14,12 +14,18 @@ const MIGRATION_LOCK = 0x6761_7465; // 'gate'
  * Connects to `url`. Times are kept in ms in BIGINT columns, which the wire protocol carries as text: they come back as
  * numbers (every ms timestamp until the year 287,396 is a safe integer), as better-sqlite3 gives them.
  */
-export function connectPostgres(url: string, options: { max?: number } = {}): PgSql {
+export function connectPostgres(url: string, options: { max?: number; connection?: Record<string, string | number>; failFast?: boolean } = {}): PgSql {
   return postgres(url, {
     max: options.max ?? 10,
+    connection: options.connection,
+    // failFast: a lost server is reported at once and tried again every quarter second, not after backoffs growing to
+    // 20 s (postgres.js's default) during which a synchronous caller would wait
+    ...(options.failFast ? { backoff: () => 0.25, connect_timeout: 5 } : {}),
     onnotice: () => {},
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
+      // SUM and AVG answer numeric: a number too, as SQLite answers
+      numeric: { to: 1700, from: [1700], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
     },
   });
 }

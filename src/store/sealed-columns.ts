@@ -3,6 +3,7 @@
 import { isSealed, sealedKeyId, type SecretBox } from '../auth/secret-box.js';
 import Database from 'better-sqlite3';
 import type { Db } from './db.js';
+import { isPostgres } from './postgres-bridge.js';
 
 export interface SealedColumn {
   table: string;
@@ -30,8 +31,9 @@ export const contextOf = (table: string, column: string): string => {
 
 export type SealCounts = Record<string, number>;
 
-/** SQL true for values in the sealed format (isSealed() is exact; this only narrows what is read) */
-const SEALED_GLOB = `'v1:${'[0-9a-f]'.repeat(8)}:*'`;
+/** SQL true for values of `column` in the sealed format, or (`not`) for the others (isSealed() is exact; this only narrows what is read) */
+const sealedFormat = (db: Db, column: string, not = false) =>
+  isPostgres(db) ? `${column} ${not ? '!~' : '~'} '^v1:[0-9a-f]{8}:'` : `${column} ${not ? 'NOT GLOB' : 'GLOB'} 'v1:${'[0-9a-f]'.repeat(8)}:*'`;
 
 interface Pass {
   /** the keys of the rows holding a value (`where` narrows them further) */
@@ -65,7 +67,7 @@ export function sealPlaintextRows(db: Db, box: SecretBox): SealCounts {
   db.transaction(() => {
     for (const c of SEALED_COLUMNS) {
       const pass = passOver(db, c);
-      for (const keys of pass.keys(`${c.column} NOT GLOB ${SEALED_GLOB}`)) {
+      for (const keys of pass.keys(sealedFormat(db, c.column, true))) {
         const value = pass.read(keys);
         if (isSealed(value)) continue;
         pass.write(keys, box.seal(value, c.context));
@@ -90,9 +92,9 @@ export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined 
   for (const c of SEALED_COLUMNS) {
     const pass = passOver(db, c);
     const where = `${c.table}.${c.column}`;
-    const foreign = pass.any(`${c.column} GLOB ${SEALED_GLOB} AND substr(${c.column}, 1, 12) <> 'v1:${box.keyId}:'`);
+    const foreign = pass.any(`${sealedFormat(db, c.column)} AND substr(${c.column}, 1, 12) <> 'v1:${box.keyId}:'`);
     if (foreign !== undefined) return { storedKeyId: sealedKeyId(foreign) ?? '?', where };
-    const sample = pass.any(`${c.column} GLOB ${SEALED_GLOB}`);
+    const sample = pass.any(sealedFormat(db, c.column));
     if (sample === undefined || !isSealed(sample)) continue;
     try {
       box.open(sample, c.context);

@@ -76,7 +76,8 @@ export interface NewSession {
 
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
-export function createSessionsRepo(db: Db, box: SecretBox) {
+/** `shared`: other daemons write the same rows (a cluster), so nothing is cached here */
+export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: boolean } = {}) {
   const toRow = (r: RawRow) => toRowWith(box, r);
   const insert = db.prepare(
     `INSERT INTO sessions (name, engine, proxy, config, created_at, updated_at) VALUES (@name, @engine, @proxy, @config, @now, @now)`,
@@ -91,6 +92,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
   );
   const countByState = db.prepare('SELECT engine, status, status_reason AS "statusReason", COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
+  const countShouldRun = db.prepare('SELECT COUNT(*) FROM sessions WHERE should_run = 1').pluck();
   const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
@@ -100,11 +102,21 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
   );
   const setLastError = db.prepare('UPDATE sessions SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE name = ?');
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
+  // a cluster's lease of the session goes with it (a later session of that name starts with none)
+  const removeLease = db.prepare('DELETE FROM session_leases WHERE session = ?');
+  const removeWithLease = db.transaction((name: string) => {
+    removeLease.run(name);
+    return remove.run(name).changes > 0;
+  });
   /** rows read on every request (status checks, account): cached, and dropped on each write */
   const cache = new Map<string, SessionRow>();
   /** the totals every health check and metrics scrape reads: counted once, again after a write that can change them */
   let totals: { total: number; connected: number } | undefined;
-  const counted = () => (totals ??= { total: count.get() as number, connected: countConnected.get() as number });
+  const counted = () => {
+    const counts = totals ?? { total: count.get() as number, connected: countConnected.get() as number };
+    if (!options.shared) totals = counts;
+    return counts;
+  };
 
   return {
     insert(session: NewSession): SessionRow {
@@ -119,7 +131,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
       const raw = byName.get(name) as RawRow | undefined;
       if (!raw) return undefined;
       const row = toRow(raw);
-      cache.set(name, row);
+      if (!options.shared) cache.set(name, row);
       return row;
     },
     list(limit?: number, offset = 0): SessionRow[] {
@@ -133,6 +145,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     listUnwell: (limit: number): SessionRow[] => (unwell.all(limit) as RawRow[]).map(toRow),
     /** how many sessions each engine has in each status and status reason */
     countByState: () => countByState.all() as Array<{ engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number }>,
+    countShouldRun: () => countShouldRun.get() as number,
     listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
       setStatus.run(status, reason, new Date().toISOString(), name);
@@ -162,7 +175,7 @@ export function createSessionsRepo(db: Db, box: SecretBox) {
     delete(name: string): boolean {
       cache.delete(name);
       totals = undefined;
-      return remove.run(name).changes > 0;
+      return removeWithLease(name);
     },
   };
 }

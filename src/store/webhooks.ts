@@ -83,7 +83,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
   const toRow = (r: RawWebhook) => toRowWith(box, r);
   const insert = db.prepare(
     `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, signature_scheme, created_at, updated_at)
-     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @now, @now)`,
+     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @now, @now) RETURNING id`,
   );
   const byId = db.prepare('SELECT * FROM webhooks WHERE id = ?');
   const page = db.prepare('SELECT * FROM webhooks ORDER BY id LIMIT ? OFFSET ?');
@@ -110,7 +110,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
 
   return {
     insert(fields: WebhookFields): WebhookRow {
-      const id = Number(insert.run({ ...toParams(box, fields), now: new Date().toISOString() }).lastInsertRowid);
+      const { id } = insert.get({ ...toParams(box, fields), now: new Date().toISOString() }) as { id: number };
       return toRow(byId.get(id) as RawWebhook);
     },
     get(id: number): WebhookRow | undefined {

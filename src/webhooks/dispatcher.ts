@@ -28,6 +28,8 @@ export interface DispatcherOptions {
   beginWrite?: () => void;
   /** told of every outcome once it is written (metrics, benchmarks) */
   onOutcome?: (outcome: AttemptOutcome) => void;
+  /** in a cluster, how often the shared outbox is scanned for rows no node attempts (others' events, lapsed claims) */
+  rescanEveryMs?: number;
 }
 
 /** An attempt's outcome as it is written, with how long the attempt took. */
@@ -66,6 +68,7 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
   private pruneTimer: NodeJS.Timeout | undefined;
+  private rescanTimer: NodeJS.Timeout | undefined;
   private running = false;
   private closed = false;
   private stopping: Promise<void> | undefined;
@@ -82,10 +85,16 @@ export class WebhookDispatcher {
     if (this.running || this.closed) return;
     this.running = true;
     const now = Date.now();
+    // in a cluster, the claims this node's previous run held (killed before it could end them) are free at once
+    this.options.outbox.releaseOwnClaims();
     for (const { webhookId } of this.options.outbox.nextDuePerWebhook()) this.resync(webhookId, now);
     this.prune();
     this.pruneTimer = setInterval(() => this.prune(), this.options.pruneIntervalMs ?? 3_600_000);
     this.pruneTimer.unref();
+    if (this.options.outbox.shared) {
+      this.rescanTimer = setInterval(() => this.rescan(), this.options.rescanEveryMs ?? 2000);
+      this.rescanTimer.unref();
+    }
     this.scheduleTick();
   }
 
@@ -93,6 +102,7 @@ export class WebhookDispatcher {
   notify(deliveries: readonly NewDelivery[]): void {
     for (const d of deliveries) {
       this.dirty.add(d.webhookId);
+      // in a cluster a row is attempted once claimed, which `due` does: no webhook is ever caught up
       if (!this.live.has(d.webhookId)) continue;
       let buffer = this.buffers.get(d.webhookId);
       if (!buffer) this.buffers.set(d.webhookId, (buffer = []));
@@ -113,6 +123,7 @@ export class WebhookDispatcher {
       this.unsubscribe();
       clearTimeout(this.timer);
       clearInterval(this.pruneTimer);
+      clearInterval(this.rescanTimer);
       this.queue.clear();
       let budget: NodeJS.Timeout | undefined;
       await Promise.race([this.queue.onIdle(), new Promise<void>((done) => (budget = setTimeout(done, budgetMs)))]);
@@ -186,7 +197,33 @@ export class WebhookDispatcher {
     }
     if (next < Infinity) this.armTimer(next);
     // resync re-reads each fired webhook's rows and notes its later retries
-    for (const id of fired) this.resync(id, now);
+    try {
+      for (const id of fired) this.resync(id, now);
+    } catch (err) {
+      // the shared database is out of reach (a cluster's): the next scan finds these rows
+      this.options.logger?.error({ err }, 'could not read the due deliveries');
+    }
+    this.tick();
+  }
+
+  /**
+   * In a cluster: rows other nodes recorded, or left when they died, are found here. What is due now is claimed at the
+   * next round, what is due later gets the timer; what this node already knows of is kept (its outcomes may not be
+   * written yet).
+   */
+  private rescan(): void {
+    if (!this.running) return;
+    const now = Date.now();
+    try {
+      for (const { webhookId, at } of this.options.outbox.nextDuePerWebhook()) {
+        if (at <= now) this.dirty.add(webhookId);
+        else this.noteDue(webhookId, at);
+      }
+    } catch (err) {
+      // the shared database is out of reach: the next scan tries again
+      this.options.logger?.error({ err }, 'could not scan the outbox');
+      return;
+    }
     this.tick();
   }
 
@@ -228,9 +265,18 @@ export class WebhookDispatcher {
         if (!buffer || buffer.length === 0) {
           if (refilled || this.live.has(webhookId)) break;
           refilled = true;
-          const limit = this.batchSize + this.claimed.size;
-          const rows = this.options.outbox.due(webhookId, now, limit);
-          if (rows.length < limit) this.live.add(webhookId);
+          const shared = this.options.outbox.shared;
+          // claims are taken for what goes out now: a claimed row waiting in a buffer would be held from every other node
+          const limit = shared ? cap - inFlight : this.batchSize + this.claimed.size;
+          let rows: DueDelivery[];
+          try {
+            rows = this.options.outbox.due(webhookId, now, limit);
+          } catch (err) {
+            // the shared database is out of reach (a cluster's): the rows stay where they are, the next scan finds them
+            this.options.logger?.error({ err, webhookId }, 'could not claim due deliveries');
+            break;
+          }
+          if (rows.length < limit && !shared) this.live.add(webhookId);
           buffer = rows.filter((row) => !this.claimed.has(row.id));
           this.buffers.set(webhookId, buffer);
           if (buffer.length === 0) break;

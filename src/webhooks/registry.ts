@@ -278,6 +278,11 @@ export class WebhookRegistry {
     return checkTargetUrl(raw, this.deps.urlPolicy, 'WEBHOOK_URL_REJECTED').href;
   }
 
+  /** Reads the enabled webhooks again: another daemon sharing the store changed them. */
+  reload(): void {
+    this.refresh();
+  }
+
   private changed(change: WebhookChange): void {
     this.refresh();
     this.emit(change);

@@ -10,6 +10,7 @@ import { AUDIT_ACTIONS, type AuditAction } from '../../src/audit/actions.js';
 import { cliFor } from '../helpers/cli.js';
 import { MASTER_KEY, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { readDb } from '../helpers/secrets.js';
+import { onPostgres, openDaemonDb } from '../helpers/daemon-db.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -87,8 +88,17 @@ describe('gateway audit', () => {
     await ok('settings', 's3', '--endpoint', 'http://127.0.0.1:9000', '--bucket', 'media', '--access-key', 'AKIDAUDIT', '--secret', 's3-secret-6f5e4d3c2b1a');
     secrets.s3Secret = 's3-secret-6f5e4d3c2b1a';
     await ok('keys', 'revoke', key.id);
+    // one daemon is no cluster (SQLite: NOT_CLUSTERED; PostgreSQL: no such node): refused, and audited as such
+    const move = await gateway('sessions', 'move', 'audited', 'elsewhere');
+    assert.equal(move.code, 1);
+    assert.match(move.stderr, /NOT_CLUSTERED|NODE_NOT_FOUND/);
     await ok('sessions', 'delete', 'audited', '--yes');
-    await ok('backup', join(daemon.dataDir, 'audited-backup.db'));
+    if (onPostgres()) {
+      // a PostgreSQL store is backed up with pg_dump: the refusal is audited as a failed backup.create
+      const refused = await gateway('backup', join(daemon.dataDir, 'audited-backup.db'));
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /BACKUP_NOT_AVAILABLE/);
+    } else await ok('backup', join(daemon.dataDir, 'audited-backup.db'));
 
     const entries = await auditEntries();
     const recorded = new Set(entries.map((e) => e.action));
@@ -145,9 +155,17 @@ describe('gateway audit', () => {
     }
   });
 
-  test('no secret in the bytes of the audit table and its indexes in gateway.db', async () => {
+  test('no secret in the bytes of the audit table and its indexes in gateway.db (on PostgreSQL: in any audit row)', async () => {
     assert.ok(Object.keys(secrets).length >= 10, 'the secrets of the first test were collected');
     assert.equal(await daemon.stop(), 0);
+    if (onPostgres()) {
+      const db = openDaemonDb(daemon.dataDir);
+      const rows = JSON.stringify(db.prepare('SELECT * FROM audit_log').all());
+      db.close();
+      assert.ok(rows.includes('ops-bot') && rows.includes('session.pairing_code'), 'the scan reads the audit rows');
+      for (const [name, secret] of Object.entries(secrets)) assert.ok(!rows.includes(secret), `an audit row holds the ${name}`);
+      return;
+    }
     // stopped: the WAL is checkpointed into gateway.db; read the pages SQLite says belong to the audit log
     const { pages, pageSize } = readDb(daemon.dataDir, (db) => ({
       pages: db.prepare("SELECT pageno FROM dbstat WHERE name = 'audit_log' OR name LIKE 'audit_log%'").pluck().all() as number[],

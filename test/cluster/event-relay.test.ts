@@ -1,32 +1,44 @@
 // Issue 22, every node's events on every node's live stream, on a real PostgreSQL (Debian's, started by the test): small
-// and large events arrive whole and in order at the other nodes, never echoed back to their sender.
+// and large messages arrive whole and in order at the other nodes, never echoed back to their sender, and a message
+// published in a transaction that rolls back is never heard.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { splitText, startEventRelay, type EventRelay } from '../../src/cluster/event-relay.js';
-import { connectPostgres, type PgSql } from '../../src/store/postgres.js';
+import { createAssembler, encodeMessage, splitText, type RelayMessage } from '../../src/cluster/event-relay.js';
+import { createTickTransaction } from '../../src/store/db.js';
+import { createNotifier } from '../../src/store/notify.js';
+import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
+const CHANNEL = 'relay_test';
 let server: TestPostgres;
-const connections: PgSql[] = [];
-const relays: EventRelay[] = [];
+const databases: PostgresDatabase[] = [];
 
 before(async () => {
   server = await startPostgres();
 });
 
-after(async () => {
-  await Promise.all(relays.map((relay) => relay.close()));
-  await Promise.all(connections.map((sql) => sql.end({ timeout: 1 })));
+after(() => {
+  for (const db of databases) db.close();
   server?.stop();
 });
 
-async function node(id: string): Promise<{ relay: EventRelay; received: unknown[] }> {
-  const sql = connectPostgres(server.url, { max: 2 });
-  connections.push(sql);
-  const received: unknown[] = [];
-  const relay = await startEventRelay(sql, id, (event) => received.push(event));
-  relays.push(relay);
-  return { relay, received };
+async function node(id: string): Promise<{ publish(message: RelayMessage): Promise<void>; db: PostgresDatabase; received: RelayMessage[] }> {
+  const db = new PostgresDatabase(server.url);
+  databases.push(db);
+  await db.migrate();
+  const received: RelayMessage[] = [];
+  await db.joinCluster(id, 3000, CHANNEL, createAssembler(id, (message) => received.push(message)));
+  const notify = createNotifier(db as never, CHANNEL);
+  const tick = createTickTransaction(db as never, (err) => assert.fail(String(err)));
+  return {
+    db,
+    received,
+    publish(message) {
+      tick.join();
+      notify(encodeMessage(id, message));
+      return tick.committed()!;
+    },
+  };
 }
 
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -46,21 +58,35 @@ test('a text is split into parts of bounded size, never inside a surrogate pair,
   assert.deepEqual(splitText(''), ['']);
 });
 
-test('events reach every other node in order, whole however large, and never come back to their sender', async () => {
+test('messages reach every other node in order, whole however large, and never come back to their sender', async () => {
   const [a, b, c] = await Promise.all([node('a'), node('b'), node('c')]);
-  const big = { event: 'message.received', payload: { text: `${'é'.repeat(30_000)}😀${'x'.repeat(40_000)}`, n: -1 } };
-  const sent: unknown[] = [];
+  const big: RelayMessage = { kind: 'event', event: { event: 'message.received', payload: { text: `${'é'.repeat(30_000)}😀${'x'.repeat(40_000)}`, n: -1 } } };
+  const sent: RelayMessage[] = [];
   for (let n = 0; n < 100; n++) {
-    const event = n === 50 ? big : { event: 'message.sent', payload: { n } };
-    sent.push(event);
-    await a.relay.publish(event);
+    const message: RelayMessage = n === 50 ? big : { kind: 'event', event: { event: 'message.sent', payload: { n } } };
+    sent.push(message);
+    await a.publish(message);
   }
   await until(() => b.received.length === 100 && c.received.length === 100, `b got ${b.received.length}, c ${c.received.length} of 100`);
   assert.deepEqual(b.received, sent);
   assert.deepEqual(c.received, sent);
-  assert.deepEqual(a.received, [], 'an event came back to its sender');
+  assert.deepEqual(a.received, [], 'a message came back to its sender');
   // the other way round too, while a keeps publishing
-  await Promise.all([b.relay.publish({ from: 'b' }), a.relay.publish({ from: 'a' })]);
-  await until(() => a.received.length === 1 && c.received.length === 102, 'the last two events');
-  assert.deepEqual(a.received, [{ from: 'b' }]);
+  await Promise.all([b.publish({ kind: 'changed', topic: 'keys', ids: ['k1'] }), a.publish({ kind: 'changed', topic: 'webhooks' })]);
+  await until(() => a.received.length === 1 && c.received.length === 102, 'the last two messages');
+  assert.deepEqual(a.received, [{ kind: 'changed', topic: 'keys', ids: ['k1'] }]);
+});
+
+test('a message published in a transaction that rolls back is never heard; the next one is', async () => {
+  const [d, e] = await Promise.all([node('d'), node('e')]);
+  const notify = createNotifier(d.db as never, CHANNEL);
+  const rolledBack = d.db.transaction(() => {
+    notify(encodeMessage('d', { kind: 'changed', topic: 'lost' }));
+    throw new Error('rolled back');
+  });
+  assert.throws(() => rolledBack(), /rolled back/);
+  await d.publish({ kind: 'changed', topic: 'kept' });
+  await until(() => e.received.length >= 1, 'the committed message');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.deepEqual(e.received, [{ kind: 'changed', topic: 'kept' }]);
 });

@@ -2,13 +2,11 @@
 // only after expiry and with a higher epoch, stale writes refused, renewals that hold, a node cut off from the database
 // stopping its sessions before another may start them, and a move on purpose going to the named node.
 import assert from 'node:assert/strict';
-import { createServer, connect, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { LeaseKeeper, type LossReason } from '../../src/cluster/lease-keeper.js';
 import { createLeasesRepo, StaleLeaseError, type LeasesRepo } from '../../src/store/leases.js';
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { startPostgres, tcpRelay, type TestPostgres } from '../helpers/postgres.js';
 
 /** long enough that a loaded 2-core machine (two test files at once) renews in time: renewals every 1 s, a 600 ms margin */
 const LEASE_MS = 3000;
@@ -56,29 +54,6 @@ async function acquireWhenFree(keeper: LeaseKeeper, session: string, timeoutMs =
   }
 }
 
-/** A TCP relay to the server whose connections can all be cut at once, as a network partition would. */
-async function relay(port: number): Promise<{ url: string; cut(): void }> {
-  const sockets = new Set<Socket>();
-  const proxy = createServer((client) => {
-    const upstream = connect(port, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => {});
-      socket.on('close', () => (client.destroy(), upstream.destroy()));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
-  const url = server.url.replace(`:${server.port}/`, `:${(proxy.address() as AddressInfo).port}/`);
-  return {
-    url,
-    cut() {
-      proxy.close();
-      for (const socket of sockets) socket.destroy();
-    },
-  };
-}
-
 test('one node at a time: a held lease is not taken; a released one is, under a higher epoch', async () => {
   const [a, b] = [node('a1'), node('b1')];
   assert.equal(await a.keeper.acquire('s1'), 1);
@@ -117,7 +92,7 @@ test('renewals hold a session for as long as its node lives', async () => {
 });
 
 test('a node cut off from the database stops its sessions before another node may start them, within twice the lease', async () => {
-  const link = await relay(server.port);
+  const link = await tcpRelay(server);
   const [a, b] = [node('a4', link.url), node('b4')];
   a.keeper.start();
   await a.keeper.acquire('s4');

@@ -1,6 +1,7 @@
 // The engine conformance suite: one set of scenarios, run through the real daemon's HTTP API against each engine
 // (like Hono's router suite: runEngineSuite({ name, start })). Every scenario runs on every engine: none is skipped.
 import assert from 'node:assert/strict';
+import { openDaemonDb } from '../helpers/daemon-db.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -454,7 +455,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await target.syncHistoryImage('bob', BOB, image, caption);
       await event('bob', 'history.sync', (p) => p.messageCount >= 1, 'history.sync at bob');
       const stored = await waitFor(
-        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS mediaId FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
+        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS \"mediaId\" FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
         10_000,
         'the history message stored',
       );
@@ -502,7 +503,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
 
 /** Runs `read` on the daemon's SQLite file opened read-only (WAL lets the daemon keep running meanwhile). */
 export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
-  const db = new Database(join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
     return read(db);
   } finally {

@@ -1,11 +1,13 @@
 // Starts the real daemon (bin/gateway serve) as a child process on a free port with a temporary data dir and the sandbox engine.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkResponse } from './contract.js';
+import { postgresBinDir } from './postgres.js';
 
 export const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const BIN = join(ROOT, 'bin', 'gateway');
@@ -66,6 +68,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
       GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true',
       GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: 'true',
       GATEWAY_LOG_LEVEL: 'info',
+      ...postgresStoreEnv(dataDir),
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -133,6 +136,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
     },
   };
   return daemon;
+}
+
+/**
+ * The suite's PostgreSQL pass (test/support/postgres-pass.ts sets GATEWAY_TEST_PG_URL): every data dir gets its own
+ * database on that server, so each daemon starts empty and a restarted one (same data dir) finds its state again.
+ */
+export function postgresStoreEnv(dataDir: string): Record<string, string> {
+  const server = process.env.GATEWAY_TEST_PG_URL;
+  if (!server) return {};
+  const name = `gw_${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 20)}`;
+  const psql = (sql: string) => execFileSync(join(postgresBinDir() ?? '/usr/bin', 'psql'), [server, '-tAqc', sql], { encoding: 'utf8', stdio: 'pipe' }).trim();
+  if (psql(`SELECT 1 FROM pg_database WHERE datname = '${name}'`) !== '1') psql(`CREATE DATABASE ${name}`);
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  // a node id per data dir: a daemon restarted on it is the same node, which frees its previous run's leases at once
+  return { GATEWAY_STORE: 'postgres', GATEWAY_DATABASE_URL: url.toString(), GATEWAY_NODE_ID: name };
 }
 
 /** Polls until `check` returns a truthy value or the timeout passes. */

@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { freePort } from './daemon.js';
 
 export interface TestPostgres {
@@ -83,6 +84,31 @@ export async function startPostgres(): Promise<TestPostgres> {
       stopped = true;
       stopServer();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A TCP relay to `server` whose connections can all be cut at once (and new ones refused), as a network partition would. */
+export async function tcpRelay(server: TestPostgres, database?: string): Promise<{ url: string; cut(): void }> {
+  const sockets = new Set<Socket>();
+  const proxy = createServer((client) => {
+    const upstream = connect(server.port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => (client.destroy(), upstream.destroy()));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+  const url = new URL(server.url);
+  url.port = String((proxy.address() as AddressInfo).port);
+  if (database) url.pathname = `/${database}`;
+  return {
+    url: url.toString(),
+    cut() {
+      proxy.close();
+      for (const socket of sockets) socket.destroy();
     },
   };
 }

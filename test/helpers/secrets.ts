@@ -1,6 +1,7 @@
 // Secrets at rest, seen from outside the daemon: the bytes of gateway.db (and its -wal/-shm) scanned for known secrets,
 // and sealed values read back with the data key the daemon derives.
 import { createHmac } from 'node:crypto';
+import { openDaemonDb } from './daemon-db.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -32,7 +33,7 @@ export function leaks(files: Map<string, Buffer>, secrets: Record<string, string
 }
 
 export function readDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
-  const db = new Database(join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
     return read(db);
   } finally {
@@ -56,7 +57,7 @@ export function storedValue(
 /** Rewrites every sealed value as the plaintext an earlier version stored, in place: an old database. */
 export function unsealAll(dataDir: string, auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY }): number {
   const box = secretBoxFor(auth);
-  const db = new Database(join(dataDir, 'gateway.db'), { fileMustExist: true });
+  const db = openDaemonDb(dataDir, { fileMustExist: true });
   let count = 0;
   try {
     db.transaction(() => {

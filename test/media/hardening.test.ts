@@ -1,5 +1,6 @@
 // Issue 16, media and messages: each case failed (or hung) before its fix.
 import assert from 'node:assert/strict';
+import { openDaemonDb } from '../helpers/daemon-db.js';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -115,7 +116,7 @@ describe('one daemon with small limits', () => {
   test('a bad type already stored is served as application/octet-stream, not a 500', async () => {
     const sent = await send({ type: 'file', filename: 'b.txt', base64: Buffer.from('stored').toString('base64'), mimeType: 'text/plain' });
     assert.equal(sent.status, 200);
-    const db = new Database(join(daemon.dataDir, 'gateway.db'));
+    const db = openDaemonDb(daemon.dataDir);
     try {
       db.prepare('UPDATE media SET mime_type = ? WHERE id = ?').run('text/plain\r\nSet-Cookie: x=1', sent.body.data.mediaId);
     } finally {

@@ -2,6 +2,7 @@
 // graceful stop records the sessions as stopped (no event), so the restart's first status event does not claim CONNECTED, while
 // restore still brings them back; a drop carries its cause (`lastError`).
 import { after, before, test } from 'node:test';
+import { openDaemonDb } from '../helpers/daemon-db.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ after(async () => {
 });
 
 const storedRow = (name: string) => {
-  const db = new Database(join(dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
     return db.prepare('SELECT status, status_reason, should_run FROM sessions WHERE name = ?').get(name) as { status: string; status_reason: string | null; should_run: number };
   } finally {

@@ -1,89 +1,94 @@
-// Issue 22, the outbox across nodes, on a real PostgreSQL (Debian's, started by the test): nodes claiming at once get
-// disjoint deliveries, oldest first, within the webhook's in-flight cap counted across nodes; a node that dies mid-attempt
-// leaves its deliveries to another once its claims lapse, and its late outcome is not written over the other's.
+// Issue 22, the outbox across nodes, on a real PostgreSQL (Debian's, started by the test): each node claims due deliveries
+// before attempting them, oldest first, within the webhook's in-flight cap counted across nodes, never while another node
+// is claiming for that webhook; a node that dies mid-attempt leaves its deliveries to another once its claims lapse, and
+// its late outcome is not written over the other's.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createDeliveryClaimsRepo } from '../../src/store/delivery-claims.js';
-import type { DeliveryOutcome } from '../../src/store/outbox.js';
-import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
+import { createTickTransaction } from '../../src/store/db.js';
+import { createOutboxRepo, type DeliveryOutcome } from '../../src/store/outbox.js';
+import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 const CAP = 16;
 let server: TestPostgres;
-const connections: PgSql[] = [];
+const databases: PostgresDatabase[] = [];
 
 before(async () => {
   server = await startPostgres();
 });
 
-after(async () => {
-  await Promise.all(connections.map((sql) => sql.end({ timeout: 1 })));
+after(() => {
+  for (const db of databases) db.close();
   server?.stop();
 });
 
-function connect(url: string): PgSql {
-  const sql = connectPostgres(url, { max: 4 });
-  connections.push(sql);
-  return sql;
+async function open(url: string): Promise<PostgresDatabase> {
+  const db = new PostgresDatabase(url);
+  databases.push(db);
+  await db.migrate();
+  return db;
 }
 
 /** A fresh database with one webhook and `count` pending deliveries due now, created in order d000, d001, … */
-async function outbox(name: string, count: number): Promise<{ url: string; admin: PgSql; webhookId: number }> {
+async function outbox(name: string, count: number): Promise<{ url: string; admin: PostgresDatabase; webhookId: number }> {
   const url = server.createDatabase(name);
-  const admin = connect(url);
-  await migratePostgres(admin);
-  const [{ id }] = await admin<Array<{ id: number }>>`INSERT INTO webhooks (url, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, created_at, updated_at)
-    VALUES ('http://127.0.0.1/hook', 3, 5, 'exponential', 'k', 'now', 'now') RETURNING id`;
-  for (let i = 0; i < count; i++) {
-    const n = String(i).padStart(3, '0');
-    await admin`INSERT INTO deliveries (id, webhook_id, event_id, event, session, body, next_attempt_at, created_at, updated_at)
-      VALUES (${`d${n}`}, ${id!}, ${`e${n}`}, 'message.received', 's', '{}', 0, 0, 0)`;
-  }
-  return { url, admin, webhookId: id! };
+  const admin = await open(url);
+  const { id } = admin.prepare(`INSERT INTO webhooks (url, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, created_at, updated_at)
+    VALUES ('http://127.0.0.1/hook', 3, 5, 'exponential', 'k', 'now', 'now') RETURNING id`).get() as { id: number };
+  const insert = admin.prepare(`INSERT INTO deliveries (id, webhook_id, event_id, event, session, body, next_attempt_at, created_at, updated_at)
+    VALUES (?, ?, ?, 'message.received', 's', '{}', 0, 0, 0)`);
+  admin.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(`d${String(i).padStart(3, '0')}`, id, `e${i}`);
+  })();
+  return { url, admin, webhookId: id };
 }
 
-const succeeded = (id: string): DeliveryOutcome => ({ id, status: 'succeeded', attempts: 1, budgetStart: 0, nextAttemptAt: null, lastStatusCode: 200, lastError: null, at: Date.now() });
+const node = async (url: string, nodeId: string, claimMs = 30_000) => {
+  const db = await open(url);
+  return { db, outbox: createOutboxRepo(db as never, { nodeId, claimMs, perWebhook: CAP }) };
+};
+const succeeded = (id: string, code = 200): DeliveryOutcome => ({ id, status: 'succeeded', attempts: 1, budgetStart: 0, nextAttemptAt: null, lastStatusCode: code, lastError: null, at: Date.now() });
+const ids = (rows: Array<{ id: string }>) => rows.map((row) => row.id);
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `d${String(from + i).padStart(3, '0')}`);
 
-test('nodes claiming at once get disjoint deliveries, oldest first, within the cap counted across them', async () => {
+test('claims are the oldest due rows, within the cap counted across nodes; none while another node is claiming', async () => {
   const { url, webhookId } = await outbox('claims_cap', 100);
-  const nodes = ['a', 'b', 'c'].map((id) => createDeliveryClaimsRepo(connect(url), id));
-  const claimed = await Promise.all(nodes.map((repo) => repo.claim(webhookId, CAP, 64, 30_000)));
-  const ids = claimed.flat().map((d) => d.id);
-  assert.equal(ids.length, CAP, `claimed ${claimed.map((c) => c.length).join(' + ')}`);
-  assert.equal(new Set(ids).size, CAP, 'a delivery was claimed twice');
-  assert.deepEqual([...ids].sort(), Array.from({ length: CAP }, (_, i) => `d${String(i).padStart(3, '0')}`), 'the oldest ones');
-  for (const batch of claimed) assert.deepEqual(batch.map((d) => d.id), [...batch.map((d) => d.id)].sort(), 'each batch oldest first');
-  // nothing more while every place is taken; outcomes free places for anyone
-  assert.deepEqual(await nodes[2]!.claim(webhookId, CAP, 64, 30_000), []);
-  const first = claimed.find((batch) => batch.length > 0)!;
-  const owner = nodes[claimed.indexOf(first)]!;
-  assert.deepEqual(await owner.recordOutcomes(first.map((d) => succeeded(d.id))), first.map((d) => d.id));
-  const next = await nodes[2]!.claim(webhookId, CAP, 64, 30_000);
-  assert.equal(next.length, first.length);
-  assert.ok(next.every((d) => !ids.includes(d.id)));
+  const [a, b] = [await node(url, 'a'), await node(url, 'b')];
+  assert.equal(a.outbox.shared, true);
+  const tick = createTickTransaction(a.db as never, (err) => assert.fail(String(err)));
+  tick.join();
+  const first = a.outbox.due(webhookId, Date.now(), 64);
+  assert.deepEqual(ids(first), range(0, CAP), 'the oldest, in order, up to the cap');
+  // a's transaction is still open: b does not wait for it, and takes nothing
+  assert.deepEqual(b.outbox.due(webhookId, Date.now(), 64), []);
+  await tick.committed();
+  assert.deepEqual(b.outbox.due(webhookId, Date.now(), 64), [], 'every place of the cap is taken, by a');
+  a.outbox.recordOutcomes(first.slice(0, 10).map((d) => succeeded(d.id)));
+  const next = b.outbox.due(webhookId, Date.now(), 64);
+  assert.deepEqual(ids(next), range(CAP, CAP + 10), 'as many as a freed, the next oldest');
 });
 
-test("a node that dies mid-attempt leaves its deliveries to another once its claims lapse; its late outcome is refused", async () => {
+test('a node that dies mid-attempt leaves its deliveries to another once its claims lapse; its late outcome is refused', async () => {
   const { url, admin, webhookId } = await outbox('claims_lapse', 4);
-  const [a, b] = [createDeliveryClaimsRepo(connect(url), 'a'), createDeliveryClaimsRepo(connect(url), 'b')];
-  const taken = await a.claim(webhookId, CAP, 64, 400);
+  const [a, b] = [await node(url, 'a', 400), await node(url, 'b')];
+  const taken = a.outbox.due(webhookId, Date.now(), 64);
   assert.equal(taken.length, 4);
-  assert.deepEqual(await b.claim(webhookId, CAP, 64, 30_000), [], 'claimed by a, not yet lapsed');
+  assert.deepEqual(b.outbox.due(webhookId, Date.now(), 64), [], 'claimed by a, not yet lapsed');
   await new Promise((r) => setTimeout(r, 500));
-  const retaken = await b.claim(webhookId, CAP, 64, 30_000);
-  assert.deepEqual(retaken.map((d) => d.id), taken.map((d) => d.id));
+  const retaken = b.outbox.due(webhookId, Date.now(), 64);
+  assert.deepEqual(ids(retaken), ids(taken));
   assert.ok(retaken.every((d) => d.attempts === 0), 'the lapsed attempt left no trace');
   // a comes back late with its outcomes: not written; b's are
-  assert.deepEqual(await a.recordOutcomes(taken.map((d) => ({ ...succeeded(d.id), lastStatusCode: 299 }))), []);
-  assert.deepEqual(await b.recordOutcomes(retaken.map((d) => succeeded(d.id))), retaken.map((d) => d.id));
-  const codes = await admin<Array<{ code: number; status: string }>>`SELECT last_status_code AS code, status FROM deliveries ORDER BY id`;
-  assert.deepEqual(codes.map((row) => [row.code, row.status]), taken.map(() => [200, 'succeeded']));
+  a.outbox.recordOutcomes(taken.map((d) => succeeded(d.id, 299)));
+  b.outbox.recordOutcomes(retaken.map((d) => succeeded(d.id)));
+  const rows = admin.prepare('SELECT last_status_code AS code, status, claimed_by AS "claimedBy" FROM deliveries ORDER BY id').all() as Array<{ code: number; status: string; claimedBy: string | null }>;
+  assert.deepEqual(rows, taken.map(() => ({ code: 200, status: 'succeeded', claimedBy: null })));
 });
 
 test('deliveries not yet due, or of another webhook, are not claimed', async () => {
   const { url, admin, webhookId } = await outbox('claims_due', 2);
-  await admin`UPDATE deliveries SET next_attempt_at = ${Date.now() + 60_000} WHERE id = 'd001'`;
-  const claims = createDeliveryClaimsRepo(connect(url), 'a');
-  assert.deepEqual((await claims.claim(webhookId, CAP, 64, 30_000)).map((d) => d.id), ['d000']);
-  assert.deepEqual(await claims.claim(webhookId + 1, CAP, 64, 30_000), []);
+  admin.prepare("UPDATE deliveries SET next_attempt_at = ? WHERE id = 'd001'").run(Date.now() + 60_000);
+  const a = await node(url, 'a');
+  assert.deepEqual(ids(a.outbox.due(webhookId, Date.now(), 64)), ['d000']);
+  assert.deepEqual(a.outbox.due(webhookId + 1, Date.now(), 64), []);
 });

@@ -1,5 +1,6 @@
 // Webhook delivery end to end: a real daemon (child process) posting to a real receiver on 127.0.0.1.
 import { after, before, describe, test } from 'node:test';
+import { openDaemonDb } from '../helpers/daemon-db.js';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -468,7 +469,7 @@ describe('durability', () => {
       assert.equal(await daemonRun.stop(), 0);
 
       // age every row 8 days, but one succeeded row only 6 days
-      const db = new Database(join(dataDir, 'gateway.db'));
+      const db = openDaemonDb(dataDir);
       const now = Date.now();
       db.prepare('UPDATE deliveries SET updated_at = ?, created_at = ?').run(now - 8 * DAY_MS, now - 8 * DAY_MS);
       db.prepare('UPDATE deliveries SET updated_at = ? WHERE id = ?').run(now - 6 * DAY_MS, succeeded[0]);

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { register as audit } from './audit.js';
 import { register as backup } from './backup.js';
 import { register as clientAccess } from './client-access.js';
+import { register as cluster } from './cluster.js';
 import { register as doctor } from './doctor.js';
 import { register as events } from './events.js';
 import { register as groups } from './groups.js';
@@ -34,4 +35,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   rotateMasterKey,
   backup,
   doctor,
+  cluster,
 ];

@@ -1,4 +1,4 @@
-// `gateway sessions …`: list, show, create, start, stop, restart, logout, delete and pair sessions over /api/sessions.
+// `gateway sessions …`: list, show, create, start, stop, restart, logout, delete, move and pair sessions over /api/sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
@@ -115,6 +115,19 @@ export function register(program: Command): void {
       const result = await client.request<Done>('DELETE', path(name));
       if (globals.json) return printJson(result);
       process.stdout.write(`${result.message}\n`);
+    });
+
+  sessions
+    .command('move')
+    .description('move a running session to another node of a cluster (`gateway cluster status` lists them); it reconnects there without pairing')
+    .argument('<name>', 'session name')
+    .argument('<node>', 'the id of the node to run it')
+    .action(async (name: string, node: string, _opts: unknown, command: Command) => {
+      const { globals, client } = context(command);
+      const result = await client.request<Done>('POST', `/api/cluster/sessions/${encodeURIComponent(name)}/move`, { node });
+      if (globals.json) return printJson(result);
+      process.stdout.write(`${result.message}
+`);
     });
 
   sessions

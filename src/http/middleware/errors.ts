@@ -4,6 +4,7 @@ import { GatewayError, RateLimitedError, ServerBusyError } from '../../errors.js
 import type { Logger } from '../../logger.js';
 import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
+import { PostgresError } from '../../store/postgres-bridge.js';
 
 /** A request no route answered (no status set, no body) is a 404 in the error format, like any other error. */
 export function throwIfUnanswered(ctx: ParameterizedContext<AppState>): void {
@@ -19,6 +20,7 @@ export function writeError(ctx: ParameterizedContext<AppState>, err: unknown, lo
     logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
   }
   if (error instanceof RateLimitedError || error instanceof ServerBusyError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  if (error.code === 'STORE_UNAVAILABLE') ctx.set('Retry-After', '1');
   ctx.status = status;
   ctx.body = {
     error: {
@@ -37,5 +39,8 @@ export function toGatewayError(err: unknown): GatewayError {
   if (e?.status === 405) return new GatewayError('METHOD_NOT_ALLOWED', e.message ?? 'method not allowed');
   if (e?.status === 404) return new GatewayError('ROUTE_NOT_FOUND', e.message ?? 'not found');
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) return new GatewayError('VALIDATION_FAILED', e.message ?? 'bad request');
+  // PostgreSQL's data exceptions (a number past a column's range, …): the request held a value the store cannot hold
+  if (err instanceof PostgresError && err.unreachable) return new GatewayError('STORE_UNAVAILABLE', 'the database is unreachable for now; try again in a moment', undefined, { cause: err });
+  if (err instanceof PostgresError && err.code?.startsWith('22')) return new GatewayError('VALIDATION_FAILED', `a value of the request cannot be stored: ${err.message}`);
   return new GatewayError('INTERNAL', (err as Error)?.message ?? String(err), undefined, { cause: err });
 }

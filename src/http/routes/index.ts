@@ -25,6 +25,7 @@ import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
 import { webhookRoutes } from './webhooks.js';
 import { adminRoutes } from './admin.js';
+import { clusterRoutes } from './cluster.js';
 
 export function allRoutes(services: Services, metrics: Metrics, eventStreams: Set<PassThrough>): RouteDef[] {
   const routes: RouteDef[] = [
@@ -47,6 +48,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...profileRoutes(services),
     ...labelRoutes(services),
     ...adminRoutes(services),
+    ...clusterRoutes(services),
     ...sandboxRoutes(services),
     ...sandboxChatRoutes(services),
   ];

@@ -31,6 +31,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       },
       access: 'sessions:manage',
       sessionFrom: ({ body }) => (body as CreateSessionBody).name,
+      startsSession: true,
       audit: {
         action: 'session.create',
         target: ({ body }) => (body as CreateSessionBody | undefined)?.name,
@@ -92,6 +93,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       access: 'sessions:manage',
       audit: 'session.start',
       sessionFrom: 'params',
+      startsSession: true,
       summary: 'start a session',
       schema: { params: sessionParams, body: emptyBody },
       async handler({ params }) {

@@ -248,6 +248,20 @@ export const resourceSchemas = {
     },
     ['body'],
   ),
+  Cluster: resource('the nodes of a cluster on one PostgreSQL database (store.kind: postgres), alive now', {
+    node: { type: 'string', description: 'the node that answered' },
+    leaseSeconds: int,
+    nodes: {
+      type: 'array',
+      items: resource('a node', {
+        id: str,
+        url: { type: 'string', description: 'where the other nodes reach it (cluster.advertiseUrl)' },
+        startedAt: dateTime,
+        heartbeatAt: dateTime,
+        sessions: { type: 'array', items: sessionName, description: 'the sessions it runs (holds a live lease on), by name' },
+      }),
+    },
+  }),
   Backup: resource(
     'a backup in <dataDir>/backups: a consistent copy of gateway.db (secrets still sealed under the data key)',
     {

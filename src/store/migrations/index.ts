@@ -9,6 +9,7 @@ import sessionTruth, { postgres as sessionTruthPg } from './007-session-truth.js
 import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
 import cluster, { postgres as clusterPg } from './009-cluster.js';
 import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-claims.js';
+import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './011-lease-without-session-key.js';
 
 export interface Migration {
   version: number;
@@ -30,4 +31,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: 'audit-log', sql: auditLog, postgres: auditLogPg },
   { version: 9, name: 'cluster', sql: cluster, postgres: clusterPg },
   { version: 10, name: 'delivery-claims', sql: deliveryClaims, postgres: deliveryClaimsPg },
+  { version: 11, name: 'lease-without-session-key', sql: leaseWithoutSessionKey, postgres: leaseWithoutSessionKeyPg },
 ];

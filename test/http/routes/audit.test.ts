@@ -2,6 +2,7 @@
 // refusals of known callers recorded and anonymous ones not, filters, paging, who may read it, and pruning by
 // audit.retentionDays at start.
 import { after, before, describe, test } from 'node:test';
+import { openDaemonDb } from '../../helpers/daemon-db.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,7 +162,7 @@ describe('audit.retentionDays', () => {
       first = await startDaemon({ dataDir, env: { GATEWAY_LOG_LEVEL: 'warn' } });
       for (const name of ['ancient', 'recent', 'fresh']) assert.equal((await first.request('POST', '/api/sessions', { name, engine: 'sandbox' })).status, 201);
       assert.equal(await first.stop(), 0);
-      const db = new Database(join(dataDir, 'gateway.db'));
+      const db = openDaemonDb(dataDir);
       const backdate = db.prepare('UPDATE audit_log SET at = ? WHERE target = ?');
       backdate.run(Date.now() - 100 * 86_400_000, 'ancient');
       backdate.run(Date.now() - 20 * 86_400_000, 'recent');

@@ -1,5 +1,6 @@
 // Sandbox controls for calls, chat state and history sync: call.*, chat.* and history.sync events with their payloads; control-route input rules.
 import { after, before, describe, test } from 'node:test';
+import { openDaemonDb } from '../../helpers/daemon-db.js';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,7 +84,7 @@ describe('sandbox calls and chat state', () => {
 
 /** The messages the daemon stored for a session, read from its database (read-only, beside the running daemon). */
 function storedMessages(d: TestDaemon, session: string): Array<{ id: string; chat_id: string; from_me: number; text: string }> {
-  const db = new Database(join(d.dataDir, 'gateway.db'), { readonly: true, fileMustExist: true });
+  const db = openDaemonDb(d.dataDir, { readonly: true, fileMustExist: true });
   try {
     return db.prepare('SELECT id, chat_id, from_me, text FROM messages WHERE session = ? ORDER BY timestamp').all(session) as any[];
   } finally {

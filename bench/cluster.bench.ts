@@ -1,0 +1,143 @@
+// Several daemons on one PostgreSQL (issue 22): sends/s answered and webhook deliveries/s with one, two and three nodes
+// on this machine (the database, every node, the receiver and autocannon share its cores, so this reports the shape,
+// not a speed-up), each against one daemon on SQLite under the same load in the same run; and the failover of 100
+// sandbox sessions after `kill -9` of their node, from the kill until every one is CONNECTED on another node, against
+// the lease time.
+import autocannon from 'autocannon';
+import type { BenchResult } from './types.js';
+import { benchDaemon, pairedSession, type TestDaemon } from './support/gateway.js';
+import { startChild, type Child } from './support/process.js';
+import { result } from './support/report.js';
+import { startPostgres, type TestPostgres } from '../test/helpers/postgres.js';
+import { waitFor } from '../test/helpers/daemon.js';
+
+const CONNECTIONS = 32;
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
+const LEASE_SECONDS = 5;
+const FAILOVER_SESSIONS = 100;
+/** sandbox sessions per node that the load sends through */
+const PER_NODE = 2;
+
+async function received(receiver: Child): Promise<number> {
+  return ((await (await fetch(`http://127.0.0.1:${receiver.port}/count`)).json()) as { received: number }).received;
+}
+
+const nodeEnv = (url: string, id: string) => ({ GATEWAY_STORE: 'postgres', GATEWAY_DATABASE_URL: url, GATEWAY_NODE_ID: id, GATEWAY_LEASE_SECONDS: String(LEASE_SECONDS) });
+
+/** Sends through every node at once (CONNECTIONS in all), each node for sessions it runs; until the receiver has every POST. */
+async function load(daemons: TestDaemon[], sessionsOf: Map<TestDaemon, string[]>, receiver: Child): Promise<{ sends: number; deliveries: number }> {
+  const before = await received(receiver);
+  const started = performance.now();
+  const runs = await Promise.all(
+    daemons.map((daemon) =>
+      autocannon({
+        url: `${daemon.url}/api/messages/send`,
+        method: 'POST',
+        connections: Math.max(1, Math.round(CONNECTIONS / daemons.length)),
+        duration: DURATION_S,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.masterKey}` },
+        requests: sessionsOf.get(daemon)!.map((session) => ({ body: JSON.stringify({ session, chatId: '+15550009999', type: 'text', text: 'bench' }) })),
+      }),
+    ),
+  );
+  const answered = runs.reduce((sum, run) => sum + run['2xx'], 0);
+  const sendSeconds = (performance.now() - started) / 1000;
+  const deadline = Date.now() + 120_000;
+  while ((await received(receiver)) - before < answered) {
+    if (Date.now() > deadline) throw new Error(`cluster bench: the receiver did not get ${answered} POSTs`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { sends: answered / sendSeconds, deliveries: answered / ((performance.now() - started) / 1000) };
+}
+
+/** Starts `count` nodes on a fresh database, pairs PER_NODE sessions on each, points one webhook at the receiver. */
+async function cluster(server: TestPostgres, count: number, receiver: Child): Promise<{ daemons: TestDaemon[]; sessionsOf: Map<TestDaemon, string[]> }> {
+  const url = server.createDatabase(`bench_${count}_${Date.now()}`);
+  const daemons: TestDaemon[] = [];
+  for (let i = 1; i <= count; i++) daemons.push(await benchDaemon({ env: nodeEnv(url, `n${i}`) }));
+  await daemons[0]!.request('POST', '/api/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['message.sent'] });
+  const sessionsOf = new Map<TestDaemon, string[]>();
+  for (const [i, daemon] of daemons.entries()) {
+    const names: string[] = [];
+    for (let j = 0; j < PER_NODE; j++) {
+      const name = `b${i}x${j}`;
+      // created through its node, while the others run as many: the least-loaded rule keeps it there
+      await pairedSession(daemon, name, `+1555100${i}${String(j).padStart(3, '0')}`);
+      names.push(name);
+    }
+    sessionsOf.set(daemon, names);
+  }
+  return { daemons, sessionsOf };
+}
+
+async function failover(server: TestPostgres): Promise<{ ms: number; repaired: number }> {
+  const url = server.createDatabase(`failover_${Date.now()}`);
+  const victim = await benchDaemon({ env: nodeEnv(url, 'victim') });
+  const others: TestDaemon[] = [];
+  try {
+    for (let at = 0; at < FAILOVER_SESSIONS; at += 10) {
+      await Promise.all(Array.from({ length: 10 }, (_, k) => pairedSession(victim, `f${at + k}`, `+1555200${String(at + k).padStart(4, '0')}`)));
+    }
+    // the others start once the victim runs all of them: nothing to adopt until it dies
+    others.push(await benchDaemon({ env: nodeEnv(url, 'n2') }), await benchDaemon({ env: nodeEnv(url, 'n3') }));
+    const killedAt = performance.now();
+    await victim.kill();
+    const names = Array.from({ length: FAILOVER_SESSIONS }, (_, i) => `f${i}`);
+    await waitFor(
+      async () => {
+        const nodes = (await others[0]!.request('GET', '/api/cluster')).body.data.nodes as Array<{ id: string; sessions: string[] }>;
+        const held = new Set(nodes.filter((n) => n.id !== 'victim').flatMap((n) => n.sessions));
+        if (!names.every((name) => held.has(name))) return false;
+        for (let at = 0; at < names.length; at += 25) {
+          const answers = await Promise.all(names.slice(at, at + 25).map((name) => others[0]!.request('GET', `/api/sessions/${name}`)));
+          if (!answers.every((a) => a.status === 200 && a.body.data.status === 'CONNECTED')) return false;
+        }
+        return true;
+      },
+      10 * LEASE_SECONDS * 1000,
+      'every session CONNECTED on another node',
+    );
+    const ms = performance.now() - killedAt;
+    const answers = await Promise.all(names.map((name) => others[1]!.request('GET', `/api/sessions/${name}`)));
+    return { ms, repaired: answers.filter((a) => a.body.data?.statusReason === 'SCAN_QR').length };
+  } finally {
+    await Promise.all([victim, ...others].map((daemon) => daemon.cleanup()));
+  }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const server = await startPostgres();
+  const receiver = await startChild('./receiver.js');
+  const results: BenchResult[] = [];
+  try {
+    const sqlite = await benchDaemon();
+    let base: { sends: number; deliveries: number };
+    try {
+      await sqlite.request('POST', '/api/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['message.sent'] });
+      const names = ['solo0', 'solo1'];
+      for (const [j, name] of names.entries()) await pairedSession(sqlite, name, `+15551009${String(j).padStart(3, '0')}`);
+      base = await load([sqlite], new Map([[sqlite, names]]), receiver);
+    } finally {
+      await sqlite.cleanup();
+    }
+    for (const count of [1, 2, 3]) {
+      const { daemons, sessionsOf } = await cluster(server, count, receiver);
+      try {
+        const measured = await load(daemons, sessionsOf, receiver);
+        results.push(
+          result('cluster', `sends/s answered, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.sends, base.sends, 'req/s'),
+          result('cluster', `webhook deliveries/s, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.deliveries, base.deliveries, '/s'),
+        );
+      } finally {
+        await Promise.all(daemons.map((daemon) => daemon.cleanup()));
+      }
+    }
+    const { ms, repaired } = await failover(server);
+    if (repaired) throw new Error(`cluster bench: ${repaired} sessions asked to be paired again after the failover`);
+    results.push(result('cluster', `failover of ${FAILOVER_SESSIONS} sandbox sessions after kill -9: kill to all CONNECTED elsewhere (vs the lease; lower is better)`, ms, LEASE_SECONDS * 1000, 'ms'));
+    return results;
+  } finally {
+    await receiver.stop();
+    server.stop();
+  }
+}

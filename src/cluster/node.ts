@@ -1,0 +1,65 @@
+// This daemon's part in a cluster (store.kind: postgres), put together: the leases (Cluster), the fence on credential
+// writes, the claims on the shared outbox, the forwarding of requests, and the channel on which nodes share their events
+// and tell each other what changed in what they cache. The daemon wires these into its services; on SQLite there is none.
+import { createHmac } from 'node:crypto';
+import type { GatewayConfig } from '../config/types.js';
+import type { GatewayEvent } from '../events/catalogue.js';
+import type { Logger } from '../logger.js';
+import type { Db } from '../store/db.js';
+import { createLeaseFence } from '../store/leases.js';
+import { createNotifier } from '../store/notify.js';
+import type { DeliveryClaims } from '../store/outbox.js';
+import type { PostgresDatabase } from '../store/postgres-bridge.js';
+import { Cluster, defaultNodeId, EVENTS_CHANNEL } from './cluster.js';
+import { createAssembler, encodeMessage, type RelayMessage } from './event-relay.js';
+import { createForwarder, type Forwarder } from './forward.js';
+
+/** What cached state another node can change: each node reads it again when told. */
+export type ChangeTopic = 'keys' | 'webhooks' | 'settings';
+
+export interface ClusterNode {
+  cluster: Cluster;
+  claims: DeliveryClaims;
+  /** inside a credential write's transaction: throws unless this node still holds the session's lease */
+  fence(session: string): void;
+  forwarder: Forwarder;
+  /** an event recorded here, for the other nodes' live streams (in the transaction that records it) */
+  publishEvent(event: GatewayEvent): void;
+  /** tells the other nodes that `topic` changed (in the transaction of the change) */
+  announce(topic: ChangeTopic, ids?: string[]): void;
+  /** what to do with another node's events, and with its changes of each topic */
+  listen(onEvent: (event: GatewayEvent) => void, onChanged: (topic: ChangeTopic, ids: string[]) => void): void;
+}
+
+export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger, beginWrite: () => void): ClusterNode {
+  const nodeId = config.cluster.nodeId ?? defaultNodeId(config.port);
+  const leaseMs = config.cluster.leaseSeconds * 1000;
+  let onEvent: (event: GatewayEvent) => void = () => {};
+  let onChanged: (topic: ChangeTopic, ids: string[]) => void = () => {};
+  const assemble = createAssembler(nodeId, (message: RelayMessage) => {
+    if (message.kind === 'event') onEvent(message.event as GatewayEvent);
+    else onChanged(message.topic as ChangeTopic, message.ids ?? []);
+  });
+  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: assemble });
+  const notify = createNotifier(db, EVENTS_CHANNEL);
+  // the hop between nodes is signed with the cluster secret; by default one every node derives from the master key
+  const secret = config.cluster.secret
+    ? Buffer.from(config.cluster.secret, 'utf8')
+    : createHmac('sha256', config.auth.masterKey ?? '').update('gateway cluster hop v1').digest();
+  return {
+    cluster,
+    // an attempt's longest time, and room to record its outcome
+    claims: { nodeId, claimMs: config.webhooks.timeoutMs + 5000, perWebhook: config.webhooks.perWebhookConcurrency },
+    fence: createLeaseFence(db, nodeId, (session) => cluster.epochOf(session)),
+    forwarder: createForwarder(cluster, secret, logger.child({ module: 'forward' })),
+    publishEvent: (event) => notify(encodeMessage(nodeId, { kind: 'event', event })),
+    announce(topic, ids) {
+      beginWrite();
+      notify(encodeMessage(nodeId, { kind: 'changed', topic, ...(ids ? { ids } : {}) }));
+    },
+    listen(events, changes) {
+      onEvent = events;
+      onChanged = changes;
+    },
+  };
+}

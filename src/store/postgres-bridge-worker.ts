@@ -1,0 +1,176 @@
+// The worker thread behind PostgresDatabase (postgres-bridge.ts): it owns the connection the repositories' statements run
+// on and runs them in the order they were asked, pipelined (a statement is sent before the one ahead of it has answered).
+// The daemon's thread waits for an answer only when it needs one (a read, a write outside a transaction, a commit it
+// must know about); the writes of a transaction go out without a wait, and the first of them that fails is reported at
+// the savepoint or commit that closes it, which then rolls back (PostgreSQL refuses everything after an error until then).
+import { workerData, type MessagePort } from 'node:worker_threads';
+import { connectPostgres, migratePostgres, type PgSql } from './postgres.js';
+import type { BridgeReply, BridgeRequest, SerializedError } from './postgres-bridge.js';
+import { createLeasesRepo } from './leases.js';
+
+const { url, port, signal } = workerData as { url: string; port: MessagePort; signal: Int32Array };
+// a statement waiting on a row lock gives up well before the daemon's thread stops waiting for it
+const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: 20_000 }, failFast: true });
+
+/**
+ * The cluster's own work (leases, the event channel), on connections of its own: their transactions are
+ * driven by this thread, which never blocks, so a statement of the daemon's thread waiting on a row one of them holds
+ * always sees it released.
+ */
+let cluster: { side: PgSql; services: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> } | undefined;
+
+/** the transaction and its savepoints, outermost first: the first error seen inside each */
+interface Level {
+  error?: SerializedError;
+  pending: Array<Promise<unknown>>;
+}
+const levels: Level[] = [];
+/** each request starts once the one before it has been sent (a control one once the writes before it have answered) */
+let queue: Promise<void> = Promise.resolve();
+
+function reply(message: BridgeReply): void {
+  port.postMessage(message);
+  Atomics.add(signal, 0, 1);
+  Atomics.notify(signal, 0);
+}
+
+function serialize(err: unknown): SerializedError {
+  const e = err as { message?: string; code?: string };
+  return { message: e.message ?? String(err), code: typeof e.code === 'string' ? e.code : undefined };
+}
+
+/** structured clone turns a Buffer into a plain Uint8Array: PostgreSQL's bytea wants the Buffer back */
+const asParam = (value: unknown) => (value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value === undefined ? null : value);
+
+let reads = 0;
+
+/**
+ * A read inside a transaction runs in a savepoint of its own: on PostgreSQL a failed statement spoils its whole
+ * transaction, and a read that fails (a value out of a column's range) must fail alone, as on SQLite, not take the
+ * tick's writes with it. The daemon's thread waits for the read, so nothing is queued behind it meanwhile.
+ */
+async function guardedRead(request: Extract<BridgeRequest, { op: 'query' }>): Promise<void> {
+  const name = `read_${++reads}`;
+  const saved = sql.unsafe(`SAVEPOINT ${name}`).execute();
+  const unsent = sql.unsafe(request.text, request.params.map(asParam) as never[]);
+  // sent in this order, before any answer: a query is sent when it is executed
+  const query = (request.values ? unsent.values() : unsent).execute();
+  const released = sql.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
+  const [, result] = await Promise.allSettled([saved, query, released]);
+  if (result.status === 'fulfilled') return reply({ id: request.id, rows: [...result.value] as unknown[], count: result.value.count ?? 0 });
+  try {
+    await sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
+    await sql.unsafe(`RELEASE SAVEPOINT ${name}`);
+  } catch (err) {
+    // the transaction was spoilt before the read (a write sent ahead of it failed): its commit reports that
+    levels.at(-1)!.error ??= serialize(err);
+  }
+  reply({ id: request.id, error: serialize(result.reason) });
+}
+
+function runQuery(request: Extract<BridgeRequest, { op: 'query' }>): void | Promise<void> {
+  if (request.read && levels.length > 0) return guardedRead(request);
+  const query = sql.unsafe(request.text, request.params.map(asParam) as never[]);
+  const level = levels.at(-1);
+  const answered = (request.values ? query.values() : query).then(
+    (result) => reply({ id: request.id, rows: [...result] as unknown[], count: result.count ?? 0 }),
+    (err: unknown) => {
+      const error = serialize(err);
+      if (level && !level.error) level.error = error;
+      reply({ id: request.id, error });
+    },
+  );
+  level?.pending.push(answered);
+}
+
+async function settled(level: { pending: Array<Promise<unknown>> }): Promise<void> {
+  await Promise.all(level.pending);
+  level.pending = [];
+}
+
+async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promise<void> {
+  try {
+    switch (request.op) {
+      // a level is pushed even when its statement fails, so that the release or commit the daemon's thread sends for it
+      // finds it: that one reports the failure
+      case 'begin': {
+        const level: Level = { pending: [] };
+        levels.push(level);
+        await sql.unsafe('BEGIN').catch((err: unknown) => (level.error = serialize(err)));
+        return reply(level.error ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
+      }
+      case 'savepoint': {
+        const outer = levels.at(-1);
+        const level: Level = { pending: [] };
+        levels.push(level);
+        if (outer) await settled(outer);
+        level.error = outer?.error;
+        if (!level.error) await sql.unsafe(`SAVEPOINT ${request.name}`).catch((err: unknown) => (level.error = serialize(err)));
+        return reply(level.error ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
+      }
+      case 'release':
+      case 'rollbackTo': {
+        const level = levels.pop();
+        if (!level) throw new Error('no savepoint is open');
+        await settled(level);
+        if (level.error || request.op === 'rollbackTo') {
+          // a savepoint that failed to open, or an outer transaction spoilt before it: the error goes on outward
+          try {
+            await sql.unsafe(`ROLLBACK TO SAVEPOINT ${request.name}`);
+            await sql.unsafe(`RELEASE SAVEPOINT ${request.name}`);
+          } catch (err) {
+            const outer = levels.at(-1);
+            if (outer) outer.error ??= level.error ?? serialize(err);
+          }
+          return reply(level.error && request.op === 'release' ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
+        }
+        await sql.unsafe(`RELEASE SAVEPOINT ${request.name}`);
+        return reply({ id: request.id, rows: [], count: 0 });
+      }
+      case 'commit':
+      case 'rollback': {
+        // a savepoint left open by a thrown callback ends with its transaction
+        const all = levels.splice(0);
+        for (const level of all) await settled(level);
+        const error = all.find((level) => level.error)?.error;
+        if (error || request.op === 'rollback') {
+          await sql.unsafe('ROLLBACK').catch(() => {});
+          return reply(error && request.op === 'commit' ? { id: request.id, error } : { id: request.id, rows: [], count: 0 });
+        }
+        await sql.unsafe('COMMIT');
+        return reply({ id: request.id, rows: [], count: 0 });
+      }
+      case 'migrate':
+        return reply({ id: request.id, rows: await migratePostgres(sql), count: 0 });
+      case 'cluster': {
+        const side = connectPostgres(url, { max: 4, connection: { lock_timeout: 10_000 }, failFast: true });
+        const services = { leases: createLeasesRepo(side, request.nodeId, request.leaseMs) } as never;
+        cluster = { side, services };
+        await side.listen(request.channel, (payload) => {
+          port.postMessage({ notification: payload });
+          Atomics.add(signal, 0, 1);
+          Atomics.notify(signal, 0);
+        });
+        return reply({ id: request.id, rows: [], count: 0 });
+      }
+      case 'call': {
+        const service = cluster?.services[request.service];
+        if (!service?.[request.method]) throw new Error(`no cluster service ${request.service}.${request.method}`);
+        return reply({ id: request.id, rows: [await service[request.method]!(...request.args)], count: 0 });
+      }
+      case 'close':
+        await cluster?.side.end({ timeout: 5 });
+        await sql.end({ timeout: 5 });
+        return reply({ id: request.id, rows: [], count: 0 });
+    }
+  } catch (err) {
+    reply({ id: request.id, error: serialize(err) });
+  }
+}
+
+port.on('message', (request: BridgeRequest) => {
+  // whatever goes wrong with one request is its answer: the queue goes on to the next
+  queue = queue
+    .then(() => (request.op === 'query' ? runQuery(request) : control(request)))
+    .catch((err: unknown) => reply({ id: request.id, error: serialize(err) }));
+});
