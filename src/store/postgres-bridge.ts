@@ -159,7 +159,7 @@ export class PostgresDatabase {
 
   /**
    * @param answerTimeoutMs how long this thread waits for one answer before it gives up on the server: a daemon's lease
-   * keeper must run well within its margin, so a daemon passes a tenth of its lease (at least a second)
+   * keeper must run well within its margin, so a daemon passes a tenth of its lease (half the margin)
    */
   constructor(
     url: string,
@@ -223,18 +223,9 @@ export class PostgresDatabase {
     };
   }
 
-  /** BEGIN, COMMIT and ROLLBACK as the tick transaction (db.ts) and the sealed-column passes issue them; anything else runs as is */
+  /** Runs a statement without parameters (VACUUM after the sealed-column pass); transactions go through transaction() and begin(). */
   exec(text: string): this {
-    const word = text.trim().toUpperCase();
-    if (word === 'BEGIN') {
-      this.control({ id: this.nextId++, op: 'begin' }, false);
-      this.depth++;
-    } else if (word === 'COMMIT' || word === 'ROLLBACK') {
-      this.depth = 0;
-      this.control({ id: this.nextId++, op: word === 'COMMIT' ? 'commit' : 'rollback' }, true);
-    } else {
-      this.read(text, [], false);
-    }
+    this.read(text, [], false);
     return this;
   }
 
