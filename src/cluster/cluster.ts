@@ -45,6 +45,8 @@ export interface ClusterOptions {
   logger: Logger;
   /** told of every other node's event (event-relay.ts) */
   onNotification(payload: string): void;
+  /** told each time this node starts listening to the others (again): what it caches must be read again */
+  onListening(): void;
 }
 
 export class Cluster implements SessionPlacement {
@@ -83,7 +85,7 @@ export class Cluster implements SessionPlacement {
     if (/^https?:\/\/(0\.0\.0\.0|\[::\])[:/]/.test(advertiseUrl)) {
       this.options.logger.warn({ advertiseUrl }, 'other nodes cannot reach a wildcard address: set cluster.advertiseUrl (GATEWAY_ADVERTISE_URL) to this host\'s address');
     }
-    await this.options.db.joinCluster(this.options.nodeId, this.options.leaseMs, EVENTS_CHANNEL, this.options.onNotification);
+    await this.options.db.joinCluster(this.options.nodeId, this.options.leaseMs, EVENTS_CHANNEL, this.options.onNotification, this.options.onListening);
     await this.leases.registerNode(advertiseUrl);
     const freed = await this.leases.releaseOwn();
     if (freed) this.options.logger.info({ sessions: freed }, "freed the leases this node's previous run held");

@@ -28,6 +28,11 @@ export interface Forwarder {
 }
 
 export function createForwarder(cluster: Cluster, secret: Buffer, logger: Logger): Forwarder {
+  /**
+   * Connections to the other nodes, kept open a second at most: well under a node's own keep-alive (5 s), so a request is
+   * never sent on a connection the other end is closing (a POST cannot be sent again)
+   */
+  let agent: import('undici').Agent | undefined;
   const sign = (node: string, at: number, method: string, url: string) => createHmac('sha256', secret).update(`${node}\n${at}\n${method}\n${url}`).digest();
 
   /** A signed hop from another node: served here. A hop header that does not verify is refused. */
@@ -56,10 +61,12 @@ export function createForwarder(cluster: Cluster, secret: Buffer, logger: Logger
       }
       headers[FORWARDED_BY] = cluster.nodeId;
       headers[SIGNATURE] = `${at}.${sign(cluster.nodeId, at, ctx.method, ctx.originalUrl).toString('hex')}`;
-      const { request } = await import('undici');
+      const { Agent, request } = await import('undici');
+      agent ??= new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
       let answer;
       try {
         answer = await request(new URL(ctx.originalUrl, target.url), {
+          dispatcher: agent,
           method: ctx.method as 'GET',
           headers,
           body: body !== undefined ? JSON.stringify(body) : ctx.method === 'GET' || ctx.method === 'HEAD' ? undefined : ctx.req,
@@ -75,9 +82,17 @@ export function createForwarder(cluster: Cluster, secret: Buffer, logger: Logger
       ctx.status = answer.statusCode;
       for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) ctx.set(name, value as string | string[]);
       ctx.set(ANSWERED_BY, target.node);
+      // the owner going away mid-answer (it died during an event stream) ends this answer, never the process
+      answer.body.on('error', (err) => {
+        // the caller left (the abort below is ours): nothing went wrong
+        if (err.name === 'AbortError' || (err as { code?: string }).code === 'UND_ERR_ABORTED') return;
+        logger.warn({ err, session, node: target.node }, 'a forwarded answer broke off');
+      });
       ctx.body = answer.body;
-      // a caller that goes away (an event stream closed) ends the forwarded request too
-      ctx.req.once('close', () => answer.body.destroy());
+      // a caller that goes away before the answer is through (an event stream closed) ends the forwarded request too
+      ctx.res.once('close', () => {
+        if (!ctx.res.writableFinished) answer.body.destroy();
+      });
       return true;
     },
   };

@@ -15,7 +15,8 @@ import { createAssembler, encodeMessage, type RelayMessage } from './event-relay
 import { createForwarder, type Forwarder } from './forward.js';
 
 /** What cached state another node can change: each node reads it again when told. */
-export type ChangeTopic = 'keys' | 'webhooks' | 'settings';
+const CHANGE_TOPICS = ['keys', 'webhooks', 'settings'] as const;
+export type ChangeTopic = (typeof CHANGE_TOPICS)[number];
 
 export interface ClusterNode {
   cluster: Cluster;
@@ -40,7 +41,11 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
     if (message.kind === 'event') onEvent(message.event as GatewayEvent);
     else onChanged(message.topic as ChangeTopic, message.ids ?? []);
   });
-  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: assemble });
+  // everything cached is read again whenever the channel (re)starts: changes sent before it listened were not heard
+  const refreshAll = () => {
+    for (const topic of CHANGE_TOPICS) onChanged(topic, []);
+  };
+  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: assemble, onListening: refreshAll });
   const notify = createNotifier(db, EVENTS_CHANNEL);
   // the hop between nodes is signed with the cluster secret; by default one every node derives from the master key
   const secret = config.cluster.secret

@@ -146,11 +146,13 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
         const side = connectPostgres(url, { max: 4, connection: { lock_timeout: 10_000 }, failFast: true });
         const services = { leases: createLeasesRepo(side, request.nodeId, request.leaseMs) } as never;
         cluster = { side, services };
-        await side.listen(request.channel, (payload) => {
-          port.postMessage({ notification: payload });
+        const tell = (message: { notification: string } | { listening: true }) => {
+          port.postMessage(message);
           Atomics.add(signal, 0, 1);
           Atomics.notify(signal, 0);
-        });
+        };
+        // told each time the LISTEN (re)starts: what was sent while it was down is never heard, so caches are read again
+        await side.listen(request.channel, (payload) => tell({ notification: payload }), () => tell({ listening: true }));
         return reply({ id: request.id, rows: [], count: 0 });
       }
       case 'call': {

@@ -20,8 +20,8 @@ export interface SerializedError {
 }
 
 export type BridgeReply = { id: number; rows: unknown[]; count: number } | { id: number; error: SerializedError };
-/** a NOTIFY on the cluster's channel, sent by the worker unasked */
-type Notification = { notification: string };
+/** a NOTIFY on the cluster's channel, or that the LISTEN (re)started, sent by the worker unasked */
+type Notification = { notification: string } | { listening: true };
 
 /** An error PostgreSQL (or the connection) gave a statement; `code` is its SQLSTATE, or the connection's error code. */
 export class PostgresError extends Error {
@@ -148,6 +148,7 @@ export class PostgresDatabase {
   private readonly pending = new Map<number, (reply: BridgeReply) => void>();
   private savepoints = 0;
   private onNotification: ((payload: string) => void) | undefined;
+  private onListening: (() => void) | undefined;
   /** until when statements are refused without being sent (see refuseWhileUnreachable) */
   private unreachableUntil = 0;
   /** requests this thread stopped waiting for */
@@ -184,10 +185,12 @@ export class PostgresDatabase {
 
   /**
    * Starts the cluster's work on the worker's side connections: the leases repository (called
-   * through `remote`), and a LISTEN on `channel` whose payloads go to `onNotification`.
+   * through `remote`), and a LISTEN on `channel` whose payloads go to `onNotification`; `onListening` is told each time
+   * the LISTEN starts (after a lost connection too: what was sent meanwhile was not heard).
    */
-  async joinCluster(nodeId: string, leaseMs: number, channel: string, onNotification: (payload: string) => void): Promise<void> {
+  async joinCluster(nodeId: string, leaseMs: number, channel: string, onNotification: (payload: string) => void, onListening?: () => void): Promise<void> {
     this.onNotification = onNotification;
+    this.onListening = onListening;
     await this.ask({ id: this.nextId++, op: 'cluster', nodeId, leaseMs, channel });
   }
 
@@ -322,6 +325,11 @@ export class PostgresDatabase {
       // told on its own turn: a notification that arrives while this thread waits on a statement must not run inside it
       const listener = this.onNotification;
       if (listener) setImmediate(() => listener(message.notification));
+      return;
+    }
+    if ('listening' in message) {
+      const listener = this.onListening;
+      if (listener) setImmediate(listener);
       return;
     }
     const reply = message;

@@ -307,10 +307,12 @@ export class WebhookDispatcher {
       this.options.logger?.error({ err, count: batch.length }, 'could not record webhook outcomes; the deliveries stay pending');
     }
     const now = Date.now();
+    const shared = this.options.outbox.shared;
     for (const outcome of batch) {
       this.claimed.delete(outcome.id);
-      // a retry due at once can only be picked now that its row is written and released
-      if (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now) {
+      // a retry due at once can only be picked now that its row is written and released; in a cluster every written
+      // outcome ends a claim, which frees a place under the webhook's cap counted in the store
+      if (shared || (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now)) {
         const webhookId = this.webhookOf.get(outcome.id);
         if (webhookId !== undefined) {
           this.dirty.add(webhookId);
