@@ -18,7 +18,7 @@ import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
 import { createTickTransaction } from './store/db.js';
 import { openStore, StoreOpenError } from './store/open-store.js';
-import { createClusterNode } from './cluster/node.js';
+import { createClusterNode, deliveryClaimsOf } from './cluster/node.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
 import { createIdentitiesRepo } from './store/identities.js';
@@ -113,10 +113,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
   // on PostgreSQL this daemon is a node of a cluster (a cluster of one until others start): src/cluster
-  let joinTick: () => void = () => {};
-  const node = store.kind === 'postgres' ? createClusterNode(config, db, logger.child({ module: 'cluster' }), () => joinTick()) : undefined;
-  const sessionsRepo = createSessionsRepo(db, box, { shared: node !== undefined });
-  const outboxRepo = createOutboxRepo(db, node?.claims);
+  const clustered = store.kind === 'postgres';
+  const sessionsRepo = createSessionsRepo(db, box, { shared: clustered });
+  const outboxRepo = createOutboxRepo(db, clustered ? deliveryClaimsOf(config) : undefined);
   const metrics = createMetrics({
     sessionCounts: () => sessionsRepo.counts(),
     sessionStates: () => sessionsRepo.countByState(),
@@ -127,7 +126,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
     metrics.observeCommit,
   );
-  joinTick = tick.join;
+  const node = clustered ? createClusterNode(config, db, logger.child({ module: 'cluster' }), tick.join) : undefined;
   const bus = new EventBus(tick.join);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };

@@ -18,9 +18,15 @@ import { createForwarder, type Forwarder } from './forward.js';
 const CHANGE_TOPICS = ['keys', 'webhooks', 'settings'] as const;
 export type ChangeTopic = (typeof CHANGE_TOPICS)[number];
 
+/** How this node claims deliveries in the shared outbox: for an attempt's longest time and room to record its outcome. */
+export function deliveryClaimsOf(config: GatewayConfig): DeliveryClaims {
+  return { nodeId: nodeIdOf(config), claimMs: config.webhooks.timeoutMs + 5000, perWebhook: config.webhooks.perWebhookConcurrency };
+}
+
+const nodeIdOf = (config: GatewayConfig) => config.cluster.nodeId ?? defaultNodeId(config.port);
+
 export interface ClusterNode {
   cluster: Cluster;
-  claims: DeliveryClaims;
   /** inside a credential write's transaction: throws unless this node still holds the session's lease */
   fence(session: string): void;
   forwarder: Forwarder;
@@ -33,7 +39,7 @@ export interface ClusterNode {
 }
 
 export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger, beginWrite: () => void): ClusterNode {
-  const nodeId = config.cluster.nodeId ?? defaultNodeId(config.port);
+  const nodeId = nodeIdOf(config);
   const leaseMs = config.cluster.leaseSeconds * 1000;
   let onEvent: (event: GatewayEvent) => void = () => {};
   let onChanged: (topic: ChangeTopic, ids: string[]) => void = () => {};
@@ -53,8 +59,6 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
     : createHmac('sha256', config.auth.masterKey ?? '').update('gateway cluster hop v1').digest();
   return {
     cluster,
-    // an attempt's longest time, and room to record its outcome
-    claims: { nodeId, claimMs: config.webhooks.timeoutMs + 5000, perWebhook: config.webhooks.perWebhookConcurrency },
     fence: createLeaseFence(db, nodeId, (session) => cluster.epochOf(session)),
     forwarder: createForwarder(cluster, secret, logger.child({ module: 'forward' })),
     publishEvent: (event) => notify(encodeMessage(nodeId, { kind: 'event', event })),
