@@ -320,6 +320,9 @@ export class SessionManager {
     if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
     const engine = await this.engine(row.engine);
     if (!(await this.placement.claim(name))) return;
+    // stopped or deleted while the engine loaded or the lease was taken (a request may come in between)
+    if (this.stopping || !this.deps.sessions.get(name)?.shouldRun) return this.placement.release(name);
+    if (this.runtimes.has(name)) return;
     const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
     if (!queue) return this.restore(name, engine);
     this.setStatus(name, 'CONNECTING', this.connectingReason(name));
@@ -352,7 +355,9 @@ export class SessionManager {
   private async restore(name: string, engine: Engine): Promise<void> {
     // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
     const row = this.deps.sessions.get(name);
-    if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
+    if (this.runtimes.has(name)) return;
+    // in a cluster its lease was taken for it: given back
+    if (this.stopping || !row?.shouldRun) return this.placement.release(name);
     await this.launch(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
   }
 
