@@ -55,7 +55,6 @@ export class Cluster implements SessionPlacement {
   private sessions: ClusteredSessions | undefined;
   private rebalanceTimer: NodeJS.Timeout | undefined;
   private rebalancing: Promise<void> | undefined;
-  private nodes: { at: number; rows: NodeRow[] } = { at: 0, rows: [] };
   private advertiseUrl = '';
 
   constructor(private readonly options: ClusterOptions) {
@@ -119,10 +118,9 @@ export class Cluster implements SessionPlacement {
     return this.keeper.epochOf(session);
   }
 
-  /** The nodes alive now (a heartbeat within a lease), with the sessions each runs; read at most once a second. */
-  async liveNodes(): Promise<NodeRow[]> {
-    if (Date.now() - this.nodes.at > 1000) this.nodes = { at: Date.now(), rows: await this.leases.liveNodes(this.options.leaseMs) };
-    return this.nodes.rows;
+  /** The nodes alive now (a heartbeat within a lease), with how many sessions each runs. */
+  private liveNodes(): Promise<NodeRow[]> {
+    return this.leases.liveNodes(this.options.leaseMs);
   }
 
   /** The node that runs `session` now and its URL; undefined when none does (stopped, or its node died and the lease ran out). */
@@ -135,7 +133,7 @@ export class Cluster implements SessionPlacement {
 
   /** The nodes alive now and the sessions each runs (`gateway cluster status`). */
   async status(): Promise<ClusterStatus> {
-    const [nodes, leases] = await Promise.all([this.leases.liveNodes(this.options.leaseMs), this.leases.liveLeases()]);
+    const [nodes, leases] = await Promise.all([this.liveNodes(), this.leases.liveLeases()]);
     return {
       node: this.options.nodeId,
       leaseSeconds: this.options.leaseMs / 1000,
@@ -154,7 +152,7 @@ export class Cluster implements SessionPlacement {
    * the target starts it (from the stored credentials, as after a failover).
    */
   async move(session: string, target: string): Promise<void> {
-    const nodes = await this.leases.liveNodes(this.options.leaseMs);
+    const nodes = await this.liveNodes();
     if (!nodes.some((node) => node.id === target)) throw new GatewayError('NODE_NOT_FOUND', `no live node ${target}; \`gateway cluster status\` lists them`);
     const owner = await this.leases.owner(session);
     if (!owner) throw new GatewayError('SESSION_NOT_STARTED', `session ${session} runs on no node; start it (it starts on the least-loaded node)`);
@@ -164,9 +162,8 @@ export class Cluster implements SessionPlacement {
     if (owner.node === this.options.nodeId) await this.keeper.renew();
   }
 
-  /** The live node running the fewest sessions (ties: by id), where a new session should start; counted afresh. */
+  /** The live node running the fewest sessions (ties: by id), where a new session should start. */
   async leastLoaded(): Promise<{ node: string; url: string }> {
-    this.nodes.at = 0;
     const nodes = await this.liveNodes();
     const least = [...nodes].sort((a, b) => a.sessions - b.sessions || a.id.localeCompare(b.id))[0];
     return least ? { node: least.id, url: least.url } : { node: this.options.nodeId, url: this.advertiseUrl };
@@ -185,7 +182,6 @@ export class Cluster implements SessionPlacement {
     // a move asked for by the operator is not held back by the share
     const incoming = await this.leases.movingHere();
     await Promise.all(incoming.map((session) => sessions.adopt(session).catch((err: unknown) => this.options.logger.error({ err, session }, 'could not take a session moved here'))));
-    this.nodes.at = 0;
     const nodes = Math.max(1, (await this.liveNodes()).length);
     const share = Math.ceil(sessions.shouldRunCount() / nodes);
     const room = share - this.keeper.heldCount();

@@ -86,11 +86,6 @@ export class LeaseKeeper {
     return this.held.size;
   }
 
-  /** The sessions this node holds a lease on. */
-  heldSessions(): string[] {
-    return [...this.held.keys()];
-  }
-
   epochOf(session: string): number | undefined {
     return this.held.get(session)?.epoch;
   }

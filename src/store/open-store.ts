@@ -41,7 +41,7 @@ export async function openStore(config: GatewayConfig, dataDir: string): Promise
   }
 }
 
-export function withoutPassword(url: string): string {
+function withoutPassword(url: string): string {
   try {
     const parsed = new URL(url);
     if (parsed.password) parsed.password = '***';

@@ -89,14 +89,12 @@ class Statement {
   private readonly slots: Array<number | string>;
   private plucked = false;
   private rawRows = false;
-  readonly reader: boolean;
 
   constructor(
     private readonly db: PostgresDatabase,
     source: string,
   ) {
     ({ text: this.text, slots: this.slots } = numberParameters(source));
-    this.reader = /^\s*(SELECT|WITH|VALUES)\b/i.test(source) || /\bRETURNING\b/i.test(source);
   }
 
   pluck(on = true): this {

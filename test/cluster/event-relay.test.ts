@@ -6,26 +6,24 @@ import { after, before, test } from 'node:test';
 import { createAssembler, encodeMessage, splitText, type RelayMessage } from '../../src/cluster/event-relay.js';
 import { createTickTransaction } from '../../src/store/db.js';
 import { createNotifier } from '../../src/store/notify.js';
-import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import type { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { bridges, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 const CHANNEL = 'relay_test';
 let server: TestPostgres;
-const databases: PostgresDatabase[] = [];
+const databases = bridges();
 
 before(async () => {
   server = await startPostgres();
 });
 
 after(() => {
-  for (const db of databases) db.close();
+  databases.closeAll();
   server?.stop();
 });
 
 async function node(id: string): Promise<{ publish(message: RelayMessage): Promise<void>; db: PostgresDatabase; received: RelayMessage[] }> {
-  const db = new PostgresDatabase(server.url);
-  databases.push(db);
-  await db.migrate();
+  const db = await databases.open(server.url);
   const received: RelayMessage[] = [];
   await db.joinCluster(id, 3000, CHANNEL, createAssembler(id, (message) => received.push(message)));
   const notify = createNotifier(db as never, CHANNEL);

@@ -6,6 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
 import { freePort } from './daemon.js';
 
 export interface TestPostgres {
@@ -110,5 +111,19 @@ export async function tcpRelay(server: TestPostgres, database?: string): Promise
       proxy.close();
       for (const socket of sockets) socket.destroy();
     },
+  };
+}
+
+/** The daemon's PostgreSQL store (the bridge) opened on databases of a test's server, migrated; `closeAll` closes them all. */
+export function bridges(): { open(url: string): Promise<PostgresDatabase>; closeAll(): void } {
+  const opened: PostgresDatabase[] = [];
+  return {
+    async open(url) {
+      const db = new PostgresDatabase(url);
+      opened.push(db);
+      await db.migrate();
+      return db;
+    },
+    closeAll: () => opened.splice(0).forEach((db) => db.close()),
   };
 }

@@ -6,28 +6,23 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createTickTransaction } from '../../src/store/db.js';
 import { createOutboxRepo, type DeliveryOutcome } from '../../src/store/outbox.js';
-import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
-import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import type { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { bridges, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 const CAP = 16;
 let server: TestPostgres;
-const databases: PostgresDatabase[] = [];
+const databases = bridges();
 
 before(async () => {
   server = await startPostgres();
 });
 
 after(() => {
-  for (const db of databases) db.close();
+  databases.closeAll();
   server?.stop();
 });
 
-async function open(url: string): Promise<PostgresDatabase> {
-  const db = new PostgresDatabase(url);
-  databases.push(db);
-  await db.migrate();
-  return db;
-}
+const open = (url: string) => databases.open(url);
 
 /** A fresh database with one webhook and `count` pending deliveries due now, created in order d000, d001, … */
 async function outbox(name: string, count: number): Promise<{ url: string; admin: PostgresDatabase; webhookId: number }> {

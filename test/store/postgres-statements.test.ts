@@ -20,6 +20,7 @@ import { createMediaRepo } from '../../src/store/media.js';
 import { createMessagesRepo } from '../../src/store/messages.js';
 import { createOutboxRepo } from '../../src/store/outbox.js';
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
+import { numberParameters } from '../../src/store/postgres-bridge.js';
 import { createPresenceRepo } from '../../src/store/presence.js';
 import { createSessionsRepo } from '../../src/store/sessions.js';
 import { createSettingsRepo } from '../../src/store/settings.js';
@@ -90,20 +91,8 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
   return seen;
 }
 
-/** `?`, `?NNN`, `@name`, `:name` and `$name` outside quotes become `$1…`, a name keeping its number. */
-function numberParameters(text: string): string {
-  const names = new Map<string, number>();
-  let count = 0;
-  return text.replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"|\?(\d*)|[@:$]([A-Za-z_]\w*)/g, (match, _digits: string | undefined, name: string | undefined) => {
-    if (match.startsWith("'") || match.startsWith('"')) return match;
-    if (name === undefined) return `$${++count}`;
-    if (!names.has(name)) names.set(name, ++count);
-    return `$${names.get(name)}`;
-  });
-}
-
 test('parameters are numbered outside quotes only, a named one keeping its number', () => {
-  assert.equal(numberParameters("SELECT ? , '?' , @a, @b, @a, \"x?\" WHERE y = ?"), "SELECT $1 , '?' , $2, $3, $2, \"x?\" WHERE y = $4");
+  assert.equal(numberParameters("SELECT ? , '?' , @a, @b, @a, \"x?\" WHERE y = ?").text, "SELECT $1 , '?' , $2, $3, $2, \"x?\" WHERE y = $4");
 });
 
 test('every statement of the repositories is valid PostgreSQL against the migrated schema, but those listed as SQLite-only', async () => {
@@ -113,7 +102,7 @@ test('every statement of the repositories is valid PostgreSQL against the migrat
   for (const { repo, text, columns, plucked } of statements) {
     let error: string | undefined;
     try {
-      const described = await sql.unsafe(numberParameters(text)).describe();
+      const described = await sql.unsafe(numberParameters(text).text).describe();
       const names = (described.columns ?? []).map((c: { name: string }) => c.name);
       if (!plucked && names.join() !== columns.join()) error = `returns columns ${names.join(', ')} where SQLite returns ${columns.join(', ')}`;
     } catch (err) {
