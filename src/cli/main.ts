@@ -4,6 +4,7 @@ import { VERSION } from '../version.js';
 import { CliError } from './client.js';
 import { ExitCode } from './exit-codes.js';
 import { COMMANDS } from './commands/index.js';
+import { printText } from './output.js';
 
 export function buildProgram(): Command {
   const program = new Command('gateway')
@@ -29,10 +30,10 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? ExitCode.Success : ExitCode.Usage;
     }
     if (err instanceof CliError) {
-      process.stderr.write(`error: ${err.message}\n`);
+      printText(`error: ${err.message}\n`, process.stderr);
       return err.exitCode;
     }
-    process.stderr.write(`error: ${(err as Error).message ?? String(err)}\n`);
+    printText(`error: ${(err as Error).message ?? String(err)}\n`, process.stderr);
     return ExitCode.Failure;
   }
 }

@@ -1,7 +1,7 @@
 // `gateway audit`: the audit log of admin actions (GET /api/admin/audit), newest first, filtered and paged.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, printText } from '../output.js';
 import { AUDIT_ACTIONS } from '../../audit/actions.js';
 import type { AuditEntryView as AuditEntry } from '../../audit/log.js';
 
@@ -63,6 +63,6 @@ export function register(program: Command): void {
         ['time', 'actor', 'action', 'target', 'outcome', 'request id'],
         items.map((e) => [e.at, actorText(e.actor), e.action, e.target ?? '', e.outcome === 'succeeded' ? 'ok' : `failed: ${e.errorCode ?? e.status}`, e.requestId ?? '']),
       );
-      if (total > items.length) process.stdout.write(`${items.length} of ${total} entries (--limit, --offset for more)\n`);
+      if (total > items.length) printText(`${items.length} of ${total} entries (--limit, --offset for more)\n`);
     });
 }

@@ -13,7 +13,7 @@ import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
 import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson } from '../output.js';
+import { printJson, printText } from '../output.js';
 
 export function register(program: Command): void {
   program
@@ -36,9 +36,9 @@ export function register(program: Command): void {
         printJson({ ...backup, path, media: backup.media && { ...backup.media, path: media } });
         return;
       }
-      process.stdout.write(`backup written: ${path} (${formatBytes(backup.sizeBytes)}, schema version ${backup.schemaVersion}, ${backup.durationMs} ms)\n`);
-      if (backup.media) process.stdout.write(`media: ${backup.media.files} file(s), ${formatBytes(backup.media.sizeBytes)} in ${media}\n`);
-      process.stdout.write('its secrets stay sealed: restoring it needs the same master key (or GATEWAY_ENCRYPTION_KEY)\n');
+      printText(`backup written: ${path} (${formatBytes(backup.sizeBytes)}, schema version ${backup.schemaVersion}, ${backup.durationMs} ms)\n`);
+      if (backup.media) printText(`media: ${backup.media.files} file(s), ${formatBytes(backup.media.sizeBytes)} in ${media}\n`);
+      printText('its secrets stay sealed: restoring it needs the same master key (or GATEWAY_ENCRYPTION_KEY)\n');
     });
 
   program
@@ -95,11 +95,11 @@ export function register(program: Command): void {
         printJson(result);
         return;
       }
-      process.stdout.write(`restored ${source} into ${target}\n`);
-      if (kept) process.stdout.write(`the replaced database is kept as ${replaced}\n`);
-      if (mediaSource) process.stdout.write(`media restored from ${mediaSource}${mediaReplaced ? ` (the replaced media directory is kept as ${mediaReplaced})` : ''}\n`);
-      if (version < LATEST_SCHEMA_VERSION) process.stdout.write(`the daemon migrates it from schema version ${version} to ${LATEST_SCHEMA_VERSION} when it starts\n`);
-      process.stdout.write('start the daemon: sessions come back without pairing and pending webhook deliveries go on\n');
+      printText(`restored ${source} into ${target}\n`);
+      if (kept) printText(`the replaced database is kept as ${replaced}\n`);
+      if (mediaSource) printText(`media restored from ${mediaSource}${mediaReplaced ? ` (the replaced media directory is kept as ${mediaReplaced})` : ''}\n`);
+      if (version < LATEST_SCHEMA_VERSION) printText(`the daemon migrates it from schema version ${version} to ${LATEST_SCHEMA_VERSION} when it starts\n`);
+      printText('start the daemon: sessions come back without pairing and pending webhook deliveries go on\n');
     });
 }
 

@@ -1,7 +1,7 @@
 // `gateway client-rules show|set|delete SESSION` and `gateway client-tokens mint SESSION EPHEMERAL_ID`.
 import type { Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson, printRecord } from '../output.js';
+import { printJson, printRecord, printText } from '../output.js';
 
 interface RuleFlags {
   recipientMode: string;
@@ -59,7 +59,7 @@ export function register(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const data = await createClient(globals).request<{ message: string }>('DELETE', `/api/sessions/${encodeURIComponent(session)}/client-rules`);
       if (globals.json) return printJson(data);
-      process.stdout.write(`${data.message}\n`);
+      printText(`${data.message}\n`);
     });
 
   program

@@ -1,7 +1,7 @@
 // `gateway cluster status`: the nodes of a cluster on one PostgreSQL database and the sessions each runs (GET /api/cluster).
 import type { Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, printText } from '../output.js';
 
 interface ClusterStatus {
   node: string;
@@ -22,6 +22,6 @@ export function register(program: Command): void {
         ['node', 'url', 'sessions', 'heartbeat', 'running'],
         status.nodes.map((node) => [node.id + (node.id === status.node ? ' (answered)' : ''), node.url, String(node.sessions.length), node.heartbeatAt, node.sessions.join(', ')]),
       );
-      process.stdout.write(`${status.nodes.length} node(s), leases of ${status.leaseSeconds} s\n`);
+      printText(`${status.nodes.length} node(s), leases of ${status.leaseSeconds} s\n`);
     });
 }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { CliError, type GlobalOptions } from '../client.js';
 import { runChecks, type Check } from '../doctor-checks.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson } from '../output.js';
+import { printJson, printText } from '../output.js';
 
 interface DoctorOptions {
   stuckAfter: string;
@@ -32,7 +32,7 @@ export function register(program: Command): void {
       });
       const failed = checks.some((c) => c.verdict === 'fail');
       if (globals.json) printJson({ ok: !failed, checks });
-      else process.stdout.write(render(checks));
+      else printText(render(checks));
       if (failed) throw new CliError(`${checks.filter((c) => c.verdict === 'fail').length} check(s) failed`, ExitCode.Failure);
     });
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { sseData } from '../../events/sse.js';
 import { CliError, createClient, type GlobalOptions } from '../client.js';
+import { printText } from '../output.js';
 
 interface StreamedEvent {
   id: string;
@@ -55,9 +56,10 @@ export function register(program: Command): void {
           }
           throw new CliError(error ? `${error.code}: ${error.message}` : `HTTP ${response.status} from the event stream`);
         }
-        process.stderr.write(`streaming events from ${client.baseUrl} (Ctrl-C to stop)\n`);
+        printText(`streaming events from ${client.baseUrl} (Ctrl-C to stop)\n`, process.stderr);
         for await (const data of sseData(response.body as unknown as AsyncIterable<Uint8Array>)) {
-          process.stdout.write(`${globals.json ? data : humanLine(data)}\n`);
+          if (globals.json) process.stdout.write(`${data}\n`);
+          else printText(`${humanLine(data)}\n`);
         }
         if (!controller.signal.aborted) throw new CliError('the daemon closed the event stream');
       } catch (err) {

@@ -1,7 +1,7 @@
 // `gateway groups …`: list, show, create groups of a session and print (or revoke) a group's invite link.
 import type { Command } from 'commander';
 import { createClient, type DaemonClient, type GlobalOptions } from '../client.js';
-import { printJson, printRecord, printTable } from '../output.js';
+import { printJson, printRecord, printTable, printText } from '../output.js';
 
 /** The daemon's group view (src/chats/groups.ts), as JSON. */
 interface Participant {
@@ -60,7 +60,7 @@ export function register(program: Command): void {
       if (globals.json) return printJson(g);
       const { participants, ...rest } = g;
       printRecord({ ...rest, createdAt: when(g.createdAt), members: participants.length });
-      process.stdout.write('\n');
+      printText('\n');
       printTable(['phone number', 'lid', 'role'], participants.map((p) => [p.phoneNumber, p.lid, role(p)]));
     });
 
@@ -74,9 +74,9 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const g = await client.request<Group>('POST', groupsPath(session), { session, name, participants });
       if (globals.json) return printJson(g);
-      process.stdout.write(`created group ${g.name} (${g.id}) with ${g.participants.length} members\n`);
+      printText(`created group ${g.name} (${g.id}) with ${g.participants.length} members\n`);
       const failed = (g.results ?? []).filter((r) => r.status === 'failed');
-      for (const r of failed) process.stdout.write(`  not added: ${r.participant}: ${r.error?.code ?? 'FAILED'} (${r.error?.message ?? ''})\n`);
+      for (const r of failed) printText(`  not added: ${r.participant}: ${r.error?.code ?? 'FAILED'} (${r.error?.message ?? ''})\n`);
     });
 
   groups
@@ -89,6 +89,6 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const invite = await client.request<{ code: string; url: string }>(opts.revoke ? 'DELETE' : 'GET', groupPath(session, group, '/invite'));
       if (globals.json) return printJson(invite);
-      process.stdout.write(`${opts.revoke ? 'new invite link' : 'invite link'}: ${invite.url}\ncode: ${invite.code}\n`);
+      printText(`${opts.revoke ? 'new invite link' : 'invite link'}: ${invite.url}\ncode: ${invite.code}\n`);
     });
 }

@@ -8,7 +8,7 @@ import { loadConfig, yaml } from '../../config/load.js';
 import type { EngineName } from '../../engine/types.js';
 import { CliError, type GlobalOptions } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson } from '../output.js';
+import { printJson, printText } from '../output.js';
 
 interface InitOptions {
   yes?: boolean;
@@ -50,11 +50,11 @@ export function register(program: Command): void {
         return;
       }
       if (!isLoopback(answers.host)) {
-        process.stderr.write(`warning: host ${answers.host} exposes the API beyond this machine; put it behind TLS (a reverse proxy) and a firewall\n`);
+        printText(`warning: host ${answers.host} exposes the API beyond this machine; put it behind TLS (a reverse proxy) and a firewall\n`, process.stderr);
       }
       const shown = relative(process.cwd(), path) || path;
       const configFlag = path === resolve('gateway.yaml') ? '' : ` --config ${shown.includes(' ') ? JSON.stringify(shown) : shown}`;
-      process.stdout.write(
+      printText(
         `wrote ${path} (mode 0600) with a new master key in auth.masterKey; keep it private\n` +
           `next: gateway${configFlag} serve   (listens on http://${answers.host.includes(':') ? `[${answers.host}]` : answers.host}:${answers.port}, default engine ${answers.engine})\n`,
       );

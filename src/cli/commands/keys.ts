@@ -1,7 +1,7 @@
 // `gateway keys …`: list, create and revoke API keys over /api/admin/keys (master key).
 import { InvalidArgumentError, type Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson, printTable } from '../output.js';
+import { printJson, printTable, printText } from '../output.js';
 
 /** The daemon's key view (src/auth/api-keys.ts), as JSON; `key` only in the reply to create. */
 interface ApiKey {
@@ -71,7 +71,7 @@ export function register(program: Command): void {
       if (opts.rateLimit !== undefined) body.rateLimitPerMinute = opts.rateLimit;
       const created = await createClient(globals).request<ApiKey>('POST', '/api/admin/keys', body);
       if (globals.json) return printJson(created);
-      process.stdout.write(
+      printText(
         `created API key ${created.name} (id ${created.id})\n` +
           `scopes:   ${created.scopes.join(', ')}\n` +
           `sessions: ${created.sessions ? created.sessions.join(', ') : 'all'}\n` +
@@ -89,6 +89,6 @@ export function register(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const result = await createClient(globals).request<{ success: boolean; message: string }>('DELETE', `/api/admin/keys/${encodeURIComponent(id)}`, {});
       if (globals.json) return printJson(result);
-      process.stdout.write(`${result.message}\n`);
+      printText(`${result.message}\n`);
     });
 }

@@ -10,7 +10,7 @@ import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from 
 import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson } from '../output.js';
+import { printJson, printText } from '../output.js';
 import { generateMasterKey } from './init.js';
 
 interface RotateOptions {
@@ -85,10 +85,10 @@ export function register(program: Command): void {
         ? 'the data key comes from GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) and did not change: no value was re-sealed'
         : `re-sealed ${total} stored secret(s) in ${file} under data key ${to.keyId}`;
       if (staged) {
-        process.stdout.write(`${what}\nwrote the new master key into ${configPath} (mode 0600); start the daemon again\n`);
+        printText(`${what}\nwrote the new master key into ${configPath} (mode 0600); start the daemon again\n`);
       } else {
         const name = source === 'env' ? 'GATEWAY_MASTER_KEY' : 'the master key (--master-key)';
-        process.stdout.write(
+        printText(
           `${what}\nthe new master key, shown once: set ${name} to it before starting the daemon; the old one no longer works\n${newKey}\n`,
         );
       }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson, printRecord, printTable } from '../output.js';
+import { printJson, printRecord, printTable, printText } from '../output.js';
 
 /** The daemon's session view (src/sessions/view.ts), as JSON. */
 interface Session {
@@ -80,7 +80,7 @@ export function register(program: Command): void {
       if (opts.safeMode) body.config = { safeMode: true };
       const session = await client.request<Session>('POST', '/api/sessions', body);
       if (globals.json) return printJson(session);
-      process.stdout.write(
+      printText(
         `created session ${session.name} (engine ${session.engine}, ${describeStatus(session)})\n` +
           `next: gateway sessions pair ${session.name}   (QR code; --code +PHONE for a pairing code)\n`,
       );
@@ -100,7 +100,7 @@ export function register(program: Command): void {
         const { globals, client } = context(command);
         const result = await client.request<Done>('POST', path(name, `/${verb}`), {});
         if (globals.json) return printJson(result);
-        process.stdout.write(`${result.message}\n`);
+        printText(`${result.message}\n`);
       });
   }
 
@@ -114,7 +114,7 @@ export function register(program: Command): void {
       if (!opts.yes) await confirmDelete(name, globals.json === true);
       const result = await client.request<Done>('DELETE', path(name));
       if (globals.json) return printJson(result);
-      process.stdout.write(`${result.message}\n`);
+      printText(`${result.message}\n`);
     });
 
   sessions
@@ -126,7 +126,7 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const result = await client.request<Done>('POST', `/api/cluster/sessions/${encodeURIComponent(name)}/move`, { node });
       if (globals.json) return printJson(result);
-      process.stdout.write(`${result.message}
+      printText(`${result.message}
 `);
     });
 
@@ -187,7 +187,7 @@ async function pair(client: DaemonClient, name: string, opts: { code?: string; w
   let session = await client.request<Session>('GET', path(name));
   if (session.status === 'CONNECTED') {
     if (json) printJson(session);
-    else human.write(pairedLine(session).replace('CONNECTED:', 'is already CONNECTED,'));
+    else printText(pairedLine(session).replace('CONNECTED:', 'is already CONNECTED,'), human);
     return;
   }
 
@@ -195,11 +195,11 @@ async function pair(client: DaemonClient, name: string, opts: { code?: string; w
     const result = await client.request<{ code: string; phoneNumber: string }>('POST', path(name, '/pairing/code'), { phoneNumber: opts.code });
     if (json) printJson(result);
     else {
-      human.write(`pairing code for ${result.phoneNumber}: ${formatCode(result.code)}\n`);
-      human.write('on the phone: WhatsApp > Linked devices > Link a device > Link with phone number instead, then enter the code\n');
+      printText(`pairing code for ${result.phoneNumber}: ${formatCode(result.code)}\n`, human);
+      printText('on the phone: WhatsApp > Linked devices > Link a device > Link with phone number instead, then enter the code\n', human);
     }
     if (!opts.wait) return;
-    human.write(`waiting up to ${opts.timeout} s for session ${name} to connect…\n`);
+    printText(`waiting up to ${opts.timeout} s for session ${name} to connect…\n`, human);
   } else if (session.status === 'DISCONNECTED') {
     await client.request<Done>('POST', path(name, '/start'), {});
   }
@@ -210,7 +210,7 @@ async function pair(client: DaemonClient, name: string, opts: { code?: string; w
     if (session.status === 'CONNECTED') {
       drawer?.finish();
       if (json && opts.code === undefined) printJson(session);
-      else human.write(pairedLine(session));
+      else printText(pairedLine(session), human);
       return;
     }
     if (session.status === 'DISCONNECTED') {
@@ -254,7 +254,7 @@ function qrDrawer(out: NodeJS.WriteStream) {
       const expires = new Date(current.expiresAt).toLocaleTimeString();
       const text = `${art.replace(/\n+$/, '')}\nscan with WhatsApp > Linked devices > Link a device (this code expires at ${expires}; a new one follows)\n`;
       if (out.isTTY && drawnLines > 0) out.write(`\x1b[${drawnLines}A\x1b[0J`);
-      out.write(text);
+      printText(text, out);
       drawnLines = text.split('\n').length - 1;
     },
     finish(): void {

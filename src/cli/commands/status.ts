@@ -1,7 +1,7 @@
 // `gateway status`: the daemon's health (GET /api/health): version, uptime, session counts.
 import type { Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson } from '../output.js';
+import { printJson, printText } from '../output.js';
 
 interface Health {
   status: string;
@@ -22,7 +22,7 @@ export function register(program: Command): void {
         printJson(health);
         return;
       }
-      process.stdout.write(
+      printText(
         `gateway ${health.version} at ${client.baseUrl}: ${health.status}, up ${formatUptime(health.uptime)}\n` +
           `sessions: ${health.sessions.total} total, ${health.sessions.connected} connected\n`,
       );

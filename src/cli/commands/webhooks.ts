@@ -2,7 +2,7 @@
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
 import { ExitCode } from '../exit-codes.js';
-import { printJson, printRecord, printTable } from '../output.js';
+import { printJson, printRecord, printTable, printText } from '../output.js';
 
 /** The daemon's webhook view (src/webhooks/registry.ts), as JSON; `hmacKey` only in the reply to create. */
 interface Webhook {
@@ -148,7 +148,7 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const created = await client.request<Webhook>('POST', '/api/webhooks', { url, ...bodyOf(opts) });
       if (globals.json) return printJson(created);
-      process.stdout.write(
+      printText(
         `created webhook ${created.id} → ${created.url}\n` +
           `events:  ${created.events.length ? created.events.join(', ') : 'all'}\n` +
           `session: ${created.session ?? 'all'}\n` +
@@ -170,7 +170,7 @@ export function register(program: Command): void {
       if (Object.keys(body).length === 0) throw new CliError('nothing to change: give at least one flag (see --help)', ExitCode.Usage);
       const updated = await client.request<Webhook>('PUT', path(id), body);
       if (globals.json) return printJson(updated);
-      process.stdout.write(`updated webhook ${updated.id}\n`);
+      printText(`updated webhook ${updated.id}\n`);
       printRecord(updated as unknown as Record<string, unknown>);
     });
 
@@ -182,7 +182,7 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const result = await client.request<Done>('DELETE', path(id));
       if (globals.json) return printJson(result);
-      process.stdout.write(`${result.message}\n`);
+      printText(`${result.message}\n`);
     });
 
   webhooks
@@ -212,6 +212,6 @@ export function register(program: Command): void {
       const { globals, client } = context(command);
       const delivery = await client.request<Delivery>('POST', path(id, `/deliveries/${encodeURIComponent(deliveryId)}/retry`), {});
       if (globals.json) return printJson(delivery);
-      process.stdout.write(`delivery ${delivery.id} re-queued (${delivery.event}, ${delivery.attempts} attempts so far)\n`);
+      printText(`delivery ${delivery.id} re-queued (${delivery.event}, ${delivery.attempts} attempts so far)\n`);
     });
 }
