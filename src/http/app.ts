@@ -7,6 +7,7 @@ import { throwIfUnanswered, writeError } from './middleware/errors.js';
 import { checkPathEncoding, discardUnreadBody, InFlightCap } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { assignRequestId } from './middleware/request-id.js';
+import { setSecurityHeaders } from './middleware/security-headers.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
 import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
@@ -65,6 +66,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
   app.use(async function handleRequest(ctx, next) {
     const started = performance.now();
     assignRequestId(ctx);
+    setSecurityHeaders(ctx);
     try {
       refuseWhileDraining(ctx, isDraining);
       const holdsPlace = inFlight.enter(ctx.path);

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { MediaAttachment } from '../engine/types.js';
 import type { MediaRepo, MediaRow } from '../store/media.js';
 import type { BlobStore } from './blob-store.js';
+import { safeFileName } from './file-name.js';
 import { extensionFor, safeMime } from './mime.js';
 
 export interface MediaView {
@@ -65,7 +66,7 @@ export class MediaRecords {
       chatId,
       mimeType: safeMime(attachment.mimeType),
       size: attachment.size ?? attachment.data?.length ?? null,
-      filename: attachment.filename ?? null,
+      filename: safeFileName(attachment.filename) ?? null,
       blob,
       ref: attachment.ref === undefined ? null : JSON.stringify(attachment.ref),
       createdAt: new Date().toISOString(),

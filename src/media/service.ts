@@ -5,6 +5,7 @@ import type { RuntimeSettingsStore, S3Settings } from '../config/runtime-setting
 import type { Logger } from '../logger.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
 import type { MediaRow } from '../store/media.js';
+import { safeFileName } from './file-name.js';
 import { extensionFor, safeMime } from './mime.js';
 import type { MediaRecords } from './records.js';
 import { DEFAULT_S3_CONNECTION, S3Storage, s3Message, type S3Connection } from './s3.js';
@@ -76,7 +77,8 @@ export class MediaService {
 
   private async openRow(session: string, row: MediaRow): Promise<MediaContent> {
     const id = row.id;
-    const filename = row.filename ?? `${row.id}.${extensionFor(row.mimeType)}`;
+    // rows stored before file names were made safe may still hold control characters
+    const filename = safeFileName(row.filename) ?? `${row.id}.${extensionFor(row.mimeType)}`;
     const local = row.blob ? this.deps.records.blobs.open(row.blob) : undefined;
     if (local) return { stream: local.stream, mimeType: row.mimeType, size: local.size, filename };
     if (row.ref) {

@@ -5,6 +5,7 @@ import { jidUser, normalizeJid } from '../engine/jid.js';
 import type { MediaKind, MessageType, OutgoingContent, StagedFile } from '../engine/types.js';
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 import { fetchMediaUrl, fetchMediaUrlToFile, type FetchedFile, type FetchedMedia } from '../media/fetch-url.js';
+import { safeFileName } from '../media/file-name.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
@@ -153,9 +154,10 @@ export async function buildContent(body: ContentFields, media: MediaSource, stag
       const bytes = 'file' in loaded ? { file: loaded.file, size: loaded.size } : { data: loaded.data, size: loaded.data.length };
       const head = 'file' in loaded ? loaded.head : loaded.data.subarray(0, 16);
       const mimeType = resolveMime(kind, head, body.mimeType ?? loaded.contentType, body.url !== undefined ? '/url' : '/base64');
+      const filename = safeFileName(body.filename ?? loaded.filename);
       return {
         type: kind,
-        media: { ...bytes, mimeType, ...(body.filename ?? loaded.filename ? { filename: body.filename ?? loaded.filename } : {}) },
+        media: { ...bytes, mimeType, ...(filename ? { filename } : {}) },
         ...(body.caption !== undefined ? { caption: body.caption } : {}),
         ...(kind === 'voice' ? { ptt: body.ptt ?? false } : {}),
       };

@@ -45,6 +45,8 @@ export function adminRoutes({ operations }: Services): RouteDef[] {
         ctx.type = 'application/octet-stream';
         ctx.length = file.size;
         ctx.attachment(params.name);
+        // the whole database: no cache between here and the operator may keep a copy
+        ctx.set('Cache-Control', 'no-store');
         ctx.body = file.stream;
         return undefined;
       },
