@@ -7,7 +7,7 @@ import type { DeliveryOutcome, DueDelivery, NewDelivery, OutboxRepo } from '../s
 import { postDelivery, type DeliveryOutcome as HttpOutcome } from './http-delivery.js';
 import { DISABLED_ERROR, type WebhookChange, type WebhookRegistry } from './registry.js';
 import { retryDelaySeconds } from './retry-policy.js';
-import { signDelivery, signatureHeader } from './signer.js';
+import { signDelivery, signatureHeader, timestampedSignatureHeader } from './signer.js';
 
 export type WebhookSettings = GatewayConfig['webhooks'];
 
@@ -339,6 +339,7 @@ export class WebhookDispatcher {
       ...webhook.headerObject,
       'Content-Type': 'application/json',
       'X-Webhook-Signature': signatureHeader(signature, this.options.settings.signaturePrefix),
+      'X-Webhook-Signature-256': timestampedSignatureHeader(timestamp, body, webhook.hmacKey),
       'X-Webhook-Id': row.id,
       'X-Webhook-Event': row.event,
       'X-Webhook-Timestamp': timestamp,

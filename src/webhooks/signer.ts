@@ -14,6 +14,28 @@ export function signTimestampedBody(timestamp: string, body: Buffer | string, ke
   return createHmac('sha256', key).update(`${timestamp}.`).update(body).digest('hex');
 }
 
+/**
+ * X-Webhook-Signature-256, sent on every delivery whatever the webhook's scheme: `t=<unix s>,v1=<hex>`, the HMAC of
+ * `${t}.${body}`, so that any receiver can refuse a replay (an old t, or a new t with the old v1).
+ */
+export function timestampedSignatureHeader(timestamp: string, body: Buffer | string, key: string): string {
+  return `t=${timestamp},v1=${signTimestampedBody(timestamp, body, key)}`;
+}
+
+/** What a receiver does with X-Webhook-Signature-256: checks v1 over `${t}.${body}` and refuses a t more than `toleranceSeconds` from now. */
+export function verifySignature256(
+  body: Buffer | string,
+  key: string,
+  header: string,
+  options: { toleranceSeconds?: number; nowSeconds?: number } = {},
+): boolean {
+  if (typeof header !== 'string') return false;
+  const parts = new Map(header.split(',').map((part) => [part.slice(0, part.indexOf('=')).trim(), part.slice(part.indexOf('=') + 1).trim()]));
+  const timestamp = parts.get('t');
+  const digest = parts.get('v1');
+  return timestamp !== undefined && digest !== undefined && verifyTimestampedSignature(body, key, digest, timestamp, options);
+}
+
 /** The signature of one attempt under a webhook's scheme. */
 export function signDelivery(scheme: SignatureScheme, timestamp: string, body: Buffer | string, key: string): string {
   return scheme === 'timestamp.body' ? signTimestampedBody(timestamp, body, key) : signBody(body, key);

@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
-import { verifySignature, verifyTimestampedSignature } from '../../src/webhooks/signer.js';
+import { verifySignature, verifySignature256, verifyTimestampedSignature } from '../../src/webhooks/signer.js';
 
 /** QR codes rotate rarely here, so the events each step produces are exactly known. */
 const CONFIG = 'sessions:\n  qrRotationSeconds: 600\n';
@@ -532,6 +532,32 @@ describe('signed timestamps and hidden header values (issue 16)', () => {
     const [, second] = await receiver.waitForCount(2, '/switch');
     const ok = verifyTimestampedSignature(second!.raw, hmacKey, String(second!.headers['x-webhook-signature']), String(second!.headers['x-webhook-timestamp']));
     assert.equal(ok, true);
+  });
+
+  test('every delivery also carries X-Webhook-Signature-256: t=<unix s>,v1=<HMAC of "t.body">, whatever the scheme', async () => {
+    const hmacKey = 'replay-proof-key-0123456789abcdef';
+    await createWebhook(daemon, { url: `${receiver.base}/sig256`, events: ['session.status'], session: 'ts3', hmacKey });
+    await createWebhook(daemon, { url: `${receiver.base}/sig256ts`, events: ['session.status'], session: 'ts3', hmacKey, signatureScheme: 'timestamp.body' });
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts3', start: true })).status, 201);
+    const [bodyOnly] = await receiver.waitForCount(1, '/sig256');
+    const [timestamped] = await receiver.waitForCount(1, '/sig256ts');
+    // the SPEC header keeps the webhook's scheme: the body alone by default
+    assert.equal(bodyOnly!.headers['x-webhook-signature'], hmac(hmacKey, bodyOnly!.raw));
+    for (const d of [bodyOnly!, timestamped!]) {
+      const header = String(d.headers['x-webhook-signature-256']);
+      const match = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);
+      assert.ok(match, header);
+      const [, t, v1] = match;
+      assert.equal(t, d.headers['x-webhook-timestamp']);
+      // computed independently of the daemon's signer
+      assert.equal(v1, createHmac('sha256', hmacKey).update(`${t}.`).update(d.raw).digest('hex'));
+      const now = Number(t);
+      assert.equal(verifySignature256(d.raw, hmacKey, header, { nowSeconds: now + 10 }), true);
+      // replayed six minutes later: refused; with a fresh t and the old v1: refused; another body: refused
+      assert.equal(verifySignature256(d.raw, hmacKey, header, { nowSeconds: now + 360 }), false);
+      assert.equal(verifySignature256(d.raw, hmacKey, `t=${now + 360},v1=${v1}`, { nowSeconds: now + 360 }), false);
+      assert.equal(verifySignature256(Buffer.concat([d.raw, Buffer.from(' ')]), hmacKey, header, { nowSeconds: now }), false);
+    }
   });
 
   test('a header value kept through the mask on update is still the one delivered', async () => {
