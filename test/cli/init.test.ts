@@ -1,4 +1,5 @@
-// `gateway init`: writes a loadable 0600 gateway.yaml with a new master key, refuses to overwrite without --force.
+// `gateway init`: writes a loadable 0600 gateway.yaml with a new master key and a separate encryption key, refuses to
+// overwrite without --force.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runCli } from '../helpers/cli.js';
@@ -6,6 +7,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, st
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/load.js';
+import { parseEncryptionKey, secretBoxFor } from '../../src/auth/secret-box.js';
+import { freePort, startDaemon } from '../helpers/daemon.js';
+import { readDb, storedValue } from '../helpers/secrets.js';
 
 let root: string;
 before(() => {
@@ -83,5 +87,44 @@ describe('gateway init', { concurrency: true }, () => {
     assert.equal(res.code, 0, res.stderr);
     assert.ok(existsSync(join(dir, 'via-config.yaml')));
     assert.match(res.stdout, /next: gateway --config via-config\.yaml serve/);
+  });
+
+  test('writes a separate encryption key: the daemon seals with it, and rotate-master-key re-seals nothing', async () => {
+    const dir = workdir('encryption-key');
+    const res = await gateway(dir, 'init', '--yes');
+    assert.equal(res.code, 0, res.stderr);
+    assert.ok(!res.stdout.includes(loadConfig({ configPath: join(dir, 'gateway.yaml'), env: {} }).auth.encryptionKey!), 'the key is not echoed');
+    const { masterKey, encryptionKey } = loadConfig({ configPath: join(dir, 'gateway.yaml'), env: {} }).auth;
+    assert.equal(parseEncryptionKey(encryptionKey!).length, 32);
+    assert.notEqual(secretBoxFor({ encryptionKey }).keyId, secretBoxFor({ masterKey }).keyId, 'the data key is not derived from the master key');
+
+    const port = await freePort();
+    // the daemon reads gateway.yaml from its working directory, the init'd one
+    let daemon = await startDaemon({ dataDir: dir, port, env: { GATEWAY_MASTER_KEY: '', GATEWAY_LOG_LEVEL: 'warn' } });
+    const hmacKey = 'init-encryption-key-hmac-0123456789';
+    const created = await daemon.request('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['session.status'], hmacKey }, masterKey);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.equal(await daemon.stop(), 0);
+    const where = `id = ${created.body.data.id}`;
+    assert.equal(storedValue(dir, 'webhooks', 'hmac_key', where, { encryptionKey }), hmacKey);
+    assert.throws(() => storedValue(dir, 'webhooks', 'hmac_key', where, { masterKey }), 'the master key alone does not open it');
+    const sealedBefore = readDb(dir, (db) => db.prepare(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get());
+
+    const idle = await freePort();
+    const rotated = await runCli(['rotate-master-key'], { cwd: dir, env: { GATEWAY_DATA_DIR: dir, GATEWAY_PORT: String(idle), GATEWAY_URL: `http://127.0.0.1:${idle}` } });
+    assert.equal(rotated.code, 0, rotated.stderr);
+    assert.match(rotated.stdout, /no value was re-sealed/);
+    const after = loadConfig({ configPath: join(dir, 'gateway.yaml'), env: {} }).auth;
+    assert.notEqual(after.masterKey, masterKey);
+    assert.equal(after.encryptionKey, encryptionKey);
+    assert.equal(readDb(dir, (db) => db.prepare(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get()), sealedBefore);
+
+    daemon = await startDaemon({ dataDir: dir, port, env: { GATEWAY_MASTER_KEY: '', GATEWAY_LOG_LEVEL: 'warn' } });
+    try {
+      assert.equal((await daemon.request('GET', `/api/webhooks/${created.body.data.id}`, undefined, after.masterKey)).status, 200);
+      assert.equal((await daemon.request('GET', '/api/webhooks', undefined, masterKey)).status, 401);
+    } finally {
+      await daemon.stop();
+    }
   });
 });

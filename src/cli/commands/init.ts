@@ -1,8 +1,10 @@
-// `gateway init`: asks for the basic settings (or takes the defaults) and writes gateway.yaml, mode 0600, with a new master key.
+// `gateway init`: asks for the basic settings (or takes the defaults) and writes gateway.yaml, mode 0600, with a new
+// master key and a separate encryption key: the key that opens the API is then not also the root of the data's encryption.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { generateEncryptionKey } from '../../auth/secret-box.js';
 import { DEFAULT_CONFIG } from '../../config/defaults.js';
 import { loadConfig, yaml } from '../../config/load.js';
 import type { EngineName } from '../../engine/types.js';
@@ -26,7 +28,7 @@ export interface InitAnswers {
 export function register(program: Command): void {
   program
     .command('init')
-    .description('write gateway.yaml with a new master key (asks for the basics; --yes takes the defaults)')
+    .description('write gateway.yaml with a new master key and encryption key (asks for the basics; --yes takes the defaults)')
     .option('-y, --yes', 'take the defaults without asking (also when stdin is not a terminal)')
     .option('-f, --force', 'overwrite an existing file')
     .option('--path <file>', 'where to write (default: --config, GATEWAY_CONFIG, ./gateway.yaml)')
@@ -39,7 +41,7 @@ export function register(program: Command): void {
       const interactive = !opts.yes && process.stdin.isTTY === true;
       const answers = interactive ? await ask(globals.json === true) : defaults();
       const masterKey = generateMasterKey();
-      writeConfig(path, renderConfig(answers, masterKey), opts.force === true);
+      writeConfig(path, renderConfig(answers, masterKey, generateEncryptionKey()), opts.force === true);
       try {
         loadConfig({ configPath: path, env: {} });
       } catch (err) {
@@ -55,7 +57,8 @@ export function register(program: Command): void {
       const shown = relative(process.cwd(), path) || path;
       const configFlag = path === resolve('gateway.yaml') ? '' : ` --config ${shown.includes(' ') ? JSON.stringify(shown) : shown}`;
       printText(
-        `wrote ${path} (mode 0600) with a new master key in auth.masterKey; keep it private\n` +
+        `wrote ${path} (mode 0600) with a new master key (auth.masterKey) and encryption key (auth.encryptionKey); keep it private\n` +
+          'keep a copy of auth.encryptionKey apart from the backups: the stored secrets open with it alone\n' +
           `next: gateway${configFlag} serve   (listens on http://${answers.host.includes(':') ? `[${answers.host}]` : answers.host}:${answers.port}, default engine ${answers.engine})\n`,
       );
     });
@@ -117,17 +120,17 @@ async function ask(promptsOnStderr: boolean): Promise<InitAnswers> {
   }
 }
 
-export function renderConfig(answers: InitAnswers, masterKey: string): string {
+export function renderConfig(answers: InitAnswers, masterKey: string, encryptionKey: string): string {
   const doc = new (yaml().Document)({
     host: answers.host,
     port: answers.port,
     dataDir: answers.dataDir,
     engine: { default: answers.engine },
-    auth: { masterKey },
+    auth: { masterKey, encryptionKey },
   });
   doc.commentBefore = [
     ` gateway.yaml: written by \`gateway init\` on ${new Date().toISOString()}`,
-    ' This file holds the master key: keep it private (mode 0600).',
+    ' This file holds the master key and the encryption key: keep it private (mode 0600).',
     ' GATEWAY_* environment variables override these settings; gateway.example.yaml lists every setting.',
   ].join('\n');
   const comments: Record<string, string> = {
@@ -142,6 +145,11 @@ export function renderConfig(answers: InitAnswers, masterKey: string): string {
     const comment = comments[pair.key.value];
     if (comment) pair.key.commentBefore = comment;
   }
+  const auth = doc.get('auth', true) as unknown as { items: Array<{ key: { value: string; commentBefore?: string } }> };
+  const encryption = auth.items.find((pair) => pair.key.value === 'encryptionKey');
+  encryption!.key.commentBefore =
+    ' seals the secrets stored in the database (GATEWAY_ENCRYPTION_KEY overrides); without it they cannot be opened:\n' +
+    ' keep a copy apart from the backups. rotate-master-key leaves it (and the database) as it is.';
   return doc.toString();
 }
 
