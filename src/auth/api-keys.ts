@@ -1,5 +1,6 @@
 // API keys: creation within the creator's own rights (shown once), listing and revocation of one's own keys,
-// authentication of a bearer key, and its optional requests-per-minute limit.
+// authentication of a bearer key, and its optional requests-per-minute limit, counted in one window per key family
+// (a key, the keys it made, the keys those made…), so that minting children does not multiply a limit.
 import { randomUUID } from 'node:crypto';
 import { GatewayError, RateLimitedError, notFound } from '../errors.js';
 import type { KeysRepo, ApiKeyRow } from '../store/keys.js';
@@ -53,8 +54,8 @@ const OPERATOR: KeyOwner = { kind: 'operator' };
 export class ApiKeys {
   /** last-used stamps are written at most once a minute per key, off the request's hot path */
   private readonly lastTouched = new Map<string, number>();
-  /** principals by key hash, so a busy key costs one hash per request; dropped on revoke */
-  private readonly principals = new Map<string, Extract<Principal, { kind: 'key' }>>();
+  /** principals by key hash (with the id of their family's root), so a busy key costs one hash per request; dropped on revoke */
+  private readonly principals = new Map<string, { principal: Extract<Principal, { kind: 'key' }>; family: string }>();
   private readonly limiter = new SlidingWindowLimiter();
   /** told the id of every revoked key (open event streams of that key end) */
   private readonly revokeListeners = new Set<(id: string) => void>();
@@ -148,11 +149,11 @@ export class ApiKeys {
    */
   authenticate(bearerDigest: Buffer): Principal | undefined {
     const hash = bearerDigest.toString('hex');
-    let principal = this.principals.get(hash);
-    if (!principal) {
+    let known = this.principals.get(hash);
+    if (!known) {
       const row = this.repo.findByHash(hash);
       if (!row) return undefined;
-      principal = {
+      const principal: Extract<Principal, { kind: 'key' }> = {
         kind: 'key',
         id: row.id,
         name: row.name,
@@ -160,12 +161,14 @@ export class ApiKeys {
         sessions: row.sessions,
         rateLimitPerMinute: row.rateLimitPerMinute,
       };
+      known = { principal, family: this.familyRoot(row) };
       if (this.principals.size >= 10_000) this.principals.clear();
-      this.principals.set(hash, principal);
+      this.principals.set(hash, known);
     }
+    const { principal, family } = known;
     const { id } = principal;
     const now = Date.now();
-    if (principal.rateLimitPerMinute !== null) this.limit(id, principal.rateLimitPerMinute, now);
+    if (principal.rateLimitPerMinute !== null) this.limit(family, principal.rateLimitPerMinute, now);
     if ((this.lastTouched.get(id) ?? 0) < now - 60_000) {
       this.lastTouched.set(id, now);
       this.repo.touch(id, new Date(now).toISOString());
@@ -173,14 +176,35 @@ export class ApiKeys {
     return principal;
   }
 
-  private limit(id: string, perMinute: number, now: number): void {
+  /**
+   * The id the key's family is counted under: its topmost creator (an operator-made key), or the id of the first
+   * creator in the chain that was revoked since (its remaining descendants still share one window).
+   */
+  private familyRoot(row: ApiKeyRow): string {
+    const seen = new Set([row.id]);
+    let root = row.id;
+    let parent = row.createdBy;
+    while (parent !== null && !seen.has(parent)) {
+      seen.add(parent);
+      root = parent;
+      parent = this.repo.get(parent)?.createdBy ?? null;
+    }
+    return root;
+  }
+
+  /** One request of a key limited to `perMinute`, counted in its family's window against its own limit. */
+  private limit(family: string, perMinute: number, now: number): void {
     if (now - this.lastSweep > 60_000) {
       this.lastSweep = now;
       this.limiter.sweep(now);
     }
-    const hit = this.limiter.hit(id, perMinute, now);
+    const hit = this.limiter.hit(family, perMinute, now);
     if (!hit.allowed) {
-      throw new RateLimitedError('RATE_LIMITED', `this API key is limited to ${perMinute} requests a minute`, hit.retryAfterSeconds);
+      throw new RateLimitedError(
+        'RATE_LIMITED',
+        `this API key is limited to ${perMinute} requests a minute, counted together with the keys it was made from and those made from them`,
+        hit.retryAfterSeconds,
+      );
     }
   }
 }

@@ -59,4 +59,33 @@ describe('ApiKeys', () => {
     keys.revoke(other.id);
     assert.throws(() => keys.authenticate(digest), (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED' && err.retryAfterSeconds >= 1);
   });
+
+  it('a key and every key minted from it, at any depth, share one window: minting children does not multiply the limit', () => {
+    const { keys, principalOf } = setup();
+    const limited = (p: { key: string }) => () => keys.authenticate(sha256(p.key));
+    const refused = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED');
+    const root = keys.create({ name: 'root', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 3 });
+    const rootPrincipal = principalOf(root.key); // hit 1
+    const children = Array.from({ length: 5 }, (_, i) => keys.create({ name: `child${i}`, scopes: ['keys:manage', 'sessions:read'] }, rootPrincipal));
+    assert.ok(children.every((c) => c.rateLimitPerMinute === 3));
+    limited(children[0]!)(); // hit 2
+    const grandchild = keys.create({ name: 'grandchild', scopes: ['sessions:read'] }, principalOf(children[1]!.key)); // hit 3
+    for (const key of [root, ...children, grandchild]) refused(limited(key));
+
+    // another family keeps its own window, and so does a sibling made by the operator
+    const other = keys.create({ name: 'other', scopes: ['sessions:read'], rateLimitPerMinute: 3 });
+    limited(other)();
+    limited(other)();
+  });
+
+  it('the children of a revoked key still share one window', () => {
+    const { keys, principalOf } = setup();
+    const parent = keys.create({ name: 'parent', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 2 });
+    const parentPrincipal = keys.authenticate(sha256(parent.key)) as KeyPrincipal;
+    const a = keys.create({ name: 'a', scopes: ['sessions:read'] }, parentPrincipal);
+    const b = keys.create({ name: 'b', scopes: ['sessions:read'] }, parentPrincipal);
+    keys.revoke(parent.id);
+    assert.equal(principalOf(a.key).id, a.id); // the parent's hit and this one fill the window of 2
+    assert.throws(() => keys.authenticate(sha256(b.key)), RateLimitedError);
+  });
 });
