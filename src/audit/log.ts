@@ -1,12 +1,30 @@
 // The audit log service: records admin actions (never a secret: callers hand over only ids, names and field names),
-// lists them for GET /api/admin/audit, and prunes entries older than audit.retentionDays.
+// lists them for GET /api/admin/audit, and prunes entries older than audit.retentionDays. Refused calls are bounded: a
+// caller repeating one refusal within a minute raises the count of one entry, and a caller adds at most
+// REFUSAL_ENTRIES_PER_MINUTE new refusal entries a minute (a client looping on a refused call wrote 31,684 rows in 10 s).
 import type { Principal } from '../auth/scopes.js';
+import { SlidingWindowLimiter } from '../auth/sliding-window.js';
 import type { Logger } from '../logger.js';
-import type { AuditFilter, AuditRepo } from '../store/audit.js';
+import type { AuditFilter, AuditRepo, NewAuditEntry } from '../store/audit.js';
 import type { AuditAction, AuditActor } from './actions.js';
 
 const DAY_MS = 86_400_000;
 const PRUNE_INTERVAL_MS = 3_600_000;
+/** repeats of one refusal (caller, action, reason) within this time from its first are counted in its entry */
+export const REFUSAL_WINDOW_MS = 60_000;
+/** new refusal entries one caller may add a minute; past it refusals are counted in the daemon's log only */
+export const REFUSAL_ENTRIES_PER_MINUTE = 30;
+/** how often repeats counted in memory are written to their entries (and on every read of the log) */
+const REPEATS_FLUSH_MS = 5_000;
+
+/** A refusal entry still taking repeats. */
+interface OpenRefusal {
+  id: number;
+  firstAt: number;
+  lastAt: number;
+  /** repeats counted since the entry was last written */
+  unwritten: number;
+}
 
 export interface AuditRecord {
   actor: AuditActor;
@@ -35,6 +53,9 @@ export interface AuditEntryView {
   status: number | null;
   errorCode?: string;
   details?: Record<string, unknown>;
+  /** how many times it happened (a refusal repeated within a minute is one entry); `at` is the first, `lastAt` the last */
+  count: number;
+  lastAt?: string;
 }
 
 /** The actor of a request's principal: the master key, an API key (id and name), or a client token (its id and ephemeral id). */
@@ -46,6 +67,13 @@ export function actorOf(principal: Principal): AuditActor {
 
 export class AuditLog {
   private pruneTimer: NodeJS.Timeout | undefined;
+  private flushTimer: NodeJS.Timeout | undefined;
+  /** by caller, action, outcome and reason */
+  private readonly openRefusals = new Map<string, OpenRefusal>();
+  /** new refusal entries per caller */
+  private readonly refusalEntries = new SlidingWindowLimiter(60_000);
+  /** refusals per caller not recorded since the last flush (over REFUSAL_ENTRIES_PER_MINUTE) */
+  private readonly unrecorded = new Map<string, number>();
 
   constructor(
     private readonly deps: {
@@ -58,28 +86,84 @@ export class AuditLog {
   ) {}
 
   /** Records one action; a failure to write is logged, never thrown at the action that already happened. */
-  record(entry: AuditRecord): void {
+  record(entry: AuditRecord, now = Date.now()): void {
     try {
-      this.deps.beginWrite();
-      this.deps.repo.insert({
-        at: Date.now(),
-        actorKind: entry.actor.kind,
-        actorId: entry.actor.id ?? null,
-        actorName: entry.actor.name ?? null,
-        action: entry.action,
-        target: entry.target ?? null,
-        requestId: entry.requestId ?? null,
-        outcome: entry.outcome,
-        status: entry.status ?? null,
-        errorCode: entry.errorCode ?? null,
-        details: entry.details && Object.keys(entry.details).length ? JSON.stringify(entry.details) : null,
-      });
+      if (entry.outcome === 'failed') this.recordRefusal(entry, now);
+      else {
+        this.deps.beginWrite();
+        this.deps.repo.insert(this.newEntry(entry, now));
+      }
     } catch (err) {
       this.deps.logger.error({ err, action: entry.action, requestId: entry.requestId }, 'could not write an audit log entry');
     }
   }
 
+  /** A repeat of an open refusal is counted; a new one gets an entry while its caller is within its allowance. */
+  private recordRefusal(entry: AuditRecord, now: number): void {
+    const caller = `${entry.actor.kind}:${entry.actor.id ?? ''}`;
+    const key = `${caller}\u0000${entry.action}\u0000${entry.errorCode ?? entry.status ?? ''}`;
+    const open = this.openRefusals.get(key);
+    if (open && now - open.firstAt < REFUSAL_WINDOW_MS) {
+      open.unwritten += 1;
+      open.lastAt = now;
+      return;
+    }
+    if (open) {
+      this.openRefusals.delete(key);
+      this.writeRepeats(open);
+    }
+    if (!this.refusalEntries.hit(caller, REFUSAL_ENTRIES_PER_MINUTE, now).allowed) {
+      this.unrecorded.set(caller, (this.unrecorded.get(caller) ?? 0) + 1);
+      return;
+    }
+    this.deps.beginWrite();
+    const id = this.deps.repo.insertReturningId(this.newEntry(entry, now));
+    this.openRefusals.set(key, { id, firstAt: now, lastAt: now, unwritten: 0 });
+  }
+
+  private writeRepeats(open: OpenRefusal): void {
+    if (open.unwritten === 0) return;
+    this.deps.beginWrite();
+    this.deps.repo.addRepeats(open.id, open.unwritten, open.lastAt);
+    open.unwritten = 0;
+  }
+
+  /** Writes the repeats counted in memory, closes the refusal entries whose window is over, logs what was not recorded. */
+  flush(now = Date.now()): void {
+    try {
+      for (const [key, open] of this.openRefusals) {
+        this.writeRepeats(open);
+        if (now - open.firstAt >= REFUSAL_WINDOW_MS) this.openRefusals.delete(key);
+      }
+    } catch (err) {
+      this.deps.logger.error({ err }, 'could not write the repeats of refused calls to the audit log');
+    }
+    for (const [caller, count] of this.unrecorded) {
+      this.deps.logger.warn({ caller, count }, `refused calls not recorded in the audit log: over ${REFUSAL_ENTRIES_PER_MINUTE} new refusal entries a minute from one caller`);
+    }
+    this.unrecorded.clear();
+    this.refusalEntries.sweep(now);
+  }
+
+  private newEntry(entry: AuditRecord, at: number): NewAuditEntry {
+    return {
+      at,
+      actorKind: entry.actor.kind,
+      actorId: entry.actor.id ?? null,
+      actorName: entry.actor.name ?? null,
+      action: entry.action,
+      target: entry.target ?? null,
+      requestId: entry.requestId ?? null,
+      outcome: entry.outcome,
+      status: entry.status ?? null,
+      errorCode: entry.errorCode ?? null,
+      details: entry.details && Object.keys(entry.details).length ? JSON.stringify(entry.details) : null,
+    };
+  }
+
   list(filter: AuditFilter, limit: number, offset: number): { rows: AuditEntryView[]; total: number } {
+    // the counts read are those of every refusal so far
+    this.flush();
     const { rows, total } = this.deps.repo.list(filter, limit, offset);
     return {
       total,
@@ -94,6 +178,8 @@ export class AuditLog {
         status: r.status,
         ...(r.errorCode !== null ? { errorCode: r.errorCode } : {}),
         ...(r.details !== null ? { details: JSON.parse(r.details) as Record<string, unknown> } : {}),
+        count: r.repeats,
+        ...(r.lastAt !== null ? { lastAt: new Date(r.lastAt).toISOString() } : {}),
       })),
     };
   }
@@ -110,10 +196,14 @@ export class AuditLog {
     this.safePrune();
     this.pruneTimer = setInterval(() => this.safePrune(), PRUNE_INTERVAL_MS);
     this.pruneTimer.unref();
+    this.flushTimer = setInterval(() => this.flush(), REPEATS_FLUSH_MS);
+    this.flushTimer.unref();
   }
 
   close(): void {
     clearInterval(this.pruneTimer);
+    clearInterval(this.flushTimer);
+    this.flush();
   }
 
   private safePrune(): void {

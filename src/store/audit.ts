@@ -1,7 +1,9 @@
-// Repository of the audit log: one row per admin action, listed newest first with filters, pruned by age.
+// Repository of the audit log: one row per admin action (a refusal repeated by one caller: one row with a count),
+// listed newest first with filters, pruned by age.
 import { ACTOR_KINDS, type ActorKind, type AuditAction } from '../audit/actions.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from './db.js';
+import { isPostgres } from './postgres-bridge.js';
 
 export interface NewAuditEntry {
   /** ms since the epoch */
@@ -21,6 +23,10 @@ export interface NewAuditEntry {
 
 export interface AuditRow extends NewAuditEntry {
   id: number;
+  /** how many times it happened: above 1 for a refusal repeated within one coalescing window */
+  repeats: number;
+  /** ms since the epoch of the last repeat; null when it happened once */
+  lastAt: number | null;
 }
 
 export interface AuditFilter {
@@ -47,6 +53,8 @@ interface RawAudit {
   status: number | null;
   error_code: string | null;
   details: string | null;
+  repeats: number;
+  last_at: number | null;
 }
 
 const toRow = (r: RawAudit): AuditRow => ({
@@ -62,6 +70,8 @@ const toRow = (r: RawAudit): AuditRow => ({
   status: r.status,
   errorCode: r.error_code,
   details: r.details,
+  repeats: Number(r.repeats),
+  lastAt: r.last_at === null ? null : Number(r.last_at),
 });
 
 const ACTOR_KIND_VALUES: ReadonlySet<string> = new Set(ACTOR_KINDS);
@@ -91,6 +101,12 @@ export function createAuditRepo(db: Db) {
     `INSERT INTO audit_log (at, actor_kind, actor_id, actor_name, action, target, request_id, outcome, status, error_code, details)
      VALUES (@at, @actorKind, @actorId, @actorName, @action, @target, @requestId, @outcome, @status, @errorCode, @details)`,
   );
+  // PostgreSQL gives the new row's id only when asked for it
+  const insertReturningId = db.prepare(
+    `INSERT INTO audit_log (at, actor_kind, actor_id, actor_name, action, target, request_id, outcome, status, error_code, details)
+     VALUES (@at, @actorKind, @actorId, @actorName, @action, @target, @requestId, @outcome, @status, @errorCode, @details)${isPostgres(db) ? ' RETURNING id' : ''}`,
+  );
+  const addRepeats = db.prepare('UPDATE audit_log SET repeats = repeats + ?, last_at = ? WHERE id = ?');
   const prune = db.prepare('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? LIMIT 5000)');
   /** a statement per filter shape (at most 64), prepared on first use */
   const statements = new Map<string, { page: Statement<unknown[]>; count: Statement<unknown[]> }>();
@@ -99,6 +115,10 @@ export function createAuditRepo(db: Db) {
     insert(entry: NewAuditEntry): void {
       insert.run(entry);
     },
+    /** Inserts and returns the new entry's id (waits for it on PostgreSQL: used for the first of a run of repeats). */
+    insertReturningId: (entry: NewAuditEntry): number => Number(insertReturningId.run(entry).lastInsertRowid),
+    /** `count` more repeats of an entry, the last at `lastAt` (ms). */
+    addRepeats: (id: number, count: number, lastAt: number): void => void addRepeats.run(count, lastAt, id),
     /** Newest first. */
     list(filter: AuditFilter, limit: number, offset: number): { rows: AuditRow[]; total: number } {
       const { sql, params } = whereOf(filter);

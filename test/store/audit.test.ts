@@ -2,7 +2,7 @@
 // record that fails to write logged rather than thrown at the action that already happened.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AuditLog } from '../../src/audit/log.js';
+import { AuditLog, REFUSAL_ENTRIES_PER_MINUTE, REFUSAL_WINDOW_MS, type AuditRecord } from '../../src/audit/log.js';
 import type { Logger } from '../../src/logger.js';
 import { createAuditRepo, type NewAuditEntry } from '../../src/store/audit.js';
 import { openDatabase } from '../../src/store/db.js';
@@ -87,8 +87,8 @@ describe('audit log service', () => {
     assert.deepEqual(
       rows.map(({ id: _id, at: _at, ...rest }) => rest),
       [
-        { actor: { kind: 'system' }, action: 'backup.create', target: null, requestId: null, outcome: 'succeeded', status: null, details: { file: 'backups/gateway-1.db' } },
-        { actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: 'k9', requestId: 'r1', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND' },
+        { actor: { kind: 'system' }, action: 'backup.create', target: null, requestId: null, outcome: 'succeeded', status: null, details: { file: 'backups/gateway-1.db' }, count: 1 },
+        { actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: 'k9', requestId: 'r1', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND', count: 1 },
       ],
     );
     db.close();
@@ -104,5 +104,51 @@ describe('audit log service', () => {
     assert.equal(errors.length, 1);
     assert.equal(errors[0]!.message, 'could not write an audit log entry');
     assert.deepEqual([(errors[0]!.fields as { action: string }).action, (errors[0]!.fields as { requestId: string }).requestId], ['session.delete', 'r2']);
+  });
+
+  it('a refusal repeated by one caller within a minute is one entry with a count, first and last time', () => {
+    const db = openDatabase(':memory:');
+    const repo = createAuditRepo(db);
+    const { logger } = recordingLogger();
+    const log = new AuditLog({ repo, beginWrite: () => {}, retentionDays: 30, logger });
+    const refused = (over: Partial<AuditRecord> = {}): AuditRecord => ({
+      actor: { kind: 'client', id: 't1', name: 'visitor' }, action: 'client_token.mint', target: 'shop', requestId: 'r', outcome: 'failed', status: 403, errorCode: 'ACTION_NOT_ALLOWED', ...over,
+    });
+    const start = Date.now();
+    for (let i = 0; i < 1000; i++) log.record(refused({ requestId: `r${i}` }), start + i);
+    log.record(refused({ errorCode: 'FORBIDDEN_SESSION' }), start + 1000); // another reason: its own entry
+    log.record(refused({ actor: { kind: 'client', id: 't2', name: 'other' } }), start + 1000); // another caller: its own
+    log.record(refused(), start + REFUSAL_WINDOW_MS); // the window of the first is over: a new entry
+    // actions that succeed are never merged
+    log.record({ actor: { kind: 'master' }, action: 'session.start', target: 'shop', outcome: 'succeeded', status: 200 }, start);
+    log.record({ actor: { kind: 'master' }, action: 'session.start', target: 'shop', outcome: 'succeeded', status: 200 }, start);
+
+    const { rows, total } = log.list({}, 100, 0);
+    assert.equal(total, 6);
+    assert.equal(db.prepare('SELECT COUNT(*) FROM audit_log').pluck().get(), 6);
+    const first = rows.find((r) => r.actor.id === 't1' && r.errorCode === 'ACTION_NOT_ALLOWED' && r.at === new Date(start).toISOString())!;
+    assert.deepEqual([first.count, first.lastAt, first.requestId], [1000, new Date(start + 999).toISOString(), 'r0']);
+    const later = rows.find((r) => r.actor.id === 't1' && r.errorCode === 'ACTION_NOT_ALLOWED' && r !== first)!;
+    assert.deepEqual([later.count, later.lastAt], [1, undefined]);
+    assert.deepEqual(rows.filter((r) => r.outcome === 'succeeded').map((r) => r.count), [1, 1]);
+    db.close();
+  });
+
+  it(`one caller adds at most ${REFUSAL_ENTRIES_PER_MINUTE} new refusal entries a minute; the rest are counted in the daemon's log`, () => {
+    const db = openDatabase(':memory:');
+    const repo = createAuditRepo(db);
+    const warnings: Array<{ fields: { caller: string; count: number }; message: string }> = [];
+    const logger = { error: () => {}, info: () => {}, warn: (fields: { caller: string; count: number }, message: string) => warnings.push({ fields, message }) } as unknown as Logger;
+    const log = new AuditLog({ repo, beginWrite: () => {}, retentionDays: 30, logger });
+    const now = Date.now();
+    // every call refused for another reason (target ids differ too): coalescing alone would keep them all
+    for (let i = 0; i < 500; i++) {
+      log.record({ actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: `k${i}`, outcome: 'failed', status: 400, errorCode: `REASON_${i}` }, now + i);
+    }
+    log.record({ actor: { kind: 'key', id: 'k2', name: 'calm' }, action: 'key.revoke', target: 'x', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND' }, now + 500);
+    assert.equal(log.list({ actor: 'k1' }, 1000, 0).total, REFUSAL_ENTRIES_PER_MINUTE);
+    assert.equal(log.list({ actor: 'k2' }, 1000, 0).total, 1, 'another caller is not held back');
+    assert.deepEqual(warnings.map((w) => w.fields), [{ caller: 'key:k1', count: 500 - REFUSAL_ENTRIES_PER_MINUTE }]);
+    db.close();
   });
 });

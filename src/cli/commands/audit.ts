@@ -60,8 +60,16 @@ export function register(program: Command): void {
       const { items, total } = await createClient(globals).list<AuditEntry>(`/api/admin/audit?${query}`);
       if (globals.json) return printJson(items);
       printTable(
-        ['time', 'actor', 'action', 'target', 'outcome', 'request id'],
-        items.map((e) => [e.at, actorText(e.actor), e.action, e.target ?? '', e.outcome === 'succeeded' ? 'ok' : `failed: ${e.errorCode ?? e.status}`, e.requestId ?? '']),
+        ['time', 'actor', 'action', 'target', 'outcome', 'count', 'request id'],
+        items.map((e) => [
+          e.lastAt ? `${e.at} … ${e.lastAt}` : e.at,
+          actorText(e.actor),
+          e.action,
+          e.target ?? '',
+          e.outcome === 'succeeded' ? 'ok' : `failed: ${e.errorCode ?? e.status}`,
+          e.count,
+          e.requestId ?? '',
+        ]),
       );
       if (total > items.length) printText(`${items.length} of ${total} entries (--limit, --offset for more)\n`);
     });

@@ -24,6 +24,7 @@ export function auditRoutes({ audit }: Services): RouteDef[] {
             requestId: '5f0c6d0e-1c7b-4a5e-8f43-2a9d7c1e0b3a',
             outcome: 'succeeded',
             status: 200,
+            count: 1,
           },
         ],
       },

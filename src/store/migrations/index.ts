@@ -10,6 +10,7 @@ import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
 import cluster, { postgres as clusterPg } from './009-cluster.js';
 import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-claims.js';
 import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './011-lease-without-session-key.js';
+import auditRepeats, { postgres as auditRepeatsPg } from './012-audit-repeats.js';
 
 export interface Migration {
   version: number;
@@ -32,4 +33,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: 'cluster', sql: cluster, postgres: clusterPg },
   { version: 10, name: 'delivery-claims', sql: deliveryClaims, postgres: deliveryClaimsPg },
   { version: 11, name: 'lease-without-session-key', sql: leaseWithoutSessionKey, postgres: leaseWithoutSessionKeyPg },
+  { version: 12, name: 'audit-repeats', sql: auditRepeats, postgres: auditRepeatsPg },
 ];

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { daemonEnv, runCli } from '../../helpers/cli.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -53,6 +54,7 @@ describe('GET /api/admin/audit', () => {
         outcome: 'succeeded',
         status: 201,
         details: { engine: 'sandbox', start: false },
+        count: 1,
       },
     );
     assert.ok(Date.parse(entry.at) >= before - 1000 && Date.parse(entry.at) <= Date.now());
@@ -85,6 +87,23 @@ describe('GET /api/admin/audit', () => {
     // refused before its body was valid: no target taken from an unchecked body
     const refused = failed.find((e) => e.action === 'session.create');
     assert.deepEqual([refused.target, refused.status, refused.errorCode, refused.details], [null, 400, 'VALIDATION_FAILED', undefined]);
+  });
+
+  test('a caller looping on a refused call leaves one entry whose count rises, shown by the route and the CLI', async () => {
+    const looping = await newKey(['sessions:read']);
+    const before = (await audit()).total;
+    for (let i = 0; i < 300; i++) assert.equal((await daemon.request('POST', '/api/sessions/shop/stop', {}, looping.key)).status, 403);
+    const { entries, total } = await audit(`?actor=${looping.id}`);
+    assert.equal(total, 1);
+    assert.equal((await audit()).total, before + 1);
+    const [entry] = entries;
+    assert.deepEqual([entry.action, entry.outcome, entry.errorCode, entry.count], ['session.stop', 'failed', 'FORBIDDEN_SCOPE', 300]);
+    assert.ok(Date.parse(entry.lastAt) >= Date.parse(entry.at), JSON.stringify(entry));
+
+    const cli = await runCli(['audit', '--actor', looping.id], { cwd: daemon.dataDir, env: daemonEnv(daemon) });
+    assert.equal(cli.code, 0, cli.stderr);
+    assert.match(cli.stdout, /count/);
+    assert.match(cli.stdout, /FORBIDDEN_SCOPE\s*│\s*300\s*│/);
   });
 
   test('reading the log is not an admin action', async () => {
