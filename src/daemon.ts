@@ -143,8 +143,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     placement: node?.cluster,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
-  const messagesRepo = createMessagesRepo(db);
-  const media = new MediaRecords(createMediaRepo(db), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
+  const messagesRepo = createMessagesRepo(db, box);
+  const media = new MediaRecords(createMediaRepo(db, box), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   sessions.setMessageLookup(createMessageLookup(messagesRepo));

@@ -35,7 +35,7 @@ export function durableOutbox(onLost: (err: unknown) => void): DurableOutbox {
     retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' }, hmacKey: 'bench', signatureScheme: 'body',
   }).id;
   const tick = createTickTransaction(db, onLost);
-  const messages = createMessagesRepo(db);
+  const messages = createMessagesRepo(db, box);
   const outbox = createOutboxRepo(db);
   let outcomes: DeliveryOutcome[] = [];
   const flush = () => {

@@ -1,5 +1,8 @@
 // Repository of media records: what was received or sent, where its bytes are, and whether it was persisted to S3.
+// The engine's reference (for a received file, the media key that decrypts it) is sealed at rest, bound to its row.
+import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
+import { rowSealer } from './sealed-columns.js';
 
 export interface MediaRow {
   id: string;
@@ -35,7 +38,7 @@ interface RawMedia {
   created_at: string;
 }
 
-const toRow = (r: RawMedia): MediaRow => ({
+const toRowWith = (opened: (r: RawMedia) => string | null, r: RawMedia): MediaRow => ({
   id: r.id,
   session: r.session,
   messageId: r.message_id,
@@ -44,7 +47,7 @@ const toRow = (r: RawMedia): MediaRow => ({
   size: r.size,
   filename: r.filename,
   blob: r.blob,
-  ref: r.ref,
+  ref: opened(r),
   persisted: r.persisted === 1,
   s3Key: r.s3_key,
   s3Url: r.s3_url,
@@ -53,7 +56,9 @@ const toRow = (r: RawMedia): MediaRow => ({
 
 export type MediaRepo = ReturnType<typeof createMediaRepo>;
 
-export function createMediaRepo(db: Db) {
+export function createMediaRepo(db: Db, box: SecretBox) {
+  const sealer = rowSealer(box, 'media', 'ref');
+  const toRow = (r: RawMedia) => toRowWith((raw) => (raw.ref === null ? null : sealer.open(raw.ref, [raw.id])), r);
   const insert = db.prepare(
     `INSERT INTO media (id, session, message_id, chat_id, mime_type, size, filename, blob, ref, created_at)
      VALUES (@id, @session, @messageId, @chatId, @mimeType, @size, @filename, @blob, @ref, @createdAt)`,
@@ -66,7 +71,7 @@ export function createMediaRepo(db: Db) {
 
   return {
     insert(row: Omit<MediaRow, 'persisted' | 's3Key' | 's3Url'>): void {
-      insert.run(row);
+      insert.run({ ...row, ref: row.ref === null ? null : sealer.seal(row.ref, [row.id]) });
     },
     get(id: string): MediaRow | undefined {
       const raw = byId.get(id) as RawMedia | undefined;

@@ -1,5 +1,9 @@
-// Repository of messages (sent and received) and of the correspondents who have written to each session.
+// Repository of messages (sent and received) and of the correspondents who have written to each session. A message's
+// engine secret (a poll's) and its protocol copy (which holds media keys and message secrets) are sealed at rest, each
+// bound to its row.
+import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
+import { rowSealer } from './sealed-columns.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 
 export interface MessageRow {
@@ -42,7 +46,7 @@ interface RawMessage {
   timestamp: number;
 }
 
-const toRow = (r: RawMessage): MessageRow => ({
+const toRowWith = (open: (sealed: string | null, r: RawMessage, column: 'secret' | 'raw') => string | null, r: RawMessage): MessageRow => ({
   session: r.session,
   chatId: r.chat_id,
   id: r.id,
@@ -56,9 +60,9 @@ const toRow = (r: RawMessage): MessageRow => ({
   starred: r.starred === 1,
   revoked: r.revoked === 1,
   edited: r.edited === 1,
-  secret: r.secret,
+  secret: open(r.secret, r, 'secret'),
   extra: r.extra === null ? null : (JSON.parse(r.extra) as Record<string, unknown>),
-  raw: r.raw,
+  raw: open(r.raw, r, 'raw'),
   timestamp: r.timestamp,
 });
 
@@ -69,7 +73,12 @@ const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2,
 
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
 
-export function createMessagesRepo(db: Db) {
+export function createMessagesRepo(db: Db, box: SecretBox) {
+  const sealers = { secret: rowSealer(box, 'messages', 'secret'), raw: rowSealer(box, 'messages', 'raw') };
+  const toRow = (r: RawMessage) =>
+    toRowWith((sealed, row, column) => (sealed === null ? null : sealers[column].open(sealed, [row.session, row.chat_id, row.id])), r);
+  const sealed = (value: string | null, m: NewMessage, column: 'secret' | 'raw') =>
+    value === null ? null : sealers[column].seal(value, [m.session, m.chatId, m.id]);
   const insert = db.prepare(
     `INSERT INTO messages (session, chat_id, id, sender, from_me, type, text, media_id, quoted_id, status, secret, extra, raw, timestamp)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -98,7 +107,10 @@ export function createMessagesRepo(db: Db) {
 
   // positional parameters: binding fourteen named ones costs a third of the insert
   const insertOne = (m: NewMessage) =>
-    insert.run(m.session, m.chatId, m.id, m.sender, m.fromMe ? 1 : 0, m.type, m.text, m.mediaId, m.quotedId, m.status, m.secret, m.extra ? JSON.stringify(m.extra) : null, m.raw, m.timestamp);
+    insert.run(
+      m.session, m.chatId, m.id, m.sender, m.fromMe ? 1 : 0, m.type, m.text, m.mediaId, m.quotedId, m.status,
+      sealed(m.secret, m, 'secret'), m.extra ? JSON.stringify(m.extra) : null, sealed(m.raw, m, 'raw'), m.timestamp,
+    );
   const insertMany = db.transaction((batch: NewMessage[]) => {
     for (const message of batch) insertOne(message);
   });

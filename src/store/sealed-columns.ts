@@ -12,6 +12,8 @@ export interface SealedColumn {
   key: string[];
   /** bound to every value of the column as AES-GCM additional data */
   context: string;
+  /** its values are bound to their row as well (the key columns' values): one copied into another row does not open */
+  boundToRow?: true;
 }
 
 /** Every column whose values are sealed. Its repository seals on write and opens on read with the same context. */
@@ -21,7 +23,32 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'webhooks', column: 'headers', key: ['id'], context: 'webhooks.headers' },
   { table: 'settings', column: 'value', key: ['key'], context: 'settings.value' },
   { table: 'sessions', column: 'proxy', key: ['name'], context: 'sessions.proxy' },
+  // the media key of each file (what decrypts it on the network), and each message's protocol copy and poll secret
+  { table: 'media', column: 'ref', key: ['id'], context: 'media.ref', boundToRow: true },
+  { table: 'messages', column: 'secret', key: ['session', 'chat_id', 'id'], context: 'messages.secret', boundToRow: true },
+  { table: 'messages', column: 'raw', key: ['session', 'chat_id', 'id'], context: 'messages.raw', boundToRow: true },
 ];
+
+/** A row's key as the text bound to its sealed values: the key columns' values in SealedColumn.key order. */
+export const rowOf = (keys: readonly unknown[]): string => JSON.stringify(keys.map(String));
+
+/** What a repository of a row-bound column seals and opens with: the row's key values, in SealedColumn.key order. */
+export interface RowSealer {
+  seal(plaintext: string, keys: readonly unknown[]): string;
+  open(sealed: string, keys: readonly unknown[]): string;
+}
+
+export function rowSealer(box: SecretBox, table: string, column: string): RowSealer {
+  const found = SEALED_COLUMNS.find((c) => c.table === table && c.column === column);
+  if (!found?.boundToRow) throw new Error(`${table}.${column} is not a row-bound sealed column`);
+  return {
+    seal: (plaintext, keys) => box.seal(plaintext, found.context, rowOf(keys)),
+    open: (sealed, keys) => box.open(sealed, found.context, rowOf(keys)),
+  };
+}
+
+/** The row a value is bound to, when its column binds values to rows. */
+const rowFor = (c: SealedColumn, keys: readonly unknown[]): string | undefined => (c.boundToRow ? rowOf(keys) : undefined);
 
 export const contextOf = (table: string, column: string): string => {
   const found = SEALED_COLUMNS.find((c) => c.table === table && c.column === column);
@@ -33,15 +60,15 @@ export type SealCounts = Record<string, number>;
 
 /** SQL true for values of `column` in the sealed format, or (`not`) for the others (isSealed() is exact; this only narrows what is read) */
 const sealedFormat = (db: Db, column: string, not = false) =>
-  isPostgres(db) ? `${column} ${not ? '!~' : '~'} '^v1:[0-9a-f]{8}:'` : `${column} ${not ? 'NOT GLOB' : 'GLOB'} 'v1:${'[0-9a-f]'.repeat(8)}:*'`;
+  isPostgres(db) ? `${column} ${not ? '!~' : '~'} '^v[12]:[0-9a-f]{8}:'` : `${column} ${not ? 'NOT GLOB' : 'GLOB'} 'v[12]:${'[0-9a-f]'.repeat(8)}:*'`;
 
 interface Pass {
   /** the keys of the rows holding a value (`where` narrows them further) */
   keys(where?: string): unknown[][];
   read(keys: unknown[]): string;
   write(keys: unknown[], value: string): void;
-  /** one value matching `where`, if any */
-  any(where: string): string | undefined;
+  /** the key of one row whose value matches `where`, if any */
+  any(where: string): unknown[] | undefined;
 }
 
 // Rows are listed by key and read one by one: a large Baileys install holds tens of thousands of Signal keys, which
@@ -54,7 +81,7 @@ function passOver(db: Db, c: SealedColumn): Pass {
     keys: (where = 'TRUE') => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where})`).raw().all() as unknown[][],
     read: (keys) => read.get(...keys) as string,
     write: (keys, value) => update.run(value, ...keys),
-    any: (where) => db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).pluck().get() as string | undefined,
+    any: (where) => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).raw().get() as unknown[] | undefined,
   };
 }
 
@@ -70,7 +97,7 @@ export function sealPlaintextRows(db: Db, box: SecretBox): SealCounts {
       for (const keys of pass.keys(sealedFormat(db, c.column, true))) {
         const value = pass.read(keys);
         if (isSealed(value)) continue;
-        pass.write(keys, box.seal(value, c.context));
+        pass.write(keys, box.seal(value, c.context, rowFor(c, keys)));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
       }
     }
@@ -92,12 +119,13 @@ export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined 
   for (const c of SEALED_COLUMNS) {
     const pass = passOver(db, c);
     const where = `${c.table}.${c.column}`;
-    const foreign = pass.any(`${sealedFormat(db, c.column)} AND substr(${c.column}, 1, 12) <> 'v1:${box.keyId}:'`);
-    if (foreign !== undefined) return { storedKeyId: sealedKeyId(foreign) ?? '?', where };
-    const sample = pass.any(sealedFormat(db, c.column));
+    const foreign = pass.any(`${sealedFormat(db, c.column)} AND substr(${c.column}, 4, 8) <> '${box.keyId}'`);
+    if (foreign !== undefined) return { storedKeyId: sealedKeyId(pass.read(foreign)) ?? '?', where };
+    const sampleKeys = pass.any(sealedFormat(db, c.column));
+    const sample = sampleKeys && pass.read(sampleKeys);
     if (sample === undefined || !isSealed(sample)) continue;
     try {
-      box.open(sample, c.context);
+      box.open(sample, c.context, rowFor(c, sampleKeys!));
     } catch {
       return { storedKeyId: box.keyId, where };
     }
@@ -126,7 +154,8 @@ export function resealAll(db: Db, from: SecretBox, to: SecretBox): SealCounts {
       const pass = passOver(db, c);
       for (const keys of pass.keys()) {
         const value = pass.read(keys);
-        pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context) : value, c.context));
+        const row = rowFor(c, keys);
+        pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context, row) : value, c.context, row));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
       }
     }

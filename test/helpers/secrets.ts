@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
-import { contextOf, SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
+import { contextOf, rowOf, SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
 import { MASTER_KEY } from './daemon.js';
 
 export const DB_FILES = ['gateway.db', 'gateway.db-wal', 'gateway.db-shm'];
@@ -49,9 +49,11 @@ export function storedValue(
   where: string,
   auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY },
 ): string | undefined {
-  const raw = readDb(dataDir, (db) => db.prepare(`SELECT ${column} FROM ${table} WHERE ${where}`).pluck().get() as string | undefined);
+  const c = SEALED_COLUMNS.find((s) => s.table === table && s.column === column)!;
+  const row = readDb(dataDir, (db) => db.prepare(`SELECT ${c.key.join(', ')}, ${column} FROM ${table} WHERE ${where}`).raw().get() as unknown[] | undefined);
+  const raw = row?.[row.length - 1] as string | null | undefined;
   if (raw === undefined || raw === null) return undefined;
-  return isSealed(raw) ? secretBoxFor(auth).open(raw, contextOf(table, column)) : raw;
+  return isSealed(raw) ? secretBoxFor(auth).open(raw, contextOf(table, column), c.boundToRow ? rowOf(row!.slice(0, -1)) : undefined) : raw;
 }
 
 /** Rewrites every sealed value as the plaintext an earlier version stored, in place: an old database. */
@@ -67,7 +69,7 @@ export function unsealAll(dataDir: string, auth: { masterKey?: string; encryptio
         for (const row of rows) {
           const value = row[row.length - 1] as string;
           if (!isSealed(value)) continue;
-          update.run(box.open(value, c.context), ...row.slice(0, -1));
+          update.run(box.open(value, c.context, c.boundToRow ? rowOf(row.slice(0, -1)) : undefined), ...row.slice(0, -1));
           count += 1;
         }
       }

@@ -80,8 +80,8 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
   createIdentitiesRepo(recording('identities'));
   createKeysRepo(recording('keys'));
   createLabelsRepo(recording('labels'));
-  createMediaRepo(recording('media'));
-  createMessagesRepo(recording('messages'));
+  createMediaRepo(recording('media'), box);
+  createMessagesRepo(recording('messages'), box);
   createOutboxRepo(recording('outbox'));
   createPresenceRepo(recording('presence'));
   createSessionsRepo(recording('sessions'), box);
