@@ -70,4 +70,19 @@ describe('secret box', () => {
       assert.equal(isSealed(value), false, value);
     }
   });
+
+  test('a value sealed for a row (v2) opens only in that row; a v1 value opens with its column alone', () => {
+    const sealed = box.seal('media-key', 'media.ref', '["f1"]');
+    assert.match(sealed, /^v2:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
+    assert.ok(isSealed(sealed));
+    assert.equal(sealedKeyId(sealed), box.keyId);
+    assert.equal(box.open(sealed, 'media.ref', '["f1"]'), 'media-key');
+    assert.throws(() => box.open(sealed, 'media.ref', '["f2"]'), /does not authenticate/);
+    assert.throws(() => box.open(sealed, 'messages.raw', '["f1"]'), /does not authenticate/);
+    assert.throws(() => box.open(sealed, 'media.ref'), /bound to a row/);
+    // relabelled as a column-bound value it does not open either
+    assert.throws(() => box.open(`v1:${sealed.slice(3)}`, 'media.ref', '["f1"]'), /does not authenticate/);
+    const legacy = box.seal('old', 'media.ref');
+    assert.equal(box.open(legacy, 'media.ref', '["any row"]'), 'old');
+  });
 });

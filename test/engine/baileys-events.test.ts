@@ -6,6 +6,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { aesEncryptGCM, hmacSign, proto } from '@whiskeysockets/baileys';
 import { waitFor } from '../helpers/daemon.js';
+import { onPostgres, openDaemonDb } from '../helpers/daemon-db.js';
+import { copyDbFiles, leaks } from '../helpers/secrets.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import { startBaileysTarget, type BaileysTarget } from './targets.js';
 
@@ -74,6 +76,42 @@ describe('baileys events and operations', () => {
     assert.equal(got.chatId, jid(CONTACT));
     // a vote is not a message of its own
     assert.equal(events.all((e) => e.event === 'message.received' && e.payload.messageId === voteId).length, 0);
+  });
+
+  it("a poll's secret and a received file's media key are stored sealed, each bound to its row; both still work", async () => {
+    const sent = await api('POST', '/api/messages/send', { session: 'biz', chatId: jid(CONTACT), type: 'poll', pollTitle: 'Size?', pollOptions: ['S', 'M', 'L'] });
+    const poll = await target.emu.control.waitForInbox(CONTACT, (m) => m.id === sent.messageId);
+    const pollSecret = Buffer.from(poll.message.messageContextInfo!.messageSecret!);
+    const photo = randomBytes(4096);
+    const uploaded = await target.emu.control.uploadMedia(photo, 'image');
+    const { id: imageId } = await target.emu.control.send(CONTACT, jid(GATEWAY), { imageMessage: { ...uploaded, mimetype: 'image/png' } });
+    const received = await next('message.received', (p) => p.messageId === imageId, 'image');
+    const mediaId = received.mediaId ?? received.media?.id;
+    const download = await target.daemon.request('POST', `/api/sessions/biz/media/${mediaId}/download`, {});
+    assert.equal(download.status, 200, 'the media key opened from the store decrypts the file');
+
+    const secrets = { pollSecret, pollSecretBase64: pollSecret.toString('base64'), mediaKey: uploaded.mediaKey, mediaKeyBase64: uploaded.mediaKey.toString('base64') };
+    const db = openDaemonDb(target.daemon.dataDir, { readonly: true });
+    try {
+      const ref = db.prepare('SELECT ref FROM media WHERE id = ?').pluck().get(mediaId) as string;
+      const rows = db.prepare('SELECT secret, raw FROM messages WHERE id IN (?, ?)').all(sent.messageId, imageId) as Array<{ secret: string | null; raw: string | null }>;
+      const stored = [ref, ...rows.flatMap((r) => [r.secret, r.raw])].filter((v): v is string => v !== null);
+      assert.ok(stored.length >= 4, JSON.stringify(rows));
+      for (const value of stored) {
+        assert.match(value, /^v2:[0-9a-f]{8}:/);
+        for (const secret of Object.values(secrets)) assert.ok(!value.includes(secret.toString()), 'no secret in a stored value');
+      }
+    } finally {
+      db.close();
+    }
+    if (!onPostgres()) assert.deepEqual(leaks(copyDbFiles(target.daemon.dataDir), secrets), [], 'no secret in the database files');
+
+    // the vote decrypts with the secret read back from the store
+    const vote = encryptVote(['M'], { secret: pollSecret, pollId: sent.messageId, creator: jid(GATEWAY), voter: jid(CONTACT) });
+    await target.emu.control.send(CONTACT, jid(GATEWAY), {
+      pollUpdateMessage: { pollCreationMessageKey: { remoteJid: jid(GATEWAY), fromMe: false, id: sent.messageId }, vote, senderTimestampMs: Date.now() },
+    });
+    assert.deepEqual((await next('message.vote', (p) => p.pollMessageId === sent.messageId, 'message.vote')).selectedOptions, ['M']);
   });
 
   it('a contact writing to the LID: the chat is the phone JID, the author carries both ids', async () => {

@@ -11,7 +11,8 @@ import Database from 'better-sqlite3';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { LATEST_SCHEMA_VERSION } from '../../src/store/database-file.js';
 import { BIN, MASTER_KEY, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
-import { buildAtVersion, OLD, rowCounts } from './fixtures/schema-fixtures.js';
+import { buildAtVersion, OLD, OLD_RAW, rowCounts } from './fixtures/schema-fixtures.js';
+import { storedValue } from '../helpers/secrets.js';
 
 const S = `/api/sessions/${OLD.session}`;
 
@@ -106,6 +107,20 @@ describe('upgrades from every schema version', () => {
         // nothing was lost on the way, including the tables no route reads 
         const after = rowCounts(join(dataDir, 'gateway.db'));
         for (const table of tables) assert.ok(after[table]! >= before[table]!, `${table}: ${before[table]} row(s) before, ${after[table]} after`);
+        // the media key and the poll secret (alone, and in the protocol copy) are sealed, bound to their rows, and open as they were
+        if (tables.includes('messages')) {
+          const sealed = new Database(join(dataDir, 'gateway.db'), { readonly: true });
+          const stored = [
+            ...(sealed.prepare('SELECT secret, raw FROM messages').raw().all() as string[][]).flat(),
+            ...(sealed.prepare('SELECT ref FROM media').pluck().all() as string[]),
+          ];
+          sealed.close();
+          assert.ok(stored.length === 3 && stored.every((v) => v.startsWith('v2:')), JSON.stringify(stored));
+          const message = `id = '${OLD.messageId}'`;
+          assert.equal(storedValue(dataDir, 'messages', 'secret', message), OLD.pollSecret);
+          assert.equal(storedValue(dataDir, 'messages', 'raw', message), OLD_RAW);
+          assert.equal(storedValue(dataDir, 'media', 'ref', `id = '${OLD.mediaId}'`), OLD.mediaRef);
+        }
       } finally {
         await daemon?.kill();
         rmSync(dataDir, { recursive: true, force: true });
