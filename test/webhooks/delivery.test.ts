@@ -536,9 +536,9 @@ describe('signed timestamps and hidden header values (issue 16)', () => {
 
   test('every delivery also carries X-Webhook-Signature-256: t=<unix s>,v1=<HMAC of "t.body">, whatever the scheme', async () => {
     const hmacKey = 'replay-proof-key-0123456789abcdef';
-    await createWebhook(daemon, { url: `${receiver.base}/sig256`, events: ['session.status'], session: 'ts3', hmacKey });
-    await createWebhook(daemon, { url: `${receiver.base}/sig256ts`, events: ['session.status'], session: 'ts3', hmacKey, signatureScheme: 'timestamp.body' });
-    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts3', start: true })).status, 201);
+    await createWebhook(daemon, { url: `${receiver.base}/sig256`, events: ['session.status'], session: 'ts4', hmacKey });
+    await createWebhook(daemon, { url: `${receiver.base}/sig256ts`, events: ['session.status'], session: 'ts4', hmacKey, signatureScheme: 'timestamp.body' });
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'ts4', start: true })).status, 201);
     const [bodyOnly] = await receiver.waitForCount(1, '/sig256');
     const [timestamped] = await receiver.waitForCount(1, '/sig256ts');
     // the SPEC header keeps the webhook's scheme: the body alone by default
