@@ -260,6 +260,11 @@ const WEBHOOK_HEADERS = {
     description: 'HMAC-SHA256 of the raw body keyed with the webhook hmacKey, lowercase hex (`sha256=<hex>` with webhooks.signaturePrefix)',
     schema: { type: 'string', pattern: '^(sha256=)?[0-9a-f]{64}$' },
   },
+  WebhookSignature256: {
+    required: true,
+    description: '`t=<unix s>,v1=<hex>`: HMAC-SHA256 keyed with the webhook hmacKey of `<t>.<raw body>`, on every delivery; refuse a t far from now to refuse replays',
+    schema: { type: 'string', pattern: '^t=[0-9]+,v1=[0-9a-f]{64}$' },
+  },
   WebhookId: { required: true, description: 'the delivery id (= envelope id), the same on every retry', schema: { type: 'string' } },
   WebhookEvent: { required: true, description: 'the event type', schema: { type: 'string' } },
   WebhookTimestamp: { required: true, description: 'Unix seconds when this attempt was made', schema: { type: 'integer' } },
@@ -334,9 +339,10 @@ function eventSchemas(): Record<string, object> {
 
 /** Each event as an OpenAPI 3.1 webhook: the signed POST the gateway makes to a registered URL. */
 function webhooksOf(): Record<string, unknown> {
-  const signature = ['WebhookSignature', 'WebhookId', 'WebhookEvent', 'WebhookTimestamp', 'WebhookAttempt'];
+  const signature = ['WebhookSignature', 'WebhookSignature256', 'WebhookId', 'WebhookEvent', 'WebhookTimestamp', 'WebhookAttempt'];
   const headerName: Record<string, string> = {
     WebhookSignature: 'X-Webhook-Signature',
+    WebhookSignature256: 'X-Webhook-Signature-256',
     WebhookId: 'X-Webhook-Id',
     WebhookEvent: 'X-Webhook-Event',
     WebhookTimestamp: 'X-Webhook-Timestamp',
