@@ -1,7 +1,7 @@
 // This daemon's part in a cluster (store.kind: postgres), put together: the leases (Cluster), the fence on credential
 // writes, the claims on the shared outbox, the forwarding of requests, and the channel on which nodes share their events
 // and tell each other what changed in what they cache. The daemon wires these into its services; on SQLite there is none.
-import { createHmac } from 'node:crypto';
+import { ConfigError } from '../config/load.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { GatewayEvent } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
@@ -53,14 +53,13 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
   };
   const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: assemble, onListening: refreshAll });
   const notify = createNotifier(db, EVENTS_CHANNEL);
-  // the hop between nodes is signed with the cluster secret; by default one every node derives from the master key
-  const secret = config.cluster.secret
-    ? Buffer.from(config.cluster.secret, 'utf8')
-    : createHmac('sha256', config.auth.masterKey ?? '').update('gateway cluster hop v1').digest();
+  // the hop between nodes is signed with the cluster secret, which the configuration requires (config/load.ts)
+  if (!config.cluster.secret) throw new ConfigError('cluster.secret (GATEWAY_CLUSTER_SECRET) is required when store.kind is postgres');
+  const secret = Buffer.from(config.cluster.secret, 'utf8');
   return {
     cluster,
     fence: createLeaseFence(db, nodeId, (session) => cluster.epochOf(session)),
-    forwarder: createForwarder(cluster, secret, logger.child({ module: 'forward' })),
+    forwarder: createForwarder(cluster, { secret, logger: logger.child({ module: 'forward' }), maxBodyBytes: config.server.mediaBodyLimitBytes }),
     publishEvent: (event) => notify(encodeMessage(nodeId, { kind: 'event', event })),
     announce(topic, ids) {
       beginWrite();
