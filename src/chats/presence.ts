@@ -56,7 +56,15 @@ export class PresenceService {
           if (err instanceof GatewayError) return;
           throw err;
         }
-        for (const jid of this.deps.presence.subscribedJids(session)) {
+        let jids: string[];
+        try {
+          jids = this.deps.presence.subscribedJids(session);
+        } catch (err) {
+          // the store is out of reach: the subscriptions are renewed at the next connect
+          this.deps.logger.warn({ err, session }, 'could not read the presence subscriptions to renew');
+          return;
+        }
+        for (const jid of jids) {
           engine.subscribePresence(jid).catch((err: unknown) => this.deps.logger.warn({ err, session, jid }, 'presence resubscription failed'));
         }
       });
