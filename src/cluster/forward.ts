@@ -93,16 +93,17 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
 
   /**
    * A signed hop from another node: served here. A hop header that does not verify (another node's hop, a changed body,
-   * too old, or seen already) is refused. Its body is read here to check it, and handed on to the route as if unread.
+   * too old, or seen already) is refused. A body the route read already (`parsed`) is checked as the sender sent it, the
+   * JSON text of what it parsed; an unread one is read here and handed on to the route as if unread.
    */
-  const isSignedHop = async (ctx: AppContext): Promise<boolean> => {
+  const isSignedHop = async (ctx: AppContext, parsed: unknown): Promise<boolean> => {
     const from = ctx.get(FORWARDED_BY);
     if (!from) return false;
     const [at, nonce, mac, extra] = ctx.get(SIGNATURE).split('.');
     if (extra !== undefined || !/^\d{1,15}$/.test(at ?? '') || !/^[0-9a-f]{32}$/.test(nonce ?? '') || !/^[0-9a-f]{64}$/.test(mac ?? '')) throw refuse('malformed');
     const now = clock();
     if (Math.abs(now - Number(at)) > HOP_MAX_AGE_MS) throw refuse('too old');
-    const body = await readBody(ctx.req);
+    const body = parsed !== undefined ? Buffer.from(JSON.stringify(parsed)) : await readBody(ctx.req);
     const expected = signHop(secret, { from, to: cluster.nodeId, at: Number(at), nonce: nonce!, method: ctx.method, target: pathAndQueryOf(ctx), body });
     if (!timingSafeEqual(Buffer.from(mac!, 'hex'), expected)) throw refuse('it does not verify');
     for (const [signature, forgetAt] of seen) {
@@ -111,7 +112,7 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
     }
     if (seen.has(mac!)) throw refuse('replayed');
     seen.set(mac!, Number(at) + HOP_MAX_AGE_MS);
-    if (body.length) ctx.req = Object.assign(new PassThrough().end(body), { headers: ctx.req.headers, method: ctx.req.method, url: ctx.req.url, socket: ctx.req.socket }) as unknown as IncomingMessage;
+    if (parsed === undefined && body.length) ctx.req = Object.assign(new PassThrough().end(body), { headers: ctx.req.headers, method: ctx.req.method, url: ctx.req.url, socket: ctx.req.socket }) as unknown as IncomingMessage;
     return true;
   };
 
@@ -136,7 +137,7 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
 
   return {
     async forward(ctx, route, session, body) {
-      if (await isSignedHop(ctx)) return false;
+      if (await isSignedHop(ctx, body)) return false;
       let target;
       try {
         target = await lookUp(session, route.startsSession === true);

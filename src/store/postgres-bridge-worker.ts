@@ -60,12 +60,16 @@ async function guardedRead(request: Extract<BridgeRequest, { op: 'query' }>): Pr
   const released = sql.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
   const [, result] = await Promise.allSettled([saved, query, released]);
   if (result.status === 'fulfilled') return reply({ id: request.id, rows: [...result.value] as unknown[], count: result.value.count ?? 0 });
+  const level = levels.at(-1)!;
   try {
     await sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
     await sql.unsafe(`RELEASE SAVEPOINT ${name}`);
   } catch (err) {
     // the transaction was spoilt before the read (a write sent ahead of it failed): its commit reports that
-    levels.at(-1)!.error ??= serialize(err);
+    await settled(level);
+    level.error ??= serialize(err);
+    // and so does the read: why the transaction failed, not that it had
+    return reply({ id: request.id, error: level.error });
   }
   reply({ id: request.id, error: serialize(result.reason) });
 }
@@ -167,6 +171,8 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
       }
       case 'call': {
         const service = cluster?.services[request.service];
+        // a worker that replaced one that died sets the cluster's connections up again (PostgresDatabase.rejoin)
+        if (!cluster) return reply({ id: request.id, error: { message: 'the connections to PostgreSQL are being set up again', code: 'UNREACHABLE' } });
         if (!service?.[request.method]) throw new Error(`no cluster service ${request.service}.${request.method}`);
         return reply({ id: request.id, rows: [await service[request.method]!(...request.args)], count: 0 });
       }

@@ -50,8 +50,12 @@ export class PostgresError extends Error {
  * codes, and this bridge's own timeout); SQLSTATE class 08 too, the connection exceptions.
  */
 const UNREACHABLE = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'TIMEOUT']);
-/** a statement that gave up on a lock (lock_timeout) or ran past statement_timeout: the server is there, but busy */
-const BUSY = new Set(['55P03', '57014']);
+/**
+ * a statement that gave up on a lock (lock_timeout) or ran past statement_timeout: the server is there, but busy; or a
+ * savepoint of a transaction that ended with its lost connection (25P01, no transaction on the new one), or a statement
+ * after one of these in a transaction (25P02)
+ */
+const BUSY = new Set(['55P03', '57014', '25P01', '25P02']);
 /** how long statements are refused at once after one failed to reach the server */
 const UNREACHABLE_PAUSE_MS = 1000;
 
