@@ -62,7 +62,7 @@ export class Cluster implements SessionPlacement {
     this.keeper = new LeaseKeeper({
       repo: this.leases,
       leaseMs: options.leaseMs,
-      probe: (timeoutMs) => options.db.probe(timeoutMs),
+      probe: (timeoutMs) => options.db.probe(timeoutMs, options.leaseMs / 3),
       onLost: async (session, reason) => {
         options.logger.warn({ session, reason }, 'lease lost: the session stops here, another node takes it');
         await this.sessions?.relinquish(session);

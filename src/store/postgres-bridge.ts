@@ -168,6 +168,10 @@ export class PostgresDatabase {
   private onListening: (() => void) | undefined;
   /** until when statements are refused without being sent (see refuseWhileUnreachable) */
   private unreachableUntil = 0;
+  /** when (performance.now()) the main connection last answered a statement without an error */
+  private answeredAt = -Infinity;
+  /** requests answered on the side connections, not the main one (remote) */
+  private readonly sideRequests = new Set<number>();
   /** requests this thread stopped waiting for */
   private readonly abandoned = new Set<number>();
   /** promises waiting for an answer */
@@ -257,16 +261,22 @@ export class PostgresDatabase {
    */
   remote<T extends object>(service: 'leases'): T {
     return new Proxy({} as T, {
-      get: (_, method) => async (...args: unknown[]) => (await this.ask({ id: this.nextId++, op: 'call', service, method: String(method), args }, 5 * this.answerTimeoutMs))[0],
+      get: (_, method) => async (...args: unknown[]) => {
+        const id = this.nextId++;
+        this.sideRequests.add(id);
+        return (await this.ask({ id, op: 'call', service, method: String(method), args }, 5 * this.answerTimeoutMs))[0];
+      },
     });
   }
 
   /**
-   * Resolves once the main connection (the one every repository's statement runs on) answers a `SELECT 1`; rejects
-   * when it fails or takes over `timeoutMs`. The leases are renewed only after it answered: a node whose own statements
-   * cannot run must let its sessions go to a node whose can.
+   * Resolves when the main connection (the one every repository's statement runs on) answered a statement within the
+   * last `recentMs`, or else once it answers a `SELECT 1`; rejects when that fails or takes over `timeoutMs`. The
+   * leases are renewed only then: a node whose own statements cannot run must let its sessions go to a node whose can.
+   * (A busy connection is not asked: its answers say it works, and a probe would wait behind its queue.)
    */
-  async probe(timeoutMs: number): Promise<void> {
+  async probe(timeoutMs: number, recentMs: number): Promise<void> {
+    if (performance.now() - this.answeredAt < recentMs) return;
     await this.ask({ id: this.nextId++, op: 'query', text: 'SELECT 1', params: [], values: true, read: true }, timeoutMs);
   }
 
@@ -307,10 +317,14 @@ export class PostgresDatabase {
     this.depth++;
   }
 
-  /** Commits the open transaction without blocking: settles when PostgreSQL has committed it (rejects when it rolled back). */
+  /**
+   * Commits the open transaction without blocking: settles when PostgreSQL has committed it (rejects when it rolled back,
+   * or with TIMEOUT when no answer came within five answer times: the requests waiting on it are not held longer, and
+   * are not told it committed)
+   */
   commitAsync(): Promise<void> {
     this.depth = 0;
-    return this.ask({ id: this.nextId++, op: 'commit' }).then(() => undefined);
+    return this.ask({ id: this.nextId++, op: 'commit' }, 5 * this.answerTimeoutMs).then(() => undefined);
   }
 
   /** SQLite's pragmas have no meaning here (PostgreSQL's own settings hold: a commit is durable once answered). */
@@ -400,6 +414,7 @@ export class PostgresDatabase {
   }
 
   private deliver(message: BridgeReply | Notification): void {
+    if ('id' in message && !this.sideRequests.delete(message.id) && 'rows' in message) this.answeredAt = performance.now();
     if ('id' in message && this.abandoned.delete(message.id)) return;
     if ('notification' in message) {
       // told on its own turn: a notification that arrives while this thread waits on a statement must not run inside it
