@@ -187,6 +187,9 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
 }
 
 port.on('message', (request: BridgeRequest) => {
+  // the cluster's calls run on connections of their own, never behind the main connection's work (a lease renewal must
+  // not wait for a commit stuck on a lock)
+  if (request.op === 'call') return void control(request);
   // whatever goes wrong with one request is its answer: the queue goes on to the next
   queue = queue
     .then(() => (request.op === 'query' ? runQuery(request) : control(request)))
