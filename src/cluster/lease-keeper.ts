@@ -108,15 +108,17 @@ export class LeaseKeeper {
     let timer: NodeJS.Timeout | undefined;
     let result: Awaited<ReturnType<LeasesRepo['heartbeat']>>;
     let late = false;
-    const renewal = async () => {
-      await this.options.probe?.(budget);
-      // the store answered after the budget ran out: these leases are being stopped, they are not renewed
-      if (late) throw new Error('the store answered too late to renew the leases');
-      return this.options.repo.heartbeat(held, budget);
-    };
+    const probe = this.options.probe;
+    const renewal = probe
+      ? probe(budget).then(() => {
+          // the store answered after the budget ran out: these leases are being stopped, they are not renewed
+          if (late) throw new Error('the store answered too late to renew the leases');
+          return this.options.repo.heartbeat(held, budget);
+        })
+      : this.options.repo.heartbeat(held, budget);
     try {
       result = await Promise.race([
-        renewal(),
+        renewal,
         new Promise<never>((_, fail) => (timer = setTimeout(() => ((late = true), fail(new Error(`renewing the leases took over ${budget} ms`))), budget))),
       ]);
     } catch (err) {
