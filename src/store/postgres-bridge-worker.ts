@@ -10,9 +10,9 @@ import { createLeasesRepo } from './leases.js';
 
 const { url, port, signal, answerTimeoutMs } = workerData as { url: string; port: MessagePort; signal: Int32Array; answerTimeoutMs: number };
 // every statement on the daemon's connection ends on the server soon after the daemon's thread stopped waiting for it, and one
-// waiting on a row lock (a long transaction elsewhere) gives up when the daemon's thread would: the statements queued
-// behind it on this one connection, other sessions' among them, are not held up for longer than that
-const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: answerTimeoutMs, statement_timeout: 2 * answerTimeoutMs }, failFast: true });
+// waiting on a row lock (a long transaction elsewhere) gives up well before the daemon's thread would: the statements
+// queued behind it on this one connection, other sessions' among them, still get their answers in time
+const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: Math.max(50, Math.floor(answerTimeoutMs / 4)), statement_timeout: 2 * answerTimeoutMs }, failFast: true });
 
 /**
  * The cluster's own work (leases, the event channel), on connections of its own: their transactions are
