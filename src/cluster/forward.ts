@@ -39,8 +39,8 @@ export interface ForwarderOptions {
   /** the cluster secret (cluster.secret): signs every hop */
   secret: Buffer;
   logger: Logger;
-  /** the largest body sent on or accepted from another node (the media routes' limit) */
-  maxBodyBytes: number;
+  /** the largest body sent on or accepted from another node, by route (server.bodyLimitBytes, or the media routes') */
+  bodyLimits: { defaultBytes: number; mediaBytes: number };
   clock?: () => number;
 }
 
@@ -81,12 +81,13 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
 
   const refuse = (why: string) => new GatewayError('UNAUTHORIZED', `a forwarded request without a valid signature of the cluster: ${why}`);
 
-  const readBody = async (req: IncomingMessage): Promise<Buffer> => {
+  const readBody = async (req: IncomingMessage, route: RouteDef): Promise<Buffer> => {
     if (!METHODS_WITH_BODY.has(req.method ?? '') || !hasBody(req.headers)) return Buffer.alloc(0);
+    const limit = route.bodyLimit === 'media' ? options.bodyLimits.mediaBytes : options.bodyLimits.defaultBytes;
     try {
-      return await getRawBody(req, { limit: options.maxBodyBytes });
+      return await getRawBody(req, { limit });
     } catch (err) {
-      if ((err as { type?: string }).type === 'entity.too.large') throw new GatewayError('PAYLOAD_TOO_LARGE', `the request body is over ${options.maxBodyBytes} bytes`);
+      if ((err as { type?: string }).type === 'entity.too.large') throw new GatewayError('PAYLOAD_TOO_LARGE', `the request body is over ${limit} bytes, the limit of this route`);
       throw new GatewayError('VALIDATION_FAILED', `the request body could not be read: ${(err as Error).message}`);
     }
   };
@@ -96,14 +97,14 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
    * too old, or seen already) is refused. A body the route read already (`parsed`) is checked as the sender sent it, the
    * JSON text of what it parsed; an unread one is read here and handed on to the route as if unread.
    */
-  const isSignedHop = async (ctx: AppContext, parsed: unknown): Promise<boolean> => {
+  const isSignedHop = async (ctx: AppContext, route: RouteDef, parsed: unknown): Promise<boolean> => {
     const from = ctx.get(FORWARDED_BY);
     if (!from) return false;
     const [at, nonce, mac, extra] = ctx.get(SIGNATURE).split('.');
     if (extra !== undefined || !/^\d{1,15}$/.test(at ?? '') || !/^[0-9a-f]{32}$/.test(nonce ?? '') || !/^[0-9a-f]{64}$/.test(mac ?? '')) throw refuse('malformed');
     const now = clock();
     if (Math.abs(now - Number(at)) > HOP_MAX_AGE_MS) throw refuse('too old');
-    const body = parsed !== undefined ? Buffer.from(JSON.stringify(parsed)) : await readBody(ctx.req);
+    const body = parsed !== undefined ? Buffer.from(JSON.stringify(parsed)) : await readBody(ctx.req, route);
     const expected = signHop(secret, { from, to: cluster.nodeId, at: Number(at), nonce: nonce!, method: ctx.method, target: pathAndQueryOf(ctx), body });
     if (!timingSafeEqual(Buffer.from(mac!, 'hex'), expected)) throw refuse('it does not verify');
     for (const [signature, forgetAt] of seen) {
@@ -137,7 +138,7 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
 
   return {
     async forward(ctx, route, session, body) {
-      if (await isSignedHop(ctx, body)) return false;
+      if (await isSignedHop(ctx, route, body)) return false;
       let target;
       try {
         target = await lookUp(session, route.startsSession === true);
@@ -148,7 +149,7 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
       if (!target || target.node === cluster.nodeId) return false;
       const pathAndQuery = pathAndQueryOf(ctx);
       const url = forwardUrl(target.url, pathAndQuery);
-      const bytes = body !== undefined ? Buffer.from(JSON.stringify(body)) : await readBody(ctx.req);
+      const bytes = body !== undefined ? Buffer.from(JSON.stringify(body)) : await readBody(ctx.req, route);
       const at = clock();
       const nonce = randomBytes(16).toString('hex');
       const headers: Record<string, string | string[]> = {};

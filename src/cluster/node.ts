@@ -89,7 +89,7 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
   return {
     cluster,
     fence: createLeaseFence(db, nodeId, (session) => cluster.epochOf(session)),
-    forwarder: createForwarder(cluster, { secret, logger: logger.child({ module: 'forward' }), maxBodyBytes: config.server.mediaBodyLimitBytes }),
+    forwarder: createForwarder(cluster, { secret, logger: logger.child({ module: 'forward' }), bodyLimits: { defaultBytes: config.server.bodyLimitBytes, mediaBytes: config.server.mediaBodyLimitBytes } }),
     publishEvent: (event) => notify(encodeMessage(nodeId, { kind: 'event', event })),
     announce(topic, ids) {
       beginWrite();

@@ -12,7 +12,7 @@ import { createLogger } from '../../src/logger.js';
 test('a forward whose owner lookup gets no answer fails with NODE_UNREACHABLE and Retry-After', async () => {
   const silent = new Promise<never>(() => {});
   const cluster = { nodeId: 'n1', leaseMs: 4000, ownerOf: () => silent, leastLoaded: () => silent } as unknown as Cluster;
-  const forwarder = createForwarder(cluster, { secret: Buffer.from('a-cluster-secret-for-this-test-0123456789'), logger: createLogger('fatal'), maxBodyBytes: 1024 });
+  const forwarder = createForwarder(cluster, { secret: Buffer.from('a-cluster-secret-for-this-test-0123456789'), logger: createLogger('fatal'), bodyLimits: { defaultBytes: 1024, mediaBytes: 1024 } });
   const headers = new Map<string, string>();
   const ctx = { get: () => '', set: (name: string, value: string) => headers.set(name, value), method: 'GET', path: '/api/sessions/s1', search: '' } as unknown as AppContext;
   await assert.rejects(forwarder.forward(ctx, { startsSession: undefined } as unknown as RouteDef, 's1'), (err) => err instanceof GatewayError && err.code === 'NODE_UNREACHABLE');
