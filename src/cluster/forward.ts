@@ -19,10 +19,10 @@ const ANSWERED_BY = 'x-gateway-node';
 /** a signed hop older than this is refused (clocks of the nodes may differ by this much); a hop is accepted once within it */
 const HOP_MAX_AGE_MS = 30_000;
 /** how long a forward waits for the database to say which node runs the session */
-export const OWNER_LOOKUP_TIMEOUT_MS = 2_000;
+const OWNER_LOOKUP_TIMEOUT_MS = 2_000;
 /** how long a forward waits for a connection to the owner, then for the head of its answer (docs/SCALING.md) */
-export const FORWARD_CONNECT_TIMEOUT_MS = 2_000;
-export const FORWARD_HEADERS_TIMEOUT_MS = 30_000;
+const FORWARD_CONNECT_TIMEOUT_MS = 2_000;
+const FORWARD_HEADERS_TIMEOUT_MS = 30_000;
 /** headers of one connection, not of the request: never passed on */
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'proxy-connection', 'te', 'trailer']);
 
