@@ -28,6 +28,7 @@ const nodeEnv = (url: string, id: string, leaseSeconds?: number) => ({
   GATEWAY_STORE: 'postgres',
   GATEWAY_DATABASE_URL: url,
   GATEWAY_NODE_ID: id,
+  GATEWAY_CLUSTER_SECRET: 'bench-cluster-secret-0123456789abcdef',
   ...(leaseSeconds ? { GATEWAY_LEASE_SECONDS: String(leaseSeconds) } : {}),
 });
 

@@ -54,9 +54,16 @@ export class PresenceService {
           engine = this.deps.sessions.connected(session);
         } catch (err) {
           if (err instanceof GatewayError) return;
-          throw err;
+          // the store is out of reach: the subscriptions are renewed at the next connect
+          return this.deps.logger.warn({ err, session }, 'could not read the session to renew its presence subscriptions');
         }
-        for (const jid of this.deps.presence.subscribedJids(session)) {
+        let jids: string[];
+        try {
+          jids = this.deps.presence.subscribedJids(session);
+        } catch (err) {
+          return this.deps.logger.warn({ err, session }, 'could not read the presence subscriptions to renew');
+        }
+        for (const jid of jids) {
           engine.subscribePresence(jid).catch((err: unknown) => this.deps.logger.warn({ err, session, jid }, 'presence resubscription failed'));
         }
       });

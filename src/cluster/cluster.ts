@@ -62,6 +62,9 @@ export class Cluster implements SessionPlacement {
     this.keeper = new LeaseKeeper({
       repo: this.leases,
       leaseMs: options.leaseMs,
+      // an answer within a tenth of the lease is recent enough: a renewal after it keeps the sessions at most that much
+      // past the main connection's last answer, well within the lease
+      probe: (timeoutMs) => options.db.probe(timeoutMs, options.leaseMs / 10),
       onLost: async (session, reason) => {
         options.logger.warn({ session, reason }, 'lease lost: the session stops here, another node takes it');
         await this.sessions?.relinquish(session);

@@ -18,6 +18,11 @@ export interface LeaseKeeperOptions {
   renewEveryMs?: number;
   /** must stop the session; a lease lost to a move is handed over once this returns */
   onLost(session: string, reason: LossReason): void | Promise<void>;
+  /**
+   * resolves once this node's own store answers (within `timeoutMs`): leases are renewed only then, so a node whose
+   * statements cannot run lets its sessions go to a node whose can (a renewal runs on connections of its own)
+   */
+  probe?(timeoutMs: number): Promise<void>;
   /** told when a renewal or a hand-over fails (the database is unreachable, …) or onLost throws; the keeper goes on */
   onError?(err: unknown): void;
   clock?: () => number;
@@ -102,10 +107,19 @@ export class LeaseKeeper {
     const budget = this.options.leaseMs - this.renewEveryMs - this.marginMs;
     let timer: NodeJS.Timeout | undefined;
     let result: Awaited<ReturnType<LeasesRepo['heartbeat']>>;
+    let late = false;
+    const probe = this.options.probe;
+    const renewal = probe
+      ? probe(budget).then(() => {
+          // the store answered after the budget ran out: these leases are being stopped, they are not renewed
+          if (late) throw new Error('the store answered too late to renew the leases');
+          return this.options.repo.heartbeat(held, budget);
+        })
+      : this.options.repo.heartbeat(held, budget);
     try {
       result = await Promise.race([
-        this.options.repo.heartbeat(held, budget),
-        new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error(`renewing the leases took over ${budget} ms`)), budget))),
+        renewal,
+        new Promise<never>((_, fail) => (timer = setTimeout(() => ((late = true), fail(new Error(`renewing the leases took over ${budget} ms`))), budget))),
       ]);
     } catch (err) {
       this.options.onError?.(err);

@@ -1,7 +1,7 @@
 // This daemon's part in a cluster (store.kind: postgres), put together: the leases (Cluster), the fence on credential
 // writes, the claims on the shared outbox, the forwarding of requests, and the channel on which nodes share their events
 // and tell each other what changed in what they cache. The daemon wires these into its services; on SQLite there is none.
-import { createHmac } from 'node:crypto';
+import { ConfigError } from '../config/load.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { GatewayEvent } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
@@ -17,6 +17,8 @@ import { createForwarder, type Forwarder } from './forward.js';
 /** What cached state another node can change: each node reads it again when told. */
 const CHANGE_TOPICS = ['keys', 'webhooks', 'settings'] as const;
 export type ChangeTopic = (typeof CHANGE_TOPICS)[number];
+/** how soon a cache that could not be read again is tried again */
+const CACHE_RETRY_MS = 1000;
 
 /** How this node claims deliveries in the shared outbox: for an attempt's longest time and room to record its outcome. */
 export function deliveryClaimsOf(config: GatewayConfig): DeliveryClaims {
@@ -43,24 +45,51 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
   const leaseMs = config.cluster.leaseSeconds * 1000;
   let onEvent: (event: GatewayEvent) => void = () => {};
   let onChanged: (topic: ChangeTopic, ids: string[]) => void = () => {};
+  /** topics whose cache could not be read again (the store was out of reach), retried until it is */
+  const stale = new Set<ChangeTopic>();
+  let retry: NodeJS.Timeout | undefined;
+  const reload = (topic: ChangeTopic, ids: string[]) => {
+    try {
+      onChanged(topic, ids);
+      if (ids.length === 0) stale.delete(topic);
+    } catch (err) {
+      logger.error({ err, topic }, 'could not read a changed cache again; retrying');
+      stale.add(topic);
+      retry ??= setTimeout(() => {
+        retry = undefined;
+        for (const topic of [...stale]) reload(topic, []);
+      }, CACHE_RETRY_MS);
+      retry.unref();
+    }
+  };
   const assemble = createAssembler(nodeId, (message: RelayMessage) => {
-    if (message.kind === 'event') onEvent(message.event as GatewayEvent);
-    else onChanged(message.topic as ChangeTopic, message.ids ?? []);
+    if (message.kind === 'changed') return reload(message.topic as ChangeTopic, message.ids ?? []);
+    try {
+      onEvent(message.event as GatewayEvent);
+    } catch (err) {
+      logger.error({ err }, "could not relay another node's event");
+    }
   });
   // everything cached is read again whenever the channel (re)starts: changes sent before it listened were not heard
   const refreshAll = () => {
-    for (const topic of CHANGE_TOPICS) onChanged(topic, []);
+    for (const topic of CHANGE_TOPICS) reload(topic, []);
   };
-  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: assemble, onListening: refreshAll });
+  (db as unknown as PostgresDatabase).onWorkerLost = (err) => logger.error({ err }, 'the PostgreSQL worker failed; a new one took its place');
+  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: (payload) => {
+    try {
+      assemble(payload);
+    } catch (err) {
+      logger.error({ err }, 'could not read a message of another node');
+    }
+  }, onListening: refreshAll });
   const notify = createNotifier(db, EVENTS_CHANNEL);
-  // the hop between nodes is signed with the cluster secret; by default one every node derives from the master key
-  const secret = config.cluster.secret
-    ? Buffer.from(config.cluster.secret, 'utf8')
-    : createHmac('sha256', config.auth.masterKey ?? '').update('gateway cluster hop v1').digest();
+  // the hop between nodes is signed with the cluster secret, which the configuration requires (config/load.ts)
+  if (!config.cluster.secret) throw new ConfigError('cluster.secret (GATEWAY_CLUSTER_SECRET) is required when store.kind is postgres');
+  const secret = Buffer.from(config.cluster.secret, 'utf8');
   return {
     cluster,
     fence: createLeaseFence(db, nodeId, (session) => cluster.epochOf(session)),
-    forwarder: createForwarder(cluster, secret, logger.child({ module: 'forward' })),
+    forwarder: createForwarder(cluster, { secret, logger: logger.child({ module: 'forward' }), bodyLimits: { defaultBytes: config.server.bodyLimitBytes, mediaBytes: config.server.mediaBodyLimitBytes } }),
     publishEvent: (event) => notify(encodeMessage(nodeId, { kind: 'event', event })),
     announce(topic, ids) {
       beginWrite();

@@ -72,6 +72,12 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   if (config.store.kind === 'postgres' && !config.store.postgres.url) {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['store.postgres.url: required when store.kind is postgres (or set GATEWAY_DATABASE_URL)']);
   }
+  if (config.store.kind === 'postgres' && !config.cluster.secret) {
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['cluster.secret: required when store.kind is postgres (or set GATEWAY_CLUSTER_SECRET): the same random secret on every node, other than the master key']);
+  }
+  if (config.store.kind === 'postgres' && config.cluster.secret === config.auth.masterKey) {
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['cluster.secret: must differ from the master key (the master key is a credential callers send; the hop key is the nodes\' alone)']);
+  }
   if (config.store.kind === 'postgres' && config.backup.schedule !== 'off') {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['backup.schedule: the daemon backs up a SQLite store only; back PostgreSQL up with pg_dump']);
   }

@@ -284,7 +284,7 @@ export class SessionManager {
           continue;
         }
         this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
-        void queue.add(() => this.restore(row.name, engine));
+        void queue.add(() => this.restore(row.name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
       } else if (row.status !== 'DISCONNECTED') {
         this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
       }
@@ -326,7 +326,7 @@ export class SessionManager {
     const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
     if (!queue) return this.restore(name, engine);
     this.setStatus(name, 'CONNECTING', this.connectingReason(name));
-    void queue.add(() => this.restore(name, engine));
+    void queue.add(() => this.restore(name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
   }
 
   /** Stops a session here without a write: its lease is gone and another node may already run it. */
@@ -358,7 +358,11 @@ export class SessionManager {
     if (this.runtimes.has(name)) return;
     // in a cluster its lease was taken for it: given back
     if (this.stopping || !row?.shouldRun) return this.placement.release(name);
-    await this.launch(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+    await this.launch(row, engine).catch(async (err: unknown) => {
+      this.deps.logger.error({ err, session: name }, 'restore failed');
+      // in a cluster a session half started (the database went away meanwhile) is given up, to be adopted again whole
+      if (this.placement !== HERE) await this.teardown(name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: name }, 'could not give up a session that failed to start'));
+    });
   }
 
   private checkEngine(name: EngineName): void {
@@ -384,10 +388,21 @@ export class SessionManager {
       ...(this.deps.identities ? { identities: this.deps.identities.forSession(row.name) } : {}),
       hooks: {
         connection: (update) => {
-          if (this.runtimes.get(row.name) === runtime) this.onConnection(row.name, runtime, update);
+          if (this.runtimes.get(row.name) !== runtime) return;
+          try {
+            this.onConnection(row.name, runtime, update);
+          } catch (err) {
+            this.connectionUpdateFailed(row.name, runtime, err);
+          }
         },
         event: (type, payload) => {
-          if (this.runtimes.get(row.name) === runtime) this.emit(row.name, type, payload);
+          if (this.runtimes.get(row.name) !== runtime) return;
+          try {
+            this.emit(row.name, type, payload);
+          } catch (err) {
+            // the store is out of reach: this event is lost, the session and the process go on
+            this.deps.logger.error({ err, session: row.name, event: type }, 'could not record an engine event');
+          }
         },
       },
       lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
@@ -407,7 +422,11 @@ export class SessionManager {
       await runtime.engine.connect();
     } catch (err) {
       this.deps.logger.warn({ err, session: name }, 'engine connect failed');
-      this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message, cause: { code: 'NETWORK_LOST', message: `connect failed: ${(err as Error).message}` } });
+      try {
+        this.onConnection(name, runtime, { kind: 'close', reason: 'AUTO_RECONNECT', detail: (err as Error).message, cause: { code: 'NETWORK_LOST', message: `connect failed: ${(err as Error).message}` } });
+      } catch (failure) {
+        this.connectionUpdateFailed(name, runtime, failure);
+      }
     }
   }
 
@@ -435,7 +454,7 @@ export class SessionManager {
         if (TERMINAL_REASONS.has(update.reason)) {
           this.forget(name, runtime);
           // a FAILED session stays this node's (it should run, and runs again at a start or a restart); others are given up
-          if (update.reason !== 'FAILED') void this.placement.release(name);
+          if (update.reason !== 'FAILED') this.placement.release(name).catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'could not give the lease up'));
           if (update.reason !== 'FAILED') this.deps.sessions.setShouldRun(name, false);
           this.setStatus(name, 'DISCONNECTED', update.reason, lastError);
           if (update.reason === 'LOGGED_OUT') this.emit(name, 'session.logged_out', { reason: 'UNLINKED', detail: update.detail });
@@ -474,9 +493,24 @@ export class SessionManager {
     runtime.reconnectTimer = setTimeout(() => {
       runtime.reconnectTimer = undefined;
       if (this.runtimes.get(name) !== runtime) return;
-      this.setStatus(name, 'CONNECTING', 'AUTO_RECONNECT');
+      try {
+        this.setStatus(name, 'CONNECTING', 'AUTO_RECONNECT');
+      } catch (err) {
+        return this.connectionUpdateFailed(name, runtime, err);
+      }
       void this.connect(name, runtime);
     }, delay);
+  }
+
+  /**
+   * A connection update could not be recorded (the store is out of reach): what the store says of the session is no
+   * longer true. On one daemon it is logged and the session goes on; in a cluster the session is given up here, and
+   * adopted again (by this node or another) once the database answers, from its stored credentials.
+   */
+  private connectionUpdateFailed(name: string, runtime: Runtime, err: unknown): void {
+    this.deps.logger.error({ err, session: name }, 'could not record a change of the connection');
+    if (this.placement === HERE || this.runtimes.get(name) !== runtime) return;
+    this.teardown(name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: name }, 'could not give the lease up'));
   }
 
   /** Detaches the runtime so its late callbacks are ignored; does not touch the network. */

@@ -8,9 +8,11 @@ import { connectPostgres, migratePostgres, type PgSql } from './postgres.js';
 import type { BridgeReply, BridgeRequest, SerializedError } from './postgres-bridge.js';
 import { createLeasesRepo } from './leases.js';
 
-const { url, port, signal } = workerData as { url: string; port: MessagePort; signal: Int32Array };
-// a statement waiting on a row lock gives up well before the daemon's thread stops waiting for it
-const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: 20_000 }, failFast: true });
+const { url, port, signal, answerTimeoutMs } = workerData as { url: string; port: MessagePort; signal: Int32Array; answerTimeoutMs: number };
+// every statement on the daemon's connection ends on the server soon after the daemon's thread stopped waiting for it, and one
+// waiting on a row lock (a long transaction elsewhere) gives up well before the daemon's thread would: the statements
+// queued behind it on this one connection, other sessions' among them, still get their answers in time
+const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: Math.max(50, Math.floor(answerTimeoutMs / 4)), statement_timeout: 2 * answerTimeoutMs }, failFast: true });
 
 /**
  * The cluster's own work (leases, the event channel), on connections of its own: their transactions are
@@ -58,20 +60,26 @@ async function guardedRead(request: Extract<BridgeRequest, { op: 'query' }>): Pr
   const released = sql.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
   const [, result] = await Promise.allSettled([saved, query, released]);
   if (result.status === 'fulfilled') return reply({ id: request.id, rows: [...result.value] as unknown[], count: result.value.count ?? 0 });
+  const level = levels.at(-1)!;
   try {
     await sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
     await sql.unsafe(`RELEASE SAVEPOINT ${name}`);
   } catch (err) {
     // the transaction was spoilt before the read (a write sent ahead of it failed): its commit reports that
-    levels.at(-1)!.error ??= serialize(err);
+    await settled(level);
+    level.error ??= serialize(err);
+    // and so does the read: why the transaction failed, not that it had
+    return reply({ id: request.id, error: level.error });
   }
   reply({ id: request.id, error: serialize(result.reason) });
 }
 
 function runQuery(request: Extract<BridgeRequest, { op: 'query' }>): void | Promise<void> {
+  const level = levels.at(-1);
+  // a transaction that failed already (its connection was lost) sends nothing more: on a new connection it would run outside it
+  if (level?.error) return reply({ id: request.id, error: level.error });
   if (request.read && levels.length > 0) return guardedRead(request);
   const query = sql.unsafe(request.text, request.params.map(asParam) as never[]);
-  const level = levels.at(-1);
   const answered = (request.values ? query.values() : query).then(
     (result) => reply({ id: request.id, rows: [...result] as unknown[], count: result.count ?? 0 }),
     (err: unknown) => {
@@ -94,9 +102,10 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
       // a level is pushed even when its statement fails, so that the release or commit the daemon's thread sends for it
       // finds it: that one reports the failure
       case 'begin': {
-        const level: Level = { pending: [] };
+        const level: Level = { pending: [], error: request.failed };
         levels.push(level);
-        await sql.unsafe('BEGIN').catch((err: unknown) => (level.error = serialize(err)));
+        // `failed`: the transaction began in a worker that died; it is only there to fail what is sent into it
+        if (!level.error) await sql.unsafe('BEGIN').catch((err: unknown) => (level.error = serialize(err)));
         return reply(level.error ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
       }
       case 'savepoint': {
@@ -143,20 +152,27 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
       case 'migrate':
         return reply({ id: request.id, rows: await migratePostgres(sql), count: 0 });
       case 'cluster': {
-        const side = connectPostgres(url, { max: 4, connection: { lock_timeout: 10_000 }, failFast: true });
+        const side = connectPostgres(url, { max: 4, connection: { lock_timeout: 10_000, statement_timeout: 5 * answerTimeoutMs }, failFast: true });
         const services = { leases: createLeasesRepo(side, request.nodeId, request.leaseMs) } as never;
-        cluster = { side, services };
         const tell = (message: { notification: string } | { listening: true }) => {
           port.postMessage(message);
           Atomics.add(signal, 0, 1);
           Atomics.notify(signal, 0);
         };
         // told each time the LISTEN (re)starts: what was sent while it was down is never heard, so caches are read again
-        await side.listen(request.channel, (payload) => tell({ notification: payload }), () => tell({ listening: true }));
+        try {
+          await side.listen(request.channel, (payload) => tell({ notification: payload }), () => tell({ listening: true }));
+        } catch (err) {
+          await side.end({ timeout: 1 }).catch(() => {});
+          throw err;
+        }
+        cluster = { side, services };
         return reply({ id: request.id, rows: [], count: 0 });
       }
       case 'call': {
         const service = cluster?.services[request.service];
+        // a worker that replaced one that died sets the cluster's connections up again (PostgresDatabase.rejoin)
+        if (!cluster) return reply({ id: request.id, error: { message: 'the connections to PostgreSQL are being set up again', code: 'UNREACHABLE' } });
         if (!service?.[request.method]) throw new Error(`no cluster service ${request.service}.${request.method}`);
         return reply({ id: request.id, rows: [await service[request.method]!(...request.args)], count: 0 });
       }
@@ -171,6 +187,9 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
 }
 
 port.on('message', (request: BridgeRequest) => {
+  // the cluster's calls run on connections of their own, never behind the main connection's work (a lease renewal must
+  // not wait for a commit stuck on a lock)
+  if (request.op === 'call') return void control(request);
   // whatever goes wrong with one request is its answer: the queue goes on to the next
   queue = queue
     .then(() => (request.op === 'query' ? runQuery(request) : control(request)))

@@ -9,7 +9,8 @@ import type { Db } from './db.js';
 
 export type BridgeRequest =
   | { id: number; op: 'query'; text: string; params: unknown[]; values: boolean; read: boolean }
-  | { id: number; op: 'begin' | 'commit' | 'rollback' | 'migrate' | 'close' }
+  | { id: number; op: 'begin'; failed?: SerializedError }
+  | { id: number; op: 'commit' | 'rollback' | 'migrate' | 'close' }
   | { id: number; op: 'savepoint' | 'release' | 'rollbackTo'; name: string }
   | { id: number; op: 'cluster'; nodeId: string; leaseMs: number; channel: string }
   | { id: number; op: 'call'; service: string; method: string; args: unknown[] };
@@ -34,13 +35,27 @@ export class PostgresError extends Error {
 
   /** the server could not be reached: nothing is wrong with the statement */
   get unreachable(): boolean {
-    return UNREACHABLE.has(this.code ?? '') || this.code === 'UNREACHABLE';
+    return UNREACHABLE.has(this.code ?? '') || this.code === 'UNREACHABLE' || this.code?.startsWith('08') === true;
+  }
+
+  /** the statement could not run now (the server is out of reach, or it timed out waiting on a lock or on the server) */
+  get unavailable(): boolean {
+    return this.unreachable || BUSY.has(this.code ?? '');
   }
 }
 
 
-/** Errors that say the server could not be reached (postgres.js's and Node's codes, and this bridge's own timeout). */
-const UNREACHABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'TIMEOUT']);
+/**
+ * Errors that say the server could not be reached (PostgreSQL shutting down or starting up, postgres.js's and Node's
+ * codes, and this bridge's own timeout); SQLSTATE class 08 too, the connection exceptions.
+ */
+const UNREACHABLE = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EPIPE', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', 'TIMEOUT']);
+/**
+ * a statement that gave up on a lock (lock_timeout) or ran past statement_timeout: the server is there, but busy; or a
+ * savepoint of a transaction that ended with its lost connection (25P01, no transaction on the new one), or a statement
+ * after one of these in a transaction (25P02)
+ */
+const BUSY = new Set(['55P03', '57014', '25P01', '25P02']);
 /** how long statements are refused at once after one failed to reach the server */
 const UNREACHABLE_PAUSE_MS = 1000;
 
@@ -137,8 +152,12 @@ const isNamed = (arg: unknown) => typeof arg === 'object' && arg !== null && !Bu
 
 export class PostgresDatabase {
   readonly dialect = 'postgres';
-  private readonly worker: Worker;
-  private readonly port: MessagePort;
+  private worker!: Worker;
+  private port!: MessagePort;
+  /** the cluster's part of the worker (joinCluster), set up again in a worker started after one died */
+  private clusterRequest: { nodeId: string; leaseMs: number; channel: string } | undefined;
+  /** told when the worker died and a new one took its place (what was under way failed) */
+  onWorkerLost: ((err: unknown) => void) | undefined;
   private readonly signal = new Int32Array(new SharedArrayBuffer(4));
   private nextId = 1;
   private readonly answers = new Map<number, BridgeReply>();
@@ -149,6 +168,10 @@ export class PostgresDatabase {
   private onListening: (() => void) | undefined;
   /** until when statements are refused without being sent (see refuseWhileUnreachable) */
   private unreachableUntil = 0;
+  /** when (performance.now()) the main connection last answered a statement without an error */
+  private answeredAt = -Infinity;
+  /** requests answered on the side connections, not the main one (remote) */
+  private readonly sideRequests = new Set<number>();
   /** requests this thread stopped waiting for */
   private readonly abandoned = new Set<number>();
   /** promises waiting for an answer */
@@ -161,15 +184,54 @@ export class PostgresDatabase {
    * keeper must run well within its margin, so a daemon passes a tenth of its lease (half the margin)
    */
   constructor(
-    url: string,
+    private readonly url: string,
     private readonly answerTimeoutMs = 60_000,
   ) {
+    this.startWorker();
+  }
+
+  private startWorker(): void {
     const { port1, port2 } = new MessageChannel();
     this.port = port1;
-    this.worker = new Worker(new URL('./postgres-bridge-worker.js', import.meta.url), { workerData: { url, port: port2, signal: this.signal }, transferList: [port2] });
-    this.worker.unref();
+    const worker = new Worker(new URL('./postgres-bridge-worker.js', import.meta.url), { workerData: { url: this.url, port: port2, signal: this.signal, answerTimeoutMs: this.answerTimeoutMs }, transferList: [port2] });
+    this.worker = worker;
+    worker.unref();
     this.port.on('message', (message: BridgeReply | Notification) => this.deliver(message));
-    this.port.unref();
+    if (this.asked === 0) this.port.unref();
+    let failure: unknown;
+    // the PostgreSQL client can throw out of its own callbacks when a connection drops at a bad moment, which ends the
+    // worker: a new one takes its place rather than the process going down with it
+    worker.on('error', (err) => (failure = err));
+    worker.on('exit', () => {
+      if (!this.closed && this.worker === worker) this.replaceWorker(failure ?? new Error('the PostgreSQL worker exited'));
+    });
+  }
+
+  /**
+   * After the worker died: whatever it had under way fails (a transaction open then fails at its commit, and the
+   * statements sent into it fail, not run outside it), and a new worker is started, joining the cluster again.
+   */
+  private replaceWorker(err: unknown): void {
+    const old = this.port;
+    this.startWorker();
+    old.close();
+    this.onWorkerLost?.(err);
+    const lost: SerializedError = { message: `the connection to PostgreSQL was lost: ${(err as Error)?.message ?? String(err)}`, code: 'CONNECTION_DESTROYED' };
+    for (const [id, waiter] of [...this.pending]) {
+      this.pending.delete(id);
+      waiter({ id, error: lost });
+    }
+    for (let level = 0; level < this.depth; level++) this.control({ id: this.nextId++, op: 'begin', failed: lost }, false);
+    if (this.clusterRequest) this.rejoin();
+  }
+
+  /** Sets the cluster's part up in a new worker, trying again every second while the server is out of reach. */
+  private rejoin(): void {
+    const worker = this.worker;
+    this.ask({ id: this.nextId++, op: 'cluster', ...this.clusterRequest! }).catch((err: unknown) => {
+      this.onWorkerLost?.(err);
+      setTimeout(() => this.worker === worker && !this.closed && this.rejoin(), 1000).unref();
+    });
   }
 
   get inTransaction(): boolean {
@@ -190,13 +252,32 @@ export class PostgresDatabase {
     this.onNotification = onNotification;
     this.onListening = onListening;
     await this.ask({ id: this.nextId++, op: 'cluster', nodeId, leaseMs, channel });
+    this.clusterRequest = { nodeId, leaseMs, channel };
   }
 
-  /** A repository that runs on the worker's side connections, every method async (the worker's `cluster` services). */
+  /**
+   * A repository that runs on the worker's side connections, every method async (the worker's `cluster` services); a call
+   * the server does not answer within five answer times fails with TIMEOUT.
+   */
   remote<T extends object>(service: 'leases'): T {
     return new Proxy({} as T, {
-      get: (_, method) => async (...args: unknown[]) => (await this.ask({ id: this.nextId++, op: 'call', service, method: String(method), args }))[0],
+      get: (_, method) => async (...args: unknown[]) => {
+        const id = this.nextId++;
+        this.sideRequests.add(id);
+        return (await this.ask({ id, op: 'call', service, method: String(method), args }, 5 * this.answerTimeoutMs))[0];
+      },
     });
+  }
+
+  /**
+   * Resolves when the main connection (the one every repository's statement runs on) answered a statement within the
+   * last `recentMs`, or else once it answers a `SELECT 1`; rejects when that fails or takes over `timeoutMs`. The
+   * leases are renewed only then: a node whose own statements cannot run must let its sessions go to a node whose can.
+   * (A busy connection is not asked: its answers say it works, and a probe would wait behind its queue.)
+   */
+  async probe(timeoutMs: number, recentMs: number): Promise<void> {
+    if (performance.now() - this.answeredAt < recentMs) return;
+    await this.ask({ id: this.nextId++, op: 'query', text: 'SELECT 1', params: [], values: true, read: true }, timeoutMs);
   }
 
   prepare(text: string): Statement {
@@ -236,10 +317,14 @@ export class PostgresDatabase {
     this.depth++;
   }
 
-  /** Commits the open transaction without blocking: settles when PostgreSQL has committed it (rejects when it rolled back). */
+  /**
+   * Commits the open transaction without blocking: settles when PostgreSQL has committed it (rejects when it rolled back,
+   * or with TIMEOUT when no answer came within five answer times: the requests waiting on it are not held longer, and
+   * are not told it committed)
+   */
   commitAsync(): Promise<void> {
     this.depth = 0;
-    return this.ask({ id: this.nextId++, op: 'commit' }).then(() => undefined);
+    return this.ask({ id: this.nextId++, op: 'commit' }, 5 * this.answerTimeoutMs).then(() => undefined);
   }
 
   /** SQLite's pragmas have no meaning here (PostgreSQL's own settings hold: a commit is durable once answered). */
@@ -298,12 +383,23 @@ export class PostgresDatabase {
     }
   }
 
-  /** A request a promise waits for: the process stays up until its answer is in. */
-  private ask(request: BridgeRequest): Promise<unknown[]> {
+  /** A request a promise waits for (at most `timeoutMs`, then TIMEOUT): the process stays up until its answer is in. */
+  private ask(request: BridgeRequest, timeoutMs?: number): Promise<unknown[]> {
     return new Promise((done, fail) => {
       const id = this.post(request);
       if (this.asked++ === 0) this.port.ref();
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              // its answer, when it comes, is dropped
+              this.pending.delete(id);
+              this.abandoned.add(id);
+              if (--this.asked === 0) this.port.unref();
+              fail(new PostgresError({ message: `PostgreSQL did not answer within ${timeoutMs / 1000} s`, code: 'TIMEOUT' }));
+            }, timeoutMs);
       this.pending.set(id, (reply) => {
+        clearTimeout(timer);
         if (--this.asked === 0) this.port.unref();
         if ('error' in reply) fail(new PostgresError(reply.error as SerializedError));
         else done(reply.rows);
@@ -318,6 +414,7 @@ export class PostgresDatabase {
   }
 
   private deliver(message: BridgeReply | Notification): void {
+    if ('id' in message && !this.sideRequests.delete(message.id) && 'rows' in message) this.answeredAt = performance.now();
     if ('id' in message && this.abandoned.delete(message.id)) return;
     if ('notification' in message) {
       // told on its own turn: a notification that arrives while this thread waits on a statement must not run inside it

@@ -37,6 +37,9 @@ export function connectPostgres(url: string, options: { max?: number; connection
  */
 export async function migratePostgres(sql: PgSql, upTo = Number.POSITIVE_INFINITY): Promise<number[]> {
   return sql.begin(async (tx) => {
+    // a migration may take longer than a statement of the daemon may (the connection's statement_timeout)
+    await tx`SET LOCAL statement_timeout = 0`;
+    await tx`SET LOCAL lock_timeout = 0`;
     await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`;
     const applied = new Set((await tx<Array<{ version: number }>>`SELECT version FROM schema_migrations`).map((row) => row.version));

@@ -152,7 +152,12 @@ export class WebhookDispatcher {
       if (unwritten) Object.assign(unwritten, { status: 'pending', budgetStart: unwritten.attempts, nextAttemptAt: now });
       else if (this.claimed.has(change.deliveryId)) this.rearmed.add(change.deliveryId);
     }
-    this.resync(change.webhookId, now);
+    try {
+      this.resync(change.webhookId, now);
+    } catch (err) {
+      // the shared database is out of reach (a cluster's): the next scan finds the webhook's rows
+      this.options.logger?.error({ err, webhookId: change.webhookId }, 'could not read the due deliveries');
+    }
     this.scheduleTick();
   }
 

@@ -12,6 +12,8 @@ import { postgresBinDir } from './postgres.js';
 export const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 export const BIN = join(ROOT, 'bin', 'gateway');
 export const MASTER_KEY = 'svc_master_test_0123456789abcdef0123456789';
+/** the nodes' shared hop secret (cluster.secret, required on PostgreSQL; ignored on SQLite) */
+export const CLUSTER_SECRET = 'test-cluster-secret-0123456789abcdef';
 
 export interface TestDaemon {
   url: string;
@@ -59,6 +61,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
     env: {
       PATH: process.env.PATH ?? '',
       GATEWAY_MASTER_KEY: MASTER_KEY,
+      GATEWAY_CLUSTER_SECRET: CLUSTER_SECRET,
       GATEWAY_HOST: '127.0.0.1',
       GATEWAY_PORT: String(port),
       GATEWAY_DATA_DIR: dataDir,

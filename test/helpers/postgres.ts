@@ -1,7 +1,7 @@
 // A throwaway PostgreSQL server for tests and benchmarks: Debian's `postgresql` package (initdb, pg_ctl), a cluster in a
 // temporary directory on a free port of 127.0.0.1, stopped and removed afterwards. Run as root (CI), the server runs as
 // the `postgres` user, since initdb and postgres refuse root.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,11 @@ export interface TestPostgres {
   port: number;
   /** a fresh empty database on the same server; its URL */
   createDatabase(name: string): string;
+  /** `pg_ctl restart -m fast`: every connection is closed, the server is back once this returns */
+  restart(): Promise<void>;
+  /** stops the server (`-m fast`) until `resume` */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
   stop(): void;
 }
 
@@ -59,15 +64,21 @@ export async function startPostgres(): Promise<TestPostgres> {
     psql('postgres', `CREATE DATABASE ${name}`);
     return urlOf(name);
   };
+  const startArgs = [
+    '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
+    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`,
+  ];
+  const startServer = () => run('pg_ctl', [...startArgs, 'start']);
+  // the same, without blocking this process (daemons' traffic goes on while the server goes down and comes back)
+  const runAsync = (command: string, args: string[]) =>
+    new Promise<void>((done, fail) =>
+      execFile(root ? 'runuser' : join(bin, command), root ? ['-u', 'postgres', '--', join(bin, command), ...args] : args, { cwd: dir }, (err) => (err ? fail(err) : done())),
+    );
   let url: string;
   try {
     // C locale: text sorts by bytes, as SQLite's BINARY collation does
     run('initdb', ['-D', data, '--locale=C', '-E', 'UTF8', '-A', 'trust', '-U', superuser]);
-    run('pg_ctl', [
-      '-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60',
-      '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=200`,
-      'start',
-    ]);
+    startServer();
     url = createDatabase('gateway');
   } catch (err) {
     // a start that timed out may still have left a server running on that directory
@@ -80,6 +91,9 @@ export async function startPostgres(): Promise<TestPostgres> {
     url,
     port,
     createDatabase,
+    restart: () => runAsync('pg_ctl', [...startArgs, '-m', 'fast', 'restart']),
+    halt: () => runAsync('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']),
+    resume: () => runAsync('pg_ctl', [...startArgs, 'start']),
     stop() {
       if (stopped) return;
       stopped = true;

@@ -40,7 +40,7 @@ export function toGatewayError(err: unknown): GatewayError {
   if (e?.status === 404) return new GatewayError('ROUTE_NOT_FOUND', e.message ?? 'not found');
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) return new GatewayError('VALIDATION_FAILED', e.message ?? 'bad request');
   // PostgreSQL's data exceptions (a number past a column's range, …): the request held a value the store cannot hold
-  if (err instanceof PostgresError && err.unreachable) return new GatewayError('STORE_UNAVAILABLE', 'the database is unreachable for now; try again in a moment', undefined, { cause: err });
+  if (err instanceof PostgresError && err.unavailable) return new GatewayError('STORE_UNAVAILABLE', 'the database is unreachable or busy for now; try again in a moment', undefined, { cause: err });
   if (err instanceof PostgresError && err.code?.startsWith('22')) return new GatewayError('VALIDATION_FAILED', `a value of the request cannot be stored: ${err.message}`);
   return new GatewayError('INTERNAL', (err as Error)?.message ?? String(err), undefined, { cause: err });
 }
