@@ -456,7 +456,12 @@ export class SessionManager {
   private recordCause(name: string, update: Extract<ConnectionUpdate, { kind: 'close' }>): LastError {
     const cause = update.cause ?? { code: CAUSE_OF_REASON[update.reason], message: update.detail ?? update.reason };
     const lastError: LastError = { ...cause, at: new Date().toISOString() };
-    this.deps.sessions.setLastError(name, cause, lastError.at);
+    try {
+      this.deps.sessions.setLastError(name, cause, lastError.at);
+    } catch (err) {
+      // a store that cannot commit must not stop the reconnect (WhatsApp redelivers once it commits again)
+      this.deps.logger.warn({ err, session: name }, 'the cause of the close could not be stored');
+    }
     this.deps.logger.info({ session: name, reason: update.reason, cause: cause.code, error: cause.message }, 'connection closed');
     return lastError;
   }
@@ -472,7 +477,12 @@ export class SessionManager {
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
-    const engine = this.deps.sessions.get(name)?.engine;
+    let engine: EngineName | undefined;
+    try {
+      engine = this.deps.sessions.get(name)?.engine;
+    } catch {
+      engine = undefined; // the store is failing: the metrics listeners miss this one, the reconnect goes on
+    }
     if (engine) for (const listener of this.reconnectListeners) listener(engine, reason);
     this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
     logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
@@ -502,9 +512,15 @@ export class SessionManager {
 
   /** `lastError` goes into the event when the change was caused by a failure. */
   private setStatus(name: string, status: SessionStatus, reason: StatusReason | null, lastError?: LastError): void {
-    const row = this.deps.sessions.get(name);
-    if (!row || (row.status === status && row.statusReason === reason)) return;
-    this.deps.sessions.setStatus(name, status, reason);
+    let row: SessionRow | undefined;
+    try {
+      row = this.deps.sessions.get(name);
+      if (!row || (row.status === status && row.statusReason === reason)) return;
+      this.deps.sessions.setStatus(name, status, reason);
+    } catch (err) {
+      this.deps.logger.warn({ err, session: name, status, reason }, 'the session status could not be stored');
+      return;
+    }
     this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason, ...(lastError ? { lastError } : {}) });
   }
 
