@@ -7,6 +7,8 @@
 // form is `RUNS=20 node --test --test-timeout=3600000 dist/test/engine/baileys-crash.test.js`.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import type { BinaryNode } from '@whiskeysockets/baileys';
 import { waitFor } from '../helpers/daemon.js';
@@ -218,5 +220,35 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
       assert.equal(result.lostInWebhooks, 0, `run ${run}: delivery acks confirmed to WhatsApp but never delivered to the webhook`);
       assert.equal(result.unconfirmed, 0, `run ${run}: sends still not delivered after the restart`);
     }
+  });
+
+  it('confirms nothing while the store cannot commit, and everything once it can', async () => {
+    const account = target.emu.control.account(ACCOUNT)!;
+    const contact = '15550489999';
+    target.emu.control.createAccount({ phone: contact, pushName: 'Locked out' });
+    // a first message sets up the contact's Signal session and LID mapping: the next ones only write what they confirm
+    const first = messageId();
+    await target.emu.control.send(contact, account.jid, 'before the lock', { id: first });
+    await waitFor(() => confirmedIds('message', new Set([first])).size === 1, 30_000, 'the first message confirmed');
+    const ids = Array.from({ length: 3 }, messageId);
+    const idSet = new Set(ids);
+    // another writer holds SQLite's write lock: every write of the daemon fails (SQLITE_BUSY after its busy_timeout)
+    const lock = new Database(join(target.dataDir, 'gateway.db'));
+    lock.exec('BEGIN IMMEDIATE');
+    try {
+      for (const [i, id] of ids.entries()) await target.emu.control.send(contact, account.jid, `locked #${i}`, { id });
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      assert.deepEqual([...confirmedIds('message', idSet)], [], 'messages confirmed to WhatsApp while the store could not commit');
+      assert.equal(target.daemon.child.exitCode, null, `the daemon died: ${target.daemon.output().slice(-2000)}`);
+    } finally {
+      lock.exec('ROLLBACK');
+      lock.close();
+    }
+    await waitFor(() => confirmedIds('message', idSet).size === ids.length, 120_000, 'the messages confirmed once the store commits');
+    const inStore = await stored();
+    assert.deepEqual(ids.filter((id) => !inStore.has(id)), [], 'confirmed but not stored');
+    await waitFor(() => new Set(webhookEvents('message.received', idSet).map((d) => d.json.payload.messageId)).size === ids.length, 30_000, 'their webhooks');
+    assert.equal(target.daemon.child.exitCode, null);
+    assert.doesNotMatch(target.daemon.output(), /uncaught|unhandled/i);
   });
 });

@@ -255,7 +255,12 @@ export class BaileysSession implements EngineSession {
     this.gate = this.gateFor(sock, auth);
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
-      if (this.sock === sock) auth.state.saveCreds();
+      if (this.sock !== sock) return;
+      try {
+        auth.state.saveCreds();
+      } catch (err) {
+        this.dropUncommitted(sock, auth, err);
+      }
     });
     sock.ev.on('connection.update', (update) => {
       if (this.sock === sock) this.onConnection(sock, update);
@@ -285,18 +290,22 @@ export class BaileysSession implements EngineSession {
         }),
       staged: (batch, work) => auth.state.staged(batch, work),
       commitStaged: (batch) => auth.state.commitStaged(batch),
-      abort: (err) => {
-        if (this.sock !== sock) return;
-        this.log.warn({ err }, 'the store could not commit what the connection received: dropping it, WhatsApp delivers the unconfirmed stanzas again');
-        auth.state.dropStaged();
-        this.keysStale = true;
-        const error = Object.assign(new Error('the store could not commit received stanzas'), { output: { statusCode: DisconnectReason.unavailableService } });
-        void sock.end(error).catch(() => undefined);
-      },
+      abort: (err) => this.dropUncommitted(sock, auth, err),
       logger: this.log,
     });
     gate.install(sock);
     return gate;
+  }
+
+  /** The store cannot commit: the connection goes (WhatsApp redelivers what was not confirmed), the keys are read again. */
+  private dropUncommitted(sock: WASocket, auth: { state: SqliteAuthState }, err: unknown): void {
+    if (this.sock !== sock) return;
+    this.log.warn({ err }, 'the store could not commit: dropping the connection, WhatsApp delivers what was not confirmed again');
+    auth.state.dropStaged();
+    this.keysStale = true;
+    this.gate?.close();
+    const error = Object.assign(new Error(`the store could not commit: ${(err as Error)?.message ?? String(err)}`), { output: { statusCode: DisconnectReason.unavailableService } });
+    void sock.end(error).catch(() => undefined);
   }
 
   /**
