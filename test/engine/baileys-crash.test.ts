@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import type { BinaryNode } from '@whiskeysockets/baileys';
-import { waitFor } from '../helpers/daemon.js';
+import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { postgresStoreEnv, waitFor } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { startBaileysTarget, type BaileysTarget } from './targets.js';
 
@@ -43,6 +44,8 @@ interface RunFigures {
   lostInWebhooks: number;
   /** not confirmed once the run settled (WhatsApp still holds them) */
   unconfirmed: number;
+  /** of those, already in the store */
+  unconfirmedStored?: number;
   duplicateWebhooks: number;
 }
 
@@ -166,6 +169,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
         lostInStore: [...confirmed].filter((id) => !inStore.has(id)).length,
         lostInWebhooks: [...confirmed].filter((id) => !hooked.has(id)).length,
         unconfirmed: BURST - confirmed.size,
+        unconfirmedStored: ids.filter((id) => !confirmed.has(id) && inStore.has(id)).length,
         duplicateWebhooks: deliveries.length - hooked.size,
       };
       figures.push(result);
@@ -225,6 +229,29 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     assert.deepEqual(runs.filter((f) => f.unconfirmed).map((f) => f.run), [], 'runs with sends still not delivered after the restart');
   });
 
+  /**
+   * Another writer holds a lock: on SQLite the write lock, so every write of the daemon fails (SQLITE_BUSY after its
+   * busy_timeout); on PostgreSQL (the suite's second pass) the messages table, so the daemon's commits wait.
+   */
+  const lockStore = (): (() => Promise<void>) => {
+    const url = postgresStoreEnv(target.dataDir).GATEWAY_DATABASE_URL;
+    if (url) {
+      const pg = new PostgresDatabase(url);
+      pg.begin();
+      pg.exec('LOCK TABLE messages IN EXCLUSIVE MODE');
+      return async () => {
+        await pg.commitAsync();
+        pg.close();
+      };
+    }
+    const sqlite = new Database(join(target.dataDir, 'gateway.db'));
+    sqlite.exec('BEGIN IMMEDIATE');
+    return async () => {
+      sqlite.exec('ROLLBACK');
+      sqlite.close();
+    };
+  };
+
   it('confirms nothing while the store cannot commit, and everything once it can', async () => {
     const account = target.emu.control.account(ACCOUNT)!;
     const contact = '15550489999';
@@ -235,17 +262,14 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     await waitFor(() => confirmedIds('message', new Set([first])).size === 1, 30_000, 'the first message confirmed');
     const ids = Array.from({ length: 3 }, messageId);
     const idSet = new Set(ids);
-    // another writer holds SQLite's write lock: every write of the daemon fails (SQLITE_BUSY after its busy_timeout)
-    const lock = new Database(join(target.dataDir, 'gateway.db'));
-    lock.exec('BEGIN IMMEDIATE');
+    const unlock = lockStore();
     try {
       for (const [i, id] of ids.entries()) await target.emu.control.send(contact, account.jid, `locked #${i}`, { id });
       await new Promise((resolve) => setTimeout(resolve, 15_000));
       assert.deepEqual([...confirmedIds('message', idSet)], [], 'messages confirmed to WhatsApp while the store could not commit');
       assert.equal(target.daemon.child.exitCode, null, `the daemon died: ${target.daemon.output().slice(-2000)}`);
     } finally {
-      lock.exec('ROLLBACK');
-      lock.close();
+      await unlock();
     }
     await waitFor(() => confirmedIds('message', idSet).size === ids.length, 120_000, 'the messages confirmed once the store commits');
     const inStore = await stored();

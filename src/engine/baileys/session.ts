@@ -53,6 +53,9 @@ const RESTART_WINDOW_MS = 60_000;
 
 type Phase = 'idle' | 'connecting' | 'open';
 
+/** Baileys' nack of a message whose Signal message key is spent (NACK_REASONS.ParsingError, 'Key used already or never filled') */
+const SPENT_KEYS_NACK = '487';
+
 /** The ChatOps methods are installed by delegateChatOps (below the class). */
 export interface BaileysSession extends ChatOps {}
 
@@ -91,7 +94,10 @@ export class BaileysSession implements EngineSession {
     private readonly settings: BaileysSettings,
   ) {
     this.log = settings.logger.child({ session: options.name });
-    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields) => this.gate?.noticeLog(msg, fields));
+    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields) => {
+      this.gate?.noticeLog(msg, fields);
+      this.noticeSpentRedelivery(msg, fields);
+    });
     const groups = new Map<string, GroupMetadata>();
     this.ctx = {
       name: options.name,
@@ -310,16 +316,32 @@ export class BaileysSession implements EngineSession {
 
   /**
    * A message WhatsApp delivers again after a crash (its receipt had not left) no longer decrypts when its Signal keys
-   * were committed with it: Baileys sends a retry request and no receipt. Stored, it is confirmed here.
+   * were committed with it: Baileys nacks it ('Key used already': no upsert) or upserts a CIPHERTEXT stub, and sends no
+   * receipt. Stored, it is confirmed here.
    */
   private confirmStoredRedeliveries(sock: WASocket, messages: BaileysEventMap['messages.upsert']['messages']): void {
     for (const msg of messages) {
       const { id, remoteJid, fromMe, participant } = msg.key;
       if (msg.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT || fromMe || !id || !remoteJid) continue;
-      if (!this.ctx.lookupMessage(id)) continue;
-      this.log.debug({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
-      void sock.sendReceipt(remoteJid, participant ?? undefined, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
+      this.confirmIfStored(sock, id, remoteJid, participant ?? undefined);
     }
+  }
+
+  /** Baileys' 'sent ack' debug line: a nack for spent keys (487, MISSING_KEYS_ERROR_TEXT) of a message stanza. */
+  private noticeSpentRedelivery(msg: string | undefined, fields: unknown): void {
+    if (msg !== 'sent ack') return;
+    const { recv, sent } = (fields ?? {}) as { recv?: { tag?: string; attrs?: Record<string, string> }; sent?: Record<string, string> };
+    const sock = this.sock;
+    const { id, from, participant, recipient } = recv?.attrs ?? {};
+    if (!sock || recv?.tag !== 'message' || sent?.error !== SPENT_KEYS_NACK || !id || !from || recipient) return;
+    // not from inside Baileys' own send
+    setImmediate(() => this.confirmIfStored(sock, id, from, participant));
+  }
+
+  private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
+    if (this.sock !== sock || !this.ctx.lookupMessage(id)) return;
+    this.log.debug({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
+    void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }
 
   private onConnection(sock: WASocket, update: Partial<ConnectionState>): void {
