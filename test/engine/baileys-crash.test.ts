@@ -47,6 +47,8 @@ interface RunFigures {
   /** of those, already in the store */
   unconfirmedStored?: number;
   duplicateWebhooks: number;
+  /** stored messages WhatsApp delivered again and that were confirmed from the store (their keys were spent) */
+  confirmedFromStore?: number;
 }
 
 describe('baileys: inbound messages and acks survive kill -9', () => {
@@ -171,6 +173,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
         unconfirmed: BURST - confirmed.size,
         unconfirmedStored: ids.filter((id) => !confirmed.has(id) && inStore.has(id)).length,
         duplicateWebhooks: deliveries.length - hooked.size,
+        confirmedFromStore: (target.daemon.output().match(/did not decrypt: confirming it/g) ?? []).length,
       };
       figures.push(result);
       console.log(JSON.stringify(result));

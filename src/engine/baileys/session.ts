@@ -340,7 +340,7 @@ export class BaileysSession implements EngineSession {
 
   private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
     if (this.sock !== sock || !this.ctx.lookupMessage(id)) return;
-    this.log.debug({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
+    this.log.info({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
     void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }
 
