@@ -278,7 +278,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     const inStore = await stored();
     assert.deepEqual(ids.filter((id) => !inStore.has(id)), [], 'confirmed but not stored');
     await waitFor(() => new Set(webhookEvents('message.received', idSet).map((d) => d.json.payload.messageId)).size === ids.length, 30_000, 'their webhooks');
-    assert.equal(target.daemon.child.exitCode, null);
-    assert.doesNotMatch(target.daemon.output(), /uncaught|unhandled/i);
+    // a store failure that escaped as an uncaught exception or rejection would have ended the daemon
+    assert.equal(target.daemon.child.exitCode, null, `the daemon died: ${target.daemon.output().slice(-2000)}`);
   });
 });
