@@ -132,7 +132,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
     sessions: sessionsRepo,
-    authState: createAuthStateRepo(db, box, tick.flush, node?.fence),
+    authState: createAuthStateRepo(db, box, tick.flush, node?.fence, tick.join),
     identities: createIdentitiesRepo(db),
     engines,
     bus,
@@ -141,6 +141,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     defaultEngine: config.engine.default,
     urlPolicy,
     placement: node?.cluster,
+    committed: tick.committed,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);

@@ -41,6 +41,8 @@ export interface AuthStateStore {
   getMany(keys: string[]): Map<string, string>;
   /** writes every entry in one transaction; a null value deletes the key */
   set(entries: Record<string, string | null>): void;
+  /** writes the entries inside the open tick transaction, so they commit with the events written in the same tick */
+  stage(entries: Record<string, string | null>): void;
   clear(): void;
   isEmpty(): boolean;
 }
@@ -114,6 +116,11 @@ export interface EngineSessionHooks {
   connection(update: ConnectionUpdate): void;
   /** a normalised domain event (message.received, presence.update, …) */
   event(type: EventType, payload: Record<string, unknown>): void;
+  /**
+   * Settles once the events reported so far are stored and committed, `alsoWrite` (run with their last writes)
+   * included; rejects when one of them could not be stored. Engines confirm to the network only after it settles.
+   */
+  committed?(alsoWrite?: () => void): Promise<void>;
 }
 
 export interface SessionOptions {

@@ -81,6 +81,8 @@ export class SessionManager {
   private messageLookup: MessageLookup | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
+  /** per session: the first event that could not be stored since the engine last asked (hooks.committed) */
+  private readonly storeFailures = new Map<string, unknown>();
   /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
   private restoreQueue: PQueue | undefined;
   private stopping = false;
@@ -100,6 +102,8 @@ export class SessionManager {
       urlPolicy: UrlPolicy;
       /** in a cluster, the leases (src/cluster/cluster.ts); on one daemon every session runs here */
       placement?: SessionPlacement;
+      /** settles once the writes made so far are committed (the tick transaction's `committed`) */
+      committed?: () => Promise<void> | undefined;
     },
   ) {
     this.placement = deps.placement ?? HERE;
@@ -404,6 +408,7 @@ export class SessionManager {
             this.deps.logger.error({ err, session: row.name, event: type }, 'could not record an engine event');
           }
         },
+        committed: (alsoWrite) => this.committed(row.name, alsoWrite),
       },
       lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
     });
@@ -470,7 +475,12 @@ export class SessionManager {
   private recordCause(name: string, update: Extract<ConnectionUpdate, { kind: 'close' }>): LastError {
     const cause = update.cause ?? { code: CAUSE_OF_REASON[update.reason], message: update.detail ?? update.reason };
     const lastError: LastError = { ...cause, at: new Date().toISOString() };
-    this.deps.sessions.setLastError(name, cause, lastError.at);
+    try {
+      this.deps.sessions.setLastError(name, cause, lastError.at);
+    } catch (err) {
+      // a store that cannot commit must not stop the reconnect (WhatsApp redelivers once it commits again)
+      this.deps.logger.warn({ err, session: name }, 'the cause of the close could not be stored');
+    }
     this.deps.logger.info({ session: name, reason: update.reason, cause: cause.code, error: cause.message }, 'connection closed');
     return lastError;
   }
@@ -486,7 +496,12 @@ export class SessionManager {
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
-    const engine = this.deps.sessions.get(name)?.engine;
+    let engine: EngineName | undefined;
+    try {
+      engine = this.deps.sessions.get(name)?.engine;
+    } catch {
+      engine = undefined; // the store is failing: the metrics listeners miss this one, the reconnect goes on
+    }
     if (engine) for (const listener of this.reconnectListeners) listener(engine, reason);
     this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
     logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
@@ -531,22 +546,56 @@ export class SessionManager {
 
   /** `lastError` goes into the event when the change was caused by a failure. */
   private setStatus(name: string, status: SessionStatus, reason: StatusReason | null, lastError?: LastError): void {
-    const row = this.deps.sessions.get(name);
-    if (!row || (row.status === status && row.statusReason === reason)) return;
-    this.deps.sessions.setStatus(name, status, reason);
+    let row: SessionRow | undefined;
+    try {
+      row = this.deps.sessions.get(name);
+      if (!row || (row.status === status && row.statusReason === reason)) return;
+      this.deps.sessions.setStatus(name, status, reason);
+    } catch (err) {
+      this.deps.logger.warn({ err, session: name, status, reason }, 'the session status could not be stored');
+      return;
+    }
     this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason, ...(lastError ? { lastError } : {}) });
   }
 
-  /** Runs the processors and publishes; events of a session wait behind one that is still being processed. */
+  /**
+   * Runs the processors and publishes; events of a session wait behind one that is still being processed. An event
+   * that cannot be stored is logged and remembered for hooks.committed, never thrown at the engine.
+   */
   private emit(name: string, type: EventType, payload: Record<string, unknown>): void {
+    const failed = (err: unknown) => {
+      if (!this.storeFailures.has(name)) this.storeFailures.set(name, err);
+      this.deps.logger.error({ err, session: name, event: type }, 'event processing failed');
+    };
     const waiting = this.inProcess.get(name);
-    const pending = waiting ? waiting.then(() => this.process(name, type, payload, 0)) : this.process(name, type, payload, 0);
+    let pending: Promise<void> | undefined;
+    try {
+      pending = waiting ? waiting.then(() => this.process(name, type, payload, 0)) : this.process(name, type, payload, 0);
+    } catch (err) {
+      failed(err);
+      return;
+    }
     if (!pending) return;
-    const tracked = pending.catch((err: unknown) => this.deps.logger.error({ err, session: name, event: type }, 'event processing failed'));
+    const tracked = pending.catch(failed);
     this.inProcess.set(name, tracked);
     void tracked.then(() => {
       if (this.inProcess.get(name) === tracked) this.inProcess.delete(name);
     });
+  }
+
+  /**
+   * hooks.committed: once the session's events reported so far are processed, runs `alsoWrite` (in the tick of their
+   * last writes) and settles when all of it is committed; rejects when one of those events could not be stored.
+   */
+  private async committed(name: string, alsoWrite?: () => void): Promise<void> {
+    await this.inProcess.get(name);
+    const failure = this.storeFailures.get(name);
+    if (failure !== undefined) {
+      this.storeFailures.delete(name);
+      throw failure;
+    }
+    alsoWrite?.();
+    await this.deps.committed?.();
   }
 
   /** Synchronous while every processor is; returns a promise from the first one that is not. */

@@ -13,8 +13,9 @@ export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
 /**
  * @param fence in a cluster, throws unless this node still holds the session's lease (LeaseFence); it runs inside each
  * write's transaction, so a node that lost a session never writes over its new owner's credentials
+ * @param joinTick joins the tick transaction (staged writes: Signal keys that commit with the message they decrypted)
  */
-export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => void = () => {}, fence: (session: string) => void = () => {}) {
+export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => void = () => {}, fence: (session: string) => void = () => {}, joinTick: () => void = () => {}) {
   const context = contextOf('auth_state', 'value');
   const open = (raw: string | undefined) => (raw === undefined ? undefined : box.open(raw, context));
   const getOne = db.prepare('SELECT value FROM auth_state WHERE session = ? AND key = ?').pluck();
@@ -49,6 +50,12 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
 
   return {
     forSession(session: string): AuthStateStore {
+      const seal = (entries: Record<string, string | null>) => {
+        // sealed before the transaction opens: the write lock is held for the writes only
+        const sealed: Record<string, string | null> = {};
+        for (const [key, value] of Object.entries(entries)) sealed[key] = value === null ? null : box.seal(value, context);
+        return sealed;
+      };
       return {
         get: (key) => open(getOne.get(session, key) as string | undefined),
         getMany(keys) {
@@ -60,11 +67,14 @@ export function createAuthStateRepo(db: Db, box: SecretBox, beforeWrite: () => v
           return found;
         },
         set(entries) {
-          // sealed before the transaction opens: the write lock is held for the writes only
-          const sealed: Record<string, string | null> = {};
-          for (const [key, value] of Object.entries(entries)) sealed[key] = value === null ? null : box.seal(value, context);
+          const sealed = seal(entries);
           beforeWrite();
           durably(() => writeBatch(session, sealed));
+        },
+        stage(entries) {
+          const sealed = seal(entries);
+          joinTick();
+          writeBatch(session, sealed);
         },
         clear() {
           beforeWrite();

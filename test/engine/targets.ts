@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
-import { startEmulator, type WaEmulator } from '../support/wa-emulator/index.js';
+import { startEmulator, type EmulatorOptions, type WaEmulator } from '../support/wa-emulator/index.js';
 import type { EngineTarget } from './conformance.js';
 
 export interface BaileysTarget extends EngineTarget {
@@ -28,9 +28,9 @@ export function quietLibsignal(): void {
   }
 }
 
-export async function startBaileysTarget(options: { config?: string; env?: Record<string, string> } = {}): Promise<BaileysTarget> {
+export async function startBaileysTarget(options: { config?: string; env?: Record<string, string>; emulator?: EmulatorOptions } = {}): Promise<BaileysTarget> {
   quietLibsignal();
-  const emu = await startEmulator();
+  const emu = await startEmulator(options.emulator);
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
   const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };

@@ -19,19 +19,27 @@ export function baileysLevel(daemonLevel: string): string {
  * A Baileys logger over a pino child. Baileys reports expected events (a 515 "stream errored" after pairing, a
  * closed socket) at `error`; they reach our log as `warn`, because the session's status already says what happened.
  */
-export function bridgeLogger(parent: Logger, bindings: Record<string, unknown>, level: string): ILogger {
+/**
+ * `onDebug` sees every debug line Baileys writes, whatever the level (the confirmation gate reads two of them).
+ */
+export function bridgeLogger(parent: Logger, bindings: Record<string, unknown>, level: string, onDebug?: DebugTap): ILogger {
   const pinoChild = parent.child({ component: 'baileys', ...bindings }, { level });
-  return wrap(pinoChild);
+  return wrap(pinoChild, onDebug);
 }
 
-function wrap(target: Logger): ILogger {
+export type DebugTap = (msg: string | undefined, fields: unknown) => void;
+
+function wrap(target: Logger, onDebug?: DebugTap): ILogger {
   return {
     get level() {
       return target.level;
     },
-    child: (obj) => wrap(target.child(obj)),
+    child: (obj) => wrap(target.child(obj), onDebug),
     trace: (obj, msg) => target.trace(obj as object, msg),
-    debug: (obj, msg) => target.debug(obj as object, msg),
+    debug: (obj, msg) => {
+      target.debug(obj as object, msg);
+      onDebug?.(msg, obj);
+    },
     info: (obj, msg) => target.info(obj as object, msg),
     warn: (obj, msg) => target.warn(obj as object, msg),
     error: (obj, msg) => target.warn(obj as object, msg),

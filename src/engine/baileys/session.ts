@@ -1,7 +1,9 @@
 // One Baileys session: the socket's lifecycle (QR, pairing code, open, close codes, 515 restarts), and the parts that do the work.
 import makeWASocket, {
+  DisconnectReason,
   isWABusinessPlatform,
   makeCacheableSignalKeyStore,
+  normalizeMessageContent,
   proto,
   type BaileysEventMap,
   type ConnectionState,
@@ -16,6 +18,7 @@ import { loadAuthState, type SqliteAuthState } from './auth-state.js';
 import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
 import { BaileysChats } from './chats.js';
 import { classifyClose, closeStatusCode } from './close-codes.js';
+import { ConfirmationGate } from './commit-gate.js';
 import { fromRaw } from './content.js';
 import { deferred, QUERY_TIMEOUT_MS, timeout, type Deferred, type SessionContext } from './context.js';
 import { EventMapper } from './events.js';
@@ -50,6 +53,9 @@ const RESTART_WINDOW_MS = 60_000;
 
 type Phase = 'idle' | 'connecting' | 'open';
 
+/** Baileys' nack of a message whose Signal message key is spent (NACK_REASONS.ParsingError, 'Key used already or never filled') */
+const SPENT_KEYS_NACK = '487';
+
 /** The ChatOps methods are installed by delegateChatOps (below the class). */
 export interface BaileysSession extends ChatOps {}
 
@@ -67,6 +73,10 @@ export class BaileysSession implements EngineSession {
   private registration: Deferred<WASocket> = deferred();
   private openWaiters = new Set<Deferred<WASocket>>();
   private events: Promise<void> = Promise.resolve();
+  /** holds the current socket's confirmations until what they confirm is committed */
+  private gate: ConfirmationGate | undefined;
+  /** the in-memory Signal state ran ahead of a store that failed: the next connect reads the store again */
+  private keysStale = false;
 
   private readonly log: Logger;
   private readonly baileysLog;
@@ -84,7 +94,10 @@ export class BaileysSession implements EngineSession {
     private readonly settings: BaileysSettings,
   ) {
     this.log = settings.logger.child({ session: options.name });
-    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel);
+    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields) => {
+      this.gate?.noticeLog(msg, fields);
+      this.noticeSpentRedelivery(msg, fields);
+    });
     const groups = new Map<string, GroupMetadata>();
     this.ctx = {
       name: options.name,
@@ -117,7 +130,8 @@ export class BaileysSession implements EngineSession {
 
   async connect(): Promise<void> {
     await this.endSocket();
-    if (!this.auth || !this.auth.state.isPaired()) this.auth = this.freshAuth();
+    if (!this.auth || !this.auth.state.isPaired() || this.keysStale) this.auth = this.freshAuth();
+    this.keysStale = false;
     this.restarts = [];
     this.openSocket();
   }
@@ -244,17 +258,90 @@ export class BaileysSession implements EngineSession {
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
     }));
     this.sock = sock;
+    this.gate = this.gateFor(sock, auth);
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
-      if (this.sock === sock) auth.state.saveCreds();
+      if (this.sock !== sock) return;
+      try {
+        auth.state.saveCreds();
+      } catch (err) {
+        this.dropUncommitted(sock, auth, err);
+      }
     });
     sock.ev.on('connection.update', (update) => {
       if (this.sock === sock) this.onConnection(sock, update);
     });
     sock.ev.process((events) => {
       if (this.sock !== sock) return;
+      const upserts = events['messages.upsert']?.messages ?? [];
+      this.confirmStoredRedeliveries(sock, upserts);
       this.events = this.events.then(() => this.mapper.handle(events as Partial<BaileysEventMap>)).catch((err: unknown) => this.log.error({ err }, 'event mapping failed'));
+      // after the mapper's queue took them: the receipts of these messages wait for that
+      const gate = this.gate;
+      if (upserts.length) gate?.upserted(upserts.map((m) => ({ id: m.key.id ?? '', historyNotification: !!normalizeMessageContent(m.message)?.protocolMessage?.historySyncNotification })));
+      if (events['messaging-history.set']) gate?.historyArrived();
     });
+  }
+
+  private gateFor(sock: WASocket, auth: { state: SqliteAuthState }): ConfirmationGate {
+    const gate = new ConfirmationGate({
+      flushEvents: () => {
+        if (sock.ev.isBuffering()) sock.ev.flush();
+      },
+      // the mapper's queue first (what was flushed is mapped), then the manager's processors and the tick's commit
+      committed: (alsoWrite) =>
+        this.events.then(() => {
+          if (this.options.hooks.committed) return this.options.hooks.committed(alsoWrite);
+          alsoWrite?.();
+        }),
+      staged: (batch, work) => auth.state.staged(batch, work),
+      commitStaged: (batch) => auth.state.commitStaged(batch),
+      abort: (err) => this.dropUncommitted(sock, auth, err),
+      logger: this.log,
+    });
+    gate.install(sock);
+    return gate;
+  }
+
+  /** The store cannot commit: the connection goes (WhatsApp redelivers what was not confirmed), the keys are read again. */
+  private dropUncommitted(sock: WASocket, auth: { state: SqliteAuthState }, err: unknown): void {
+    if (this.sock !== sock) return;
+    this.log.warn({ err }, 'the store could not commit: dropping the connection, WhatsApp delivers what was not confirmed again');
+    auth.state.dropStaged();
+    this.keysStale = true;
+    this.gate?.close();
+    const error = Object.assign(new Error(`the store could not commit: ${(err as Error)?.message ?? String(err)}`), { output: { statusCode: DisconnectReason.unavailableService } });
+    void sock.end(error).catch(() => undefined);
+  }
+
+  /**
+   * A message WhatsApp delivers again after a crash (its receipt had not left) no longer decrypts when its Signal keys
+   * were committed with it: Baileys nacks it ('Key used already': no upsert) or upserts a CIPHERTEXT stub, and sends no
+   * receipt. Stored, it is confirmed here.
+   */
+  private confirmStoredRedeliveries(sock: WASocket, messages: BaileysEventMap['messages.upsert']['messages']): void {
+    for (const msg of messages) {
+      const { id, remoteJid, fromMe, participant } = msg.key;
+      if (msg.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT || fromMe || !id || !remoteJid) continue;
+      this.confirmIfStored(sock, id, remoteJid, participant ?? undefined);
+    }
+  }
+
+  /** Baileys' 'sent ack' debug line: a nack for spent keys (487, MISSING_KEYS_ERROR_TEXT) of a message stanza. */
+  private noticeSpentRedelivery(msg: string | undefined, fields: unknown): void {
+    if (msg !== 'sent ack') return;
+    const { recv, sent } = (fields ?? {}) as { recv?: { tag?: string; attrs?: Record<string, string> }; sent?: Record<string, string> };
+    const sock = this.sock;
+    const { id, from, participant, recipient } = recv?.attrs ?? {};
+    if (!sock || recv?.tag !== 'message' || sent?.error !== SPENT_KEYS_NACK || !id || !from || recipient) return;
+    // not from inside Baileys' own send
+    setImmediate(() => this.confirmIfStored(sock, id, from, participant));
+  }
+
+  private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
+    if (this.sock !== sock || !this.ctx.lookupMessage(id)) return;
+    this.log.info({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
+    void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }
 
   private onConnection(sock: WASocket, update: Partial<ConnectionState>): void {
@@ -372,6 +459,8 @@ export class BaileysSession implements EngineSession {
   private detach(): WASocket | undefined {
     const sock = this.sock;
     this.sock = undefined;
+    this.gate?.close();
+    this.gate = undefined;
     this.phase = 'idle';
     this.restarting = false;
     this.registration.reject(new GatewayError('QR_NOT_AVAILABLE', 'the connection was closed'));

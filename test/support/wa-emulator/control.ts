@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Groups, GroupInfo } from './groups.js';
-import type { Hub } from './hub.js';
+import type { Confirmation, Hub } from './hub.js';
 import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pictures } from './pictures.js';
 import type { Pairing, PairingRestart } from './pairing.js';
@@ -157,7 +157,13 @@ export class EmulatorControl {
     this.deps.hub.recorder.clear();
   }
 
-  /** How many stanzas wait for a disconnected companion. */
+  /** What the device confirmed (receipts for messages, acks for receipts, notifications and calls): the server no longer redelivers it. */
+  confirmations(deviceJid: string): Confirmation[] {
+    const device = this.registry.device(deviceJid);
+    return device ? [...(this.deps.hub.confirmations.get(device.jid) ?? [])] : [];
+  }
+
+  /** How many stanzas wait for a disconnected companion (those its last connection did not confirm included). */
   offlineQueue(deviceJid: string): number {
     const device = this.registry.device(deviceJid);
     return device ? (this.deps.hub.offline.get(device.jid)?.length ?? 0) : 0;
@@ -316,6 +322,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
   },
   'GET /control/shapes': (c, _b, q) => c.shapes(q.get('direction') === 'out' ? 'out' : 'in'),
   'GET /control/stats': (c, _b, q) => c.stats(q.get('since') ? Number(q.get('since')) : undefined),
+  'GET /control/confirmations': (c, _b, q) => c.confirmations(q.get('jid') ?? ''),
   'GET /control/offline-queue': (c, _b, q) => ({ count: c.offlineQueue(q.get('jid') ?? '') }),
   'GET /control/picture': (c, _b, q) => {
     const picture = c.picture(q.get('target') ?? '');

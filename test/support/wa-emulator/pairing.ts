@@ -159,7 +159,7 @@ export class Pairing {
   /** The phone removes a companion ("Linked devices → Log out"): 401 device_removed if it is connected. */
   unlink(device: Device): void {
     this.hub.registry.remove(device);
-    this.hub.offline.delete(device.jid);
+    this.hub.forgetQueues(device);
     this.hub.online.get(device.jid)?.close(profile.closeStanza(401, 'stream-error'));
     this.hub.notifyDevicesChanged(device.account, device);
   }
@@ -170,7 +170,7 @@ export class Pairing {
     this.hub.result(connection, request);
     if (!device || device.virtual) return;
     this.hub.registry.remove(device);
-    this.hub.offline.delete(device.jid);
+    this.hub.forgetQueues(device);
     connection.close(undefined);
     this.hub.notifyDevicesChanged(device.account, device);
   }

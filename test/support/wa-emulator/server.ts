@@ -110,12 +110,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
       case 'message':
         return router.handleMessage(connection, node);
       case 'receipt':
+        if (connection.device) hub.confirm(connection.device, node);
         return router.handleReceipt(connection, node);
       case 'presence':
         return presence.handle(connection, node);
       case 'chatstate':
         return presence.handleChatState(connection, node);
       case 'ack':
+        if (connection.device) hub.confirm(connection.device, node);
+        return;
       case 'ib':
       case 'call':
         return;
@@ -139,6 +142,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
       const device = connection.device;
       if (device && hub.online.get(device.jid) === connection) {
         hub.online.delete(device.jid);
+        hub.requeueUnconfirmed(device);
         const stillOnline = registry.companions(device.account).some((d) => hub.online.has(d.jid));
         if (!stillOnline && device.account.presence === 'available') presence.set(device.account, 'unavailable');
       }

@@ -1,0 +1,195 @@
+// The confirmation gate (src/engine/baileys/commit-gate.ts) over a stand-in for a built Baileys socket: receipts and
+// acks reach the WebSocket only after what they confirm is committed, in order, never when the store cannot commit;
+// the Signal key writes of a decryption are staged and written with the message.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { WASocket } from '@whiskeysockets/baileys';
+import { loadAuthState } from '../../src/engine/baileys/auth-state.js';
+import { ConfirmationGate, type GateDeps } from '../../src/engine/baileys/commit-gate.js';
+import type { AuthStateStore } from '../../src/engine/types.js';
+import { createLogger } from '../../src/logger.js';
+
+function fakeSocket() {
+  const wire: string[] = [];
+  let task: Promise<unknown> = Promise.resolve();
+  const sock = {
+    ws: { socket: { send: (data: string, cb?: (err?: Error) => void) => (wire.push(data), cb?.()) } },
+    messageMutex: {
+      mutex<T>(code: () => Promise<T> | T): Promise<T> {
+        const run = task.then(() => code());
+        task = run.catch(() => undefined);
+        return run;
+      },
+    },
+    ev: { emit: (_event: string, _data: unknown) => true, isBuffering: () => false, flush: () => false },
+  };
+  /** what Baileys' sendReceipt does: the debug line, then the frame, synchronously */
+  const sendReceipt = (id: string) => {
+    gate.noticeLog('sending receipt for messages', { messageIds: [id] });
+    sock.ws.socket.send(`receipt ${id}`);
+  };
+  const sendAck = (tag: string, id: string) => {
+    gate.noticeLog('sent ack', { recv: { tag, attrs: { id } } });
+    sock.ws.socket.send(`ack ${tag} ${id}`);
+  };
+  let gate!: ConfirmationGate;
+  return {
+    sock,
+    wire,
+    sendReceipt,
+    sendAck,
+    install(deps: GateDeps) {
+      gate = new ConfirmationGate(deps);
+      gate.install(sock as unknown as WASocket);
+      return gate;
+    },
+  };
+}
+
+function memoryStore(): AuthStateStore & { rows: Map<string, string>; stagedWrites: Array<Record<string, string | null>> } {
+  const rows = new Map<string, string>();
+  const stagedWrites: Array<Record<string, string | null>> = [];
+  const write = (entries: Record<string, string | null>) => {
+    for (const [key, value] of Object.entries(entries)) {
+      if (value === null) rows.delete(key);
+      else rows.set(key, value);
+    }
+  };
+  return {
+    rows,
+    stagedWrites,
+    get: (key) => rows.get(key),
+    getMany: (keys) => new Map(keys.filter((k) => rows.has(k)).map((k) => [k, rows.get(k)!])),
+    set: write,
+    stage(entries) {
+      stagedWrites.push(entries);
+      write(entries);
+    },
+    clear: () => rows.clear(),
+    isEmpty: () => rows.size === 0,
+  };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** a commit the test settles by hand */
+function manualCommits() {
+  const waiting: Array<{ resolve(): void; reject(err: Error): void; alsoWrite?: () => void }> = [];
+  return {
+    waiting,
+    committed: (alsoWrite?: () => void) =>
+      new Promise<void>((resolve, reject) => {
+        waiting.push({ resolve, reject, ...(alsoWrite ? { alsoWrite } : {}) });
+      }),
+  };
+}
+
+describe('baileys confirmation gate', () => {
+  it("holds a message's receipt until its upsert is committed with its staged keys, and the frames after it behind it", async () => {
+    const fake = fakeSocket();
+    const store = memoryStore();
+    const auth = loadAuthState(store);
+    const commits = manualCommits();
+    const gate = fake.install({
+      flushEvents: () => {},
+      committed: commits.committed,
+      staged: (batch, work) => auth.staged(batch, work),
+      commitStaged: (batch) => auth.commitStaged(batch),
+      abort: () => assert.fail('no abort expected'),
+      logger: createLogger('silent'),
+    });
+
+    await fake.sock.messageMutex.mutex(async () => {
+      // the decryption's key writes: staged, read back, not written
+      await auth.keys.set({ session: { 'peer.0': { ratchet: 1 } as never } });
+      assert.deepEqual(await auth.keys.get('session', ['peer.0']), { 'peer.0': { ratchet: 1 } });
+      assert.equal(store.rows.size, 0);
+      fake.sendReceipt('M1');
+    });
+    fake.sock.ws.socket.send('iq after');
+    assert.deepEqual(fake.wire, [], 'nothing leaves before the message is with the mapper');
+
+    gate.upserted([{ id: 'M1', historyNotification: false }]);
+    await tick();
+    assert.deepEqual(fake.wire, [], 'nor before its commit');
+    // the section's end and the upsert each ask for a commit; the keys are written inside one of them
+    for (const commit of commits.waiting) commit.alsoWrite?.();
+    assert.deepEqual(store.stagedWrites, [{ 'baileys:session:peer.0': JSON.stringify({ ratchet: 1 }) }]);
+    for (const commit of commits.waiting) commit.resolve();
+    await tick();
+    assert.deepEqual(fake.wire, ['receipt M1', 'iq after']);
+  });
+
+  it("releases a history notification's receipt only with its history batch", async () => {
+    const fake = fakeSocket();
+    const gate = fake.install({ flushEvents: () => {}, committed: async (alsoWrite) => alsoWrite?.(), staged: (_b, work) => work(), commitStaged: () => {}, abort: () => {}, logger: createLogger('silent') });
+    let history!: () => void;
+    const section = fake.sock.messageMutex.mutex(async () => {
+      fake.sendReceipt('H1');
+      // the history is processed (and the app-state sync waits on the network) inside the section
+      await new Promise<void>((resolve) => (history = resolve));
+    });
+    await tick();
+    gate.upserted([{ id: 'H1', historyNotification: true }]);
+    await tick();
+    assert.deepEqual(fake.wire, []);
+    gate.historyArrived();
+    await tick();
+    assert.deepEqual(fake.wire, ['receipt H1']);
+    history();
+    await section;
+  });
+
+  it('sends an ack outside a section once the events emitted before it are committed', async () => {
+    const fake = fakeSocket();
+    const steps: string[] = [];
+    const commits = manualCommits();
+    fake.install({
+      flushEvents: () => steps.push('flush'),
+      committed: (alsoWrite) => (steps.push('committed'), commits.committed(alsoWrite)),
+      staged: (_b, work) => work(),
+      commitStaged: () => {},
+      abort: () => {},
+      logger: createLogger('silent'),
+    });
+    fake.sendAck('receipt', 'R1');
+    fake.sock.ws.socket.send('presence');
+    await tick();
+    assert.deepEqual(steps, ['flush', 'committed']);
+    assert.deepEqual(fake.wire, []);
+    commits.waiting[0]!.resolve();
+    await tick();
+    assert.deepEqual(fake.wire, ['ack receipt R1', 'presence']);
+  });
+
+  it('confirms nothing while the store cannot commit: the connection is dropped instead, without an unhandled rejection', async () => {
+    const fake = fakeSocket();
+    const store = memoryStore();
+    const auth = loadAuthState(store);
+    const aborted: unknown[] = [];
+    const gate = fake.install({
+      flushEvents: () => {},
+      committed: async (alsoWrite) => {
+        alsoWrite?.();
+        throw new Error('SQLITE_FULL: database or disk is full');
+      },
+      staged: (batch, work) => auth.staged(batch, work),
+      commitStaged: (batch) => auth.commitStaged(batch),
+      abort: (err) => {
+        aborted.push(err);
+        auth.dropStaged();
+      },
+      logger: createLogger('silent'),
+    });
+    await fake.sock.messageMutex.mutex(async () => {
+      fake.sendReceipt('M2');
+    });
+    gate.upserted([{ id: 'M2', historyNotification: false }]);
+    await tick();
+    await tick();
+    fake.sock.ws.socket.send('later');
+    assert.deepEqual(fake.wire, [], 'neither the receipt nor what followed it left');
+    assert.equal(aborted.length, 1);
+    assert.match(String(aborted[0]), /disk is full/);
+  });
+});
