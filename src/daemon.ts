@@ -1,6 +1,7 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { answerClientError, answerConnect } from './http/client-error.js';
+import { capConnectionsPerAddress } from './http/connection-cap.js';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
@@ -338,6 +339,7 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;
   server.maxConnections = settings.maxConnections;
+  capConnectionsPerAddress(server, settings.maxConnectionsPerAddress);
   return server;
 }
 

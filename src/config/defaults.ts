@@ -48,6 +48,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     // a quarter of the global cap: one flooding client leaves the rest to the others
     maxRequestsInFlightPerKey: 64,
     maxConnections: 1024,
+    maxConnectionsPerAddress: 64,
     requestTimeoutMs: 60_000,
     headersTimeoutMs: 10_000,
   },

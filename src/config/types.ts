@@ -78,6 +78,8 @@ export interface GatewayConfig {
     /** requests in flight one key (master key, API key, client token) may hold; past it 503 for that caller only */
     maxRequestsInFlightPerKey: number;
     maxConnections: number;
+    /** connections one client address may hold at once; one more is answered 503 and closed as it is accepted */
+    maxConnectionsPerAddress: number;
     requestTimeoutMs: number;
     headersTimeoutMs: number;
   };

@@ -199,6 +199,7 @@ describe('server settings', () => {
         maxRequestsInFlight: 256,
         maxRequestsInFlightPerKey: 64,
         maxConnections: 1024,
+        maxConnectionsPerAddress: 64,
         requestTimeoutMs: 60000,
         headersTimeoutMs: 10000,
       });
