@@ -162,12 +162,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   sessions.addEventProcessor(mediaService.autoPersist());
   // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it
-  const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue);
+  const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue, config.media.urlFetchPerKey);
   const mediaUrlPolicy = { allowPrivateTargets: config.media.allowPrivateUrls };
   const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
-  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
+  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks, maxWebhooksPerKey: config.webhooks.maxWebhooksPerKey });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
     apiKeys.forgetSession(name);

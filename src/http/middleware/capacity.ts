@@ -4,6 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/scopes.js';
 import { ServerBusyError, ValidationError } from '../../errors.js';
+import { principalId } from '../../quota.js';
 
 /** Monitoring keeps working under load: these paths are never refused by the in-flight cap. */
 const EXEMPT = new Set(['/api/health', '/metrics']);
@@ -49,12 +50,6 @@ export class PrincipalShare {
       else this.inFlight.delete(id);
     };
   }
-}
-
-function principalId(principal: Principal): string {
-  if (principal.kind === 'master') return 'master';
-  if (principal.kind === 'key') return `key:${principal.id}`;
-  return `client:${principal.session}:${principal.ephemeralId}`;
 }
 
 /** 400 for a path whose percent-encoding is malformed, before anything decodes it. */

@@ -10,6 +10,7 @@ import auditLog, { postgres as auditLogPg } from './008-audit-log.js';
 import cluster, { postgres as clusterPg } from './009-cluster.js';
 import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-claims.js';
 import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './011-lease-without-session-key.js';
+import webhookOwners, { postgres as webhookOwnersPg } from './014-webhook-owners.js';
 
 export interface Migration {
   version: number;
@@ -32,4 +33,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: 'cluster', sql: cluster, postgres: clusterPg },
   { version: 10, name: 'delivery-claims', sql: deliveryClaims, postgres: deliveryClaimsPg },
   { version: 11, name: 'lease-without-session-key', sql: leaseWithoutSessionKey, postgres: leaseWithoutSessionKeyPg },
+  { version: 14, name: 'webhook-owners', sql: webhookOwners, postgres: webhookOwnersPg },
 ];
