@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { deflateSync } from 'node:zlib';
+import { crc32, deflateSync } from 'node:zlib';
 import { Jimp } from 'jimp';
 import { GatewayError } from '../../src/errors.js';
 import { readImageSize } from '../../src/media/image-size.js';
@@ -32,6 +32,27 @@ function pngClaiming(width: number, height: number): Buffer {
 }
 
 const BOMB = pngClaiming(20_000, 20_000);
+
+/** A complete, valid PNG of `side`×`side` black RGBA pixels: small once compressed, decoded in full by any decoder. */
+function blackPng(side: number): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const out = Buffer.alloc(12 + data.length);
+    out.writeUInt32BE(data.length, 0);
+    out.write(type, 4, 'latin1');
+    data.copy(out, 8);
+    out.writeUInt32BE(crc32(out.subarray(4, 8 + data.length)), 8 + data.length);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(side, 0);
+  header.writeUInt32BE(side, 4);
+  header[8] = 8;
+  header[9] = 6;
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(Buffer.alloc(side * (1 + side * 4)), { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+}
+
+/** Just past the limit (4100×4100 = 16.8 megapixels), and complete: without the header check it would be decoded. */
+const OVER_LIMIT = blackPng(4100);
 
 describe('image headers', () => {
   it('reads the dimensions of PNG, JPEG, GIF, BMP, TIFF and WebP from their headers', async () => {
@@ -101,7 +122,7 @@ describe('image bombs against the daemon', () => {
       res.setHeader('content-type', 'image/png');
       if (req.url === '/fine.png') return res.end(png(256));
       // the daemon is asked for its health as soon as it holds the image
-      res.end(BOMB, () => {
+      res.end(OVER_LIMIT, () => {
         healthWhileDecoding = fetch(`${daemon.url}/api/health`).then((answer) => answer.status);
       });
     });
@@ -123,7 +144,7 @@ describe('image bombs against the daemon', () => {
   const received = (messageId: string) =>
     events.next((e) => e.session === 'b' && e.event === 'message.received' && e.payload.messageId === messageId, 10_000, `message ${messageId} at b`);
 
-  it('a link whose og:image is a bomb previews without a thumbnail, and the daemon answers meanwhile', async () => {
+  it('a link whose og:image is past the limit previews without a thumbnail, and the daemon answers meanwhile', async () => {
     const sent = await daemon.request('POST', '/api/messages/send', { session: 'a', chatId: B, type: 'text', text: `look ${base}/bomb-page` });
     assert.equal(sent.status, 200, JSON.stringify(sent.body));
     assert.deepEqual(sent.body.data.linkPreview, { status: 'sent', url: `${base}/bomb-page` });
