@@ -36,29 +36,115 @@ export class ImageDecodeError extends Error {
 /** the worker's heap: jimp's pixels live in Buffers (bounded by IMAGE_MAX_PIXELS), its decoders' state on the heap */
 const WORKER_LIMITS = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 };
 const WORKER_URL = new URL('./image-worker.js', import.meta.url);
+/** decodes at once in the whole daemon; more wait for a worker (within their own deadline) */
+const MAX_WORKERS = 2;
+/** a worker idle this long is ended (one with jimp loaded holds tens of MB) */
+const IDLE_MS = 30_000;
 
 /**
  * Decodes `data` in a worker and returns the JPEG `operation` makes of it. Refuses an image past the limit before any
  * decode (checkImageSize); rejects with ImageDecodeError when the image cannot be decoded, exhausts the worker's memory
- * or takes longer than `timeoutMs` (the worker is then terminated).
+ * or is not done within `timeoutMs`, the wait for a worker included (a worker still decoding then is terminated).
  */
 export async function renderJpeg(data: Buffer, operation: ImageOperation, options: { timeoutMs: number; field?: string }): Promise<Buffer> {
   checkImageSize(data, options.field);
   if (options.timeoutMs <= 0) throw new ImageDecodeError('no time left to decode the image');
-  const worker = new Worker(WORKER_URL, { workerData: { data, operation }, resourceLimits: WORKER_LIMITS, stdout: true, stderr: true });
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await new Promise<Buffer>((resolve, reject) => {
-      timer = setTimeout(() => reject(new ImageDecodeError(`the image was not decoded within ${options.timeoutMs} ms`)), options.timeoutMs);
-      worker.once('message', (answer: { jpeg?: Uint8Array; error?: string }) => {
-        if (answer.jpeg) resolve(Buffer.from(answer.jpeg.buffer, answer.jpeg.byteOffset, answer.jpeg.byteLength));
-        else reject(new ImageDecodeError(answer.error ?? 'the image could not be decoded'));
+  return decoders.run(data, operation, options.timeoutMs);
+}
+
+/**
+ * Up to MAX_WORKERS workers, each decoding one image at a time and kept for the next (loading jimp takes longer than a
+ * thumbnail): a worker that fails or overruns a deadline is ended, an idle one after IDLE_MS. Workers never keep the
+ * process alive (unref); a decode's deadline timer does while it runs.
+ */
+class DecoderPool {
+  private readonly idle: Worker[] = [];
+  private readonly idleTimers = new Map<Worker, NodeJS.Timeout>();
+  private readonly waiting: Array<(worker: Worker) => void> = [];
+  private workers = 0;
+
+  run(data: Buffer, operation: ImageOperation, timeoutMs: number): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      let worker: Worker | undefined;
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        outcome();
+      };
+      const timer = setTimeout(() => {
+        settle(() => reject(new ImageDecodeError(`the image was not decoded within ${timeoutMs} ms`)));
+        if (worker) this.end(worker);
+      }, timeoutMs);
+      this.acquire((assigned) => {
+        if (settled) return this.release(assigned); // the deadline passed while it waited
+        worker = assigned;
+        const done = (answer: { jpeg?: Uint8Array; error?: string }) => {
+          assigned.off('exit', stopped);
+          this.release(assigned);
+          settle(() => (answer.jpeg ? resolve(Buffer.from(answer.jpeg.buffer, answer.jpeg.byteOffset, answer.jpeg.byteLength)) : reject(new ImageDecodeError(answer.error ?? 'the image could not be decoded'))));
+        };
+        // out of memory, or terminated at a deadline: 'error' (when there is one) comes first, then 'exit'
+        let failure = 'the image decoder stopped';
+        const failed = (err: Error) => (failure = `the image could not be decoded: ${err.message}`);
+        const stopped = () => {
+          assigned.off('message', done);
+          assigned.off('error', failed);
+          settle(() => reject(new ImageDecodeError(failure)));
+        };
+        assigned.once('message', done);
+        assigned.on('error', failed);
+        assigned.once('exit', stopped);
+        assigned.postMessage({ data, operation });
       });
-      worker.once('error', (err) => reject(new ImageDecodeError(`the image could not be decoded: ${err.message}`)));
-      worker.once('exit', (code) => reject(new ImageDecodeError(`the image decoder stopped (exit code ${code})`)));
     });
-  } finally {
-    clearTimeout(timer);
+  }
+
+  private acquire(take: (worker: Worker) => void): void {
+    const idle = this.idle.pop();
+    if (idle) {
+      clearTimeout(this.idleTimers.get(idle));
+      this.idleTimers.delete(idle);
+      return take(idle);
+    }
+    if (this.workers < MAX_WORKERS) return take(this.spawn());
+    this.waiting.push(take);
+  }
+
+  private spawn(): Worker {
+    this.workers += 1;
+    const worker = new Worker(WORKER_URL, { resourceLimits: WORKER_LIMITS, stdout: true, stderr: true });
+    worker.unref();
+    worker.once('exit', () => this.forget(worker));
+    return worker;
+  }
+
+  /** A worker done with its image: to the next waiting decode, or idle. */
+  private release(worker: Worker): void {
+    worker.removeAllListeners('error');
+    const next = this.waiting.shift();
+    if (next) return next(worker);
+    this.idle.push(worker);
+    const timer = setTimeout(() => this.end(worker), IDLE_MS);
+    timer.unref();
+    this.idleTimers.set(worker, timer);
+  }
+
+  private end(worker: Worker): void {
     void worker.terminate();
   }
+
+  /** A worker that exited (ended, failed, out of memory): its place goes to a new worker when decodes wait. */
+  private forget(worker: Worker): void {
+    this.workers -= 1;
+    clearTimeout(this.idleTimers.get(worker));
+    this.idleTimers.delete(worker);
+    const at = this.idle.indexOf(worker);
+    if (at >= 0) this.idle.splice(at, 1);
+    const next = this.waiting.shift();
+    if (next) next(this.spawn());
+  }
 }
+
+const decoders = new DecoderPool();

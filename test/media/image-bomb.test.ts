@@ -9,7 +9,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { Jimp } from 'jimp';
 import { GatewayError } from '../../src/errors.js';
 import { readImageSize } from '../../src/media/image-size.js';
-import { checkImageSize, IMAGE_MAX_PIXELS, renderJpeg } from '../../src/media/image.js';
+import { checkImageSize, IMAGE_MAX_PIXELS, ImageDecodeError, renderJpeg } from '../../src/media/image.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import { png } from '../engine/samples.js';
@@ -99,6 +99,18 @@ describe('image headers', () => {
     const square = await renderJpeg(await new Jimp({ width: 50, height: 30, color: 0x00ff00ff }).getBuffer('image/png'), { kind: 'square', side: 64, quality: 90 }, { timeoutMs: 30_000 });
     const squared = await Jimp.read(square);
     assert.deepEqual([squared.width, squared.height], [64, 64]);
+  });
+});
+
+describe('the decoder workers', () => {
+  it('a decode past its deadline, or of an image that is not one, fails alone; the workers keep serving', async () => {
+    const fit = { kind: 'fit', side: 64, quality: 60 } as const;
+    await assert.rejects(renderJpeg(png(300), fit, { timeoutMs: 1 }), ImageDecodeError);
+    const corrupt = Buffer.from(png(64));
+    corrupt.fill(0x55, 40, corrupt.length - 12);
+    await assert.rejects(renderJpeg(corrupt, fit, { timeoutMs: 30_000 }), ImageDecodeError);
+    const many = await Promise.all(Array.from({ length: 5 }, (_, i) => renderJpeg(png(40 + i), fit, { timeoutMs: 60_000 })));
+    for (const jpeg of many) assert.equal(jpeg.subarray(0, 3).toString('hex'), 'ffd8ff');
   });
 });
 
