@@ -3,7 +3,7 @@
 import { ValidationError } from '../errors.js';
 import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
-import { checkImageSize } from '../media/image.js';
+import { refuseOversizedImage } from '../media/image.js';
 import { sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import { limited, type MediaSource } from '../messages/content.js';
@@ -21,12 +21,12 @@ export async function loadPicture(input: { url?: string; base64?: string | Strea
     const url = checkTargetUrl(input.url, source.urlPolicy, 'MEDIA_URL_REJECTED');
     const fetched = await limited(source, () => fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField));
     const mimeType = pictureType(fetched.data, urlField);
-    checkImageSize(fetched.data, urlField);
+    refuseOversizedImage(fetched.data, urlField);
     return { data: fetched.data, mimeType, sourceUrl: url.href };
   }
   const { data } = decodeBase64Field(input.base64!, { mixedAlphabets: true, maxBytes: PICTURE_MAX_BYTES, tooLarge: `a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` });
   const mimeType = pictureType(data, '/base64');
-  checkImageSize(data, '/base64');
+  refuseOversizedImage(data, '/base64');
   return { data, mimeType };
 }
 

@@ -22,11 +22,24 @@ export function checkImageSize(data: Buffer, field = '/base64', maxPixels = IMAG
   if (!size || size.width === 0 || size.height === 0) {
     throw new GatewayError('VALIDATION_FAILED', `${field.replace(/^\//, '')}: the image's dimensions could not be read`, [{ path: field, message: 'is not a readable image' }]);
   }
+  refuseOversized(size, field, maxPixels);
+  return size;
+}
+
+/**
+ * 400 IMAGE_TOO_LARGE when the header declares more than `maxPixels`, before the image is handed on; an image whose
+ * header cannot be read passes here (whatever decodes it later checks again, strictly: renderJpeg).
+ */
+export function refuseOversizedImage(data: Buffer, field = '/base64', maxPixels = IMAGE_MAX_PIXELS): void {
+  const size = readImageSize(data);
+  if (size) refuseOversized(size, field, maxPixels);
+}
+
+function refuseOversized(size: ImageSize, field: string, maxPixels: number): void {
   if (size.width * size.height > maxPixels) {
     const message = `the image is ${size.width}×${size.height} px; at most ${maxPixels / 1_000_000} megapixels are accepted`;
     throw new GatewayError('IMAGE_TOO_LARGE', `${field.replace(/^\//, '')}: ${message}`, [{ path: field, message }]);
   }
-  return size;
 }
 
 export class ImageDecodeError extends Error {

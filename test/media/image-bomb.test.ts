@@ -9,7 +9,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { Jimp } from 'jimp';
 import { GatewayError } from '../../src/errors.js';
 import { readImageSize } from '../../src/media/image-size.js';
-import { checkImageSize, IMAGE_MAX_PIXELS, ImageDecodeError, renderJpeg } from '../../src/media/image.js';
+import { checkImageSize, IMAGE_MAX_PIXELS, ImageDecodeError, refuseOversizedImage, renderJpeg } from '../../src/media/image.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector } from '../helpers/events.js';
 import { png } from '../engine/samples.js';
@@ -90,6 +90,9 @@ describe('image headers', () => {
     assert.throws(() => checkImageSize(BOMB), (err: GatewayError) => err.code === 'IMAGE_TOO_LARGE' && /20000×20000/.test(err.message));
     await assert.rejects(renderJpeg(BOMB, { kind: 'fit', side: 192, quality: 60 }, { timeoutMs: 5000 }), (err: GatewayError) => err.code === 'IMAGE_TOO_LARGE');
     assert.deepEqual(checkImageSize(pngClaiming(4000, 4000)), { format: 'png', width: 4000, height: 4000 });
+    // before a picture is handed to an engine: refused when too large, left to the decoder's strict check when unreadable
+    assert.throws(() => refuseOversizedImage(BOMB, '/url'), (err: GatewayError) => err.code === 'IMAGE_TOO_LARGE' && err.details?.[0]?.path === '/url');
+    refuseOversizedImage(Buffer.from('not an image'));
   });
 
   it('a normal image is decoded in the worker', async () => {
