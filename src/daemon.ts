@@ -339,7 +339,7 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;
   server.maxConnections = settings.maxConnections;
-  capConnectionsPerAddress(server, settings.maxConnectionsPerAddress);
+  capConnectionsPerAddress(server, settings.maxConnectionsPerAddress, settings.connectionCapExemptAddresses);
   return server;
 }
 

@@ -51,6 +51,8 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     maxRequestsInFlightPerKey: 64,
     maxConnections: 1024,
     maxConnectionsPerAddress: 64,
+    // the host itself: its tools, or a reverse proxy on it that every client comes through
+    connectionCapExemptAddresses: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
     requestTimeoutMs: 60_000,
     headersTimeoutMs: 10_000,
   },

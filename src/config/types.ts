@@ -84,6 +84,8 @@ export interface GatewayConfig {
     maxConnections: number;
     /** connections one client address may hold at once; one more is answered 503 and closed as it is accepted */
     maxConnectionsPerAddress: number;
+    /** client addresses that cap does not apply to (the host itself, a reverse proxy) */
+    connectionCapExemptAddresses: string[];
     requestTimeoutMs: number;
     headersTimeoutMs: number;
   };

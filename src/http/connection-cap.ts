@@ -1,14 +1,17 @@
 // The per-address connection cap: one client address may hold at most `max` connections at once; one more is answered
 // 503 SERVER_BUSY and closed as it is accepted, before any request on it is read. (server.maxConnections alone let
-// one address with a thousand slow connections shut every other client out.)
+// one address with a thousand slow connections shut every other client out.) Exempt addresses (the host itself, a
+// reverse proxy every client comes through) are not counted: one address there is everyone.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorStatus } from './error-status.js';
 
-export function capConnectionsPerAddress(server: Server, max: number): void {
+export function capConnectionsPerAddress(server: Server, max: number, exempt: readonly string[] = []): void {
   const open = new Map<string, number>();
+  const unlimited = new Set(exempt);
   server.on('connection', (socket: Socket) => {
     const address = socket.remoteAddress ?? '';
+    if (unlimited.has(address)) return;
     const held = open.get(address) ?? 0;
     if (held >= max) return refuse(socket, max);
     open.set(address, held + 1);

@@ -58,6 +58,10 @@ test('one address holds at most maxConnectionsPerAddress connections; others are
   const other = exchange(health, '', '127.0.0.4');
   assert.equal((await within(other.answer, 10_000, 'health from another address')).status, 200);
   other.socket.destroy();
+  // the host's own address is exempt by default (server.connectionCapExemptAddresses)
+  const local = Array.from({ length: 6 }, () => exchange(health, '', '127.0.0.1'));
+  for (const connection of local) assert.equal((await within(connection.answer, 10_000, 'health from 127.0.0.1')).status, 200);
+  for (const connection of local) connection.socket.destroy();
   // a closed connection frees its place
   held[0]!.socket.destroy();
   await waitFor(async () => {

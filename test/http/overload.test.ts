@@ -200,6 +200,7 @@ describe('server settings', () => {
         maxRequestsInFlightPerKey: 64,
         maxConnections: 1024,
         maxConnectionsPerAddress: 64,
+        connectionCapExemptAddresses: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
         requestTimeoutMs: 60000,
         headersTimeoutMs: 10000,
       });
