@@ -15,10 +15,7 @@ before(async () => {
   daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
   assert.equal((await daemon.request('POST', '/api/sessions', { name: 'a' })).status, 201);
 });
-after(async () => {
-  if (process.env.SHOW_OUTPUT) console.log(daemon.output());
-  await daemon.cleanup();
-});
+after(() => daemon.cleanup());
 
 const nested = (depth: number) => `{"session":"a","x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
 const isTooDeep = (err: GatewayError) => err.code === 'JSON_TOO_DEEP';
