@@ -1,6 +1,7 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { answerClientError, answerConnect } from './http/client-error.js';
+import { capConnectionsPerAddress } from './http/connection-cap.js';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
 import { join, resolve } from 'node:path';
@@ -162,12 +163,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   sessions.addEventProcessor(mediaService.autoPersist());
   // media URLs have their own opt-in (webhooks.allowPrivateTargets no longer opens them); client tokens never get it
-  const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue);
+  const fetchLimiter = new FetchLimiter(config.media.urlFetchConcurrency, config.media.urlFetchQueue, config.media.urlFetchPerKey);
   const mediaUrlPolicy = { allowPrivateTargets: config.media.allowPrivateUrls };
   const mediaSource = { urlPolicy: mediaUrlPolicy, dispatcher: lazyGuardedDispatcher(mediaUrlPolicy), limiter: fetchLimiter };
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
-  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks });
+  const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks, maxWebhooksPerKey: config.webhooks.maxWebhooksPerKey });
   sessions.onDeleted((name) => {
     webhooks.deleteForSession(name);
     apiKeys.forgetSession(name);
@@ -339,6 +340,7 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;
   server.maxConnections = settings.maxConnections;
+  capConnectionsPerAddress(server, settings.maxConnectionsPerAddress, settings.connectionCapExemptAddresses);
   return server;
 }
 

@@ -118,10 +118,23 @@ export class ClientRules {
 
   /**
    * The checks that need no request body (rules, enabled, origin, route, allowed action, and the session when the path
-   * names it), run before the body is read, so a token is never made to wait for a body it may not send; enforce
-   * repeats them.
+   * names it), then the rate limit, which counts the request: run before the body is read, so a token is never made to
+   * wait for, nor allowed to send, a body it may not send; enforce repeats the checks but does not count again.
    */
   admit(
+    principal: Extract<Principal, { kind: 'client' }>,
+    request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'> & { pathSession?: string },
+  ): { rules: ClientRulesRow; action: ClientAction } {
+    const admitted = this.check(principal, request);
+    const { rules } = admitted;
+    if (rules.rateLimitPerMinute > 0) {
+      const verdict = this.limiter.hit(`${principal.session}\u0000${principal.ephemeralId}`, rules.rateLimitPerMinute);
+      if (!verdict.allowed) throw new RateLimitedError('RATE_LIMITED', `more than ${rules.rateLimitPerMinute} requests a minute for this ephemeralId`, verdict.retryAfterSeconds);
+    }
+    return admitted;
+  }
+
+  private check(
     principal: Extract<Principal, { kind: 'client' }>,
     request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'> & { pathSession?: string },
   ): { rules: ClientRulesRow; action: ClientAction } {
@@ -144,17 +157,13 @@ export class ClientRules {
    * reached) and returns the grant to release when the send fails, so that only successful sends count.
    */
   enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
-    const { rules, action } = this.admit(principal, request);
+    // the rate limit counted the request in admit, before its body was read
+    const { rules, action } = this.check(principal, request);
     this.assertSession(principal, request.session);
     if (SENDING_ACTIONS.has(action)) this.checkRecipient(rules, action, request.chatId);
 
-    // Everything below checks and takes a slot in one synchronous step: no await between them, so no other
-    // request of the same ephemeralId can slip in between the check and the count.
-    const key = `${principal.session}\u0000${principal.ephemeralId}`;
-    if (rules.rateLimitPerMinute > 0) {
-      const verdict = this.limiter.hit(key, rules.rateLimitPerMinute);
-      if (!verdict.allowed) throw new RateLimitedError('RATE_LIMITED', `more than ${rules.rateLimitPerMinute} requests a minute for this ephemeralId`, verdict.retryAfterSeconds);
-    }
+    // the daily cap checks and takes a slot in one synchronous step: no await between them, so no other request of the
+    // same ephemeralId can slip in between the check and the count
     if (!CAPPED_ACTIONS.has(action) || rules.dailySendCap === 0) return undefined;
     const now = Date.now();
     const day = utcDay(now);

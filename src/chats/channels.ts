@@ -1,7 +1,8 @@
 // Channel operations of SPEC §4 "Channels": create, list (owned or followed), get, delete (owner only), follow, mute.
 import { GatewayError } from '../errors.js';
 import type { ChannelInfo, EngineSession } from '../engine/types.js';
-import type { MediaSource } from '../messages/content.js';
+import type { Principal } from '../auth/scopes.js';
+import { forCaller, type MediaSource } from '../messages/content.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ChannelsRepo } from '../store/channels.js';
 import { channelJid } from './ids.js';
@@ -22,9 +23,10 @@ export interface ChannelView {
 export class ChannelsService {
   constructor(private readonly deps: { sessions: SessionManager; channels: ChannelsRepo; mediaSource: MediaSource }) {}
 
-  async create(session: string, input: { name: string; description?: string; profileUrl?: string }): Promise<ChannelView> {
+  /** `caller`: whose share of the download pool the picture URL takes */
+  async create(session: string, input: { name: string; description?: string; profileUrl?: string }, caller?: Principal): Promise<ChannelView> {
     const engine = this.engine(session);
-    const picture = input.profileUrl !== undefined ? await loadPicture({ url: input.profileUrl }, this.deps.mediaSource, '/profileUrl') : undefined;
+    const picture = input.profileUrl !== undefined ? await loadPicture({ url: input.profileUrl }, forCaller(this.deps.mediaSource, caller), '/profileUrl') : undefined;
     const channel = await engine.createChannel({ name: input.name, ...(input.description !== undefined ? { description: input.description } : {}), ...(picture ? { picture } : {}) });
     this.remember(session, channel);
     return channelView(channel);

@@ -2,7 +2,8 @@
 import { GatewayError, ValidationError } from '../errors.js';
 import type { EngineSession, GroupInfo, GroupMemberInfo, InviteInfo, ParticipantAction, ParticipantOutcome } from '../engine/types.js';
 import type { StreamedBase64 } from '../media/base64.js';
-import type { MediaSource } from '../messages/content.js';
+import { forCaller, type MediaSource } from '../messages/content.js';
+import type { Principal } from '../auth/scopes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { groupJid, INVITE_BASE_URL, inviteCode, participantJids } from './ids.js';
 import { loadPicture } from './picture.js';
@@ -91,10 +92,11 @@ export class GroupsService {
     await (await this.withRole(session, id, 'admin')).setGroupDescription(id, description);
   }
 
-  async setPicture(session: string, groupId: string, input: { url?: string; base64?: string | StreamedBase64 }): Promise<void> {
+  /** `caller`: whose share of the download pool a picture URL takes */
+  async setPicture(session: string, groupId: string, input: { url?: string; base64?: string | StreamedBase64 }, caller?: Principal): Promise<void> {
     const id = groupJid(groupId);
     await this.withRole(session, id, 'admin');
-    const picture = await loadPicture(input, this.deps.mediaSource);
+    const picture = await loadPicture(input, forCaller(this.deps.mediaSource, caller));
     await this.engine(session).setGroupPicture(id, picture);
   }
 

@@ -1,7 +1,9 @@
-// Pictures for groups and channels: fetched through the URL guard or decoded from base64, checked to be JPEG or PNG, size-limited.
+// Pictures for groups and channels: fetched through the URL guard or decoded from base64, checked to be JPEG or PNG,
+// size-limited in bytes and in pixels (read from the header: an image past the limit is refused before any decode).
 import { ValidationError } from '../errors.js';
 import type { ImageInput } from '../engine/types.js';
 import { fetchMediaUrl } from '../media/fetch-url.js';
+import { refuseOversizedImage } from '../media/image.js';
 import { sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import { limited, type MediaSource } from '../messages/content.js';
@@ -18,10 +20,14 @@ export async function loadPicture(input: { url?: string; base64?: string | Strea
   if (input.url !== undefined) {
     const url = checkTargetUrl(input.url, source.urlPolicy, 'MEDIA_URL_REJECTED');
     const fetched = await limited(source, () => fetchMediaUrl(source.dispatcher, url, { maxBytes: PICTURE_MAX_BYTES, timeoutMs: PICTURE_FETCH_TIMEOUT_MS }, urlField));
-    return { data: fetched.data, mimeType: pictureType(fetched.data, urlField), sourceUrl: url.href };
+    const mimeType = pictureType(fetched.data, urlField);
+    refuseOversizedImage(fetched.data, urlField);
+    return { data: fetched.data, mimeType, sourceUrl: url.href };
   }
   const { data } = decodeBase64Field(input.base64!, { mixedAlphabets: true, maxBytes: PICTURE_MAX_BYTES, tooLarge: `a picture may be at most ${PICTURE_MAX_BYTES / 1024 / 1024} MB` });
-  return { data, mimeType: pictureType(data, '/base64') };
+  const mimeType = pictureType(data, '/base64');
+  refuseOversizedImage(data, '/base64');
+  return { data, mimeType };
 }
 
 function pictureType(data: Buffer, field: string): string {

@@ -25,6 +25,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     allowPrivateUrls: false,
     urlFetchConcurrency: 4,
     urlFetchQueue: 16,
+    urlFetchPerKey: 4,
     s3AllowPrivateEndpoint: false,
     s3ConnectTimeoutMs: 10_000,
     s3RequestTimeoutMs: 60_000,
@@ -38,6 +39,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     perWebhookConcurrency: 16,
     retentionDays: 7,
     maxWebhooks: 100,
+    maxWebhooksPerKey: 25,
   },
   server: {
     bodyLimitBytes: 1024 * 1024,
@@ -48,10 +50,13 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     // a quarter of the global cap: one flooding client leaves the rest to the others
     maxRequestsInFlightPerKey: 64,
     maxConnections: 1024,
+    maxConnectionsPerAddress: 64,
+    // the host itself: its tools, or a reverse proxy on it that every client comes through
+    connectionCapExemptAddresses: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
     requestTimeoutMs: 60_000,
     headersTimeoutMs: 10_000,
   },
-  events: { maxStreams: 64 },
+  events: { maxStreams: 64, maxStreamsPerKey: 16 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   backup: { schedule: 'off', keep: 7, withMedia: false },

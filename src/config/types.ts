@@ -50,6 +50,8 @@ export interface GatewayConfig {
     urlFetchConcurrency: number;
     /** URL media downloads waiting for a slot; past it 503 SERVER_BUSY */
     urlFetchQueue: number;
+    /** downloads (running and waiting) one caller other than the master key may hold; the pool's last 2 places are the master key's */
+    urlFetchPerKey: number;
     /** the admin S3 endpoint may be a loopback/private host (a local MinIO) */
     s3AllowPrivateEndpoint: boolean;
     /** S3: connect timeout, and longest silence on an open request, ms */
@@ -68,6 +70,8 @@ export interface GatewayConfig {
     retentionDays: number;
     /** webhooks that may exist at once; registering one more answers 409 LIMIT_REACHED */
     maxWebhooks: number;
+    /** webhooks one API key may register; the last 10 of maxWebhooks are the master key's */
+    maxWebhooksPerKey: number;
   };
   /** the HTTP server: body limits, timeouts and caps that keep one client from exhausting the daemon */
   server: {
@@ -78,10 +82,15 @@ export interface GatewayConfig {
     /** requests in flight one key (master key, API key, client token) may hold; past it 503 for that caller only */
     maxRequestsInFlightPerKey: number;
     maxConnections: number;
+    /** connections one client address may hold at once; one more is answered 503 and closed as it is accepted */
+    maxConnectionsPerAddress: number;
+    /** client addresses that cap does not apply to (the host itself, a reverse proxy) */
+    connectionCapExemptAddresses: string[];
     requestTimeoutMs: number;
     headersTimeoutMs: number;
   };
-  events: { maxStreams: number };
+  /** event streams open at once; one caller other than the master key holds at most maxStreamsPerKey, and the last 4 are the master key's */
+  events: { maxStreams: number; maxStreamsPerKey: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
   /** backups into <dataDir>/backups by the daemon itself: `off`, `hourly`, `daily`, `weekly` or `<n>s|m|h|d`; the newest `keep` stay */

@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { Logger } from '../logger.js';
 import { UNMATCHED_ROUTE, type Metrics } from '../metrics.js';
 import { throwIfUnanswered, writeError } from './middleware/errors.js';
-import { checkPathEncoding, discardUnreadBody, InFlightCap } from './middleware/capacity.js';
+import { checkPathEncoding, closeAfterAnswer, InFlightCap } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { assignRequestId } from './middleware/request-id.js';
 import { setSecurityHeaders } from './middleware/security-headers.js';
@@ -86,8 +86,8 @@ export function createApp(options: AppOptions): Koa<AppState> {
       writeError(ctx, err, logger);
     } finally {
       metrics.httpRequests.inc({ method: ctx.method, status: String(ctx.status) });
-      // a refused body is discarded unread, so that the client reads its answer; only a body larger than any route takes is cut
-      discardUnreadBody(ctx.req, bodyLimits.mediaBytes);
+      // a body left unread (an early refusal) is not drained: the connection closes once the answer is written
+      closeAfterAnswer(ctx);
       const matched = ctx.state.route;
       (matched ? (latencyOf.get(matched) ?? unmatched) : unmatched).observe((performance.now() - started) / 1000);
     }

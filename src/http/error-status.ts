@@ -4,6 +4,8 @@ import type { ErrorCode } from '../errors.js';
 export const errorStatus: Record<ErrorCode, number> = {
   VALIDATION_FAILED: 400,
   INVALID_JSON: 400,
+  JSON_TOO_DEEP: 400,
+  IMAGE_TOO_LARGE: 400,
   WEBHOOK_URL_REJECTED: 400,
   MEDIA_URL_REJECTED: 400,
   PROXY_URL_REJECTED: 400,

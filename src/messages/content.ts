@@ -9,6 +9,7 @@ import { safeFileName } from '../media/file-name.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
+import type { Principal } from '../auth/scopes.js';
 
 export const MEDIA_URL_MAX_BYTES = 50 * 1024 * 1024;
 export const MEDIA_BASE64_MAX_BYTES = 70 * 1024 * 1024;
@@ -126,11 +127,18 @@ export interface MediaSource {
   dispatcher: Dispatcher;
   /** the daemon-wide bound on concurrent URL downloads */
   limiter?: FetchLimiter;
+  /** whose downloads these are, for the limiter's quotas (forCaller) */
+  holder?: Principal;
+}
+
+/** The source for one caller's downloads: they count towards that caller's share of the limiter. */
+export function forCaller(media: MediaSource, caller: Principal | undefined): MediaSource {
+  return caller ? { ...media, holder: caller } : media;
 }
 
 /** Runs a URL download within the source's concurrency bound. */
 export function limited<T>(media: MediaSource, work: () => Promise<T>): Promise<T> {
-  return media.limiter ? media.limiter.run(work) : work();
+  return media.limiter ? media.limiter.run(work, media.holder) : work();
 }
 
 /**

@@ -1,11 +1,12 @@
 // The preview of a text's first link (title, description, thumbnail), built by the gateway: the page and its image are
 // fetched through the URL guard with a byte cap and one deadline, so no engine (Baileys' link-preview-js) fetches a page
 // itself. A preview that cannot be built never stops the send: the text goes without it and the result says why.
-// undici, htmlparser2 and jimp load on the first preview, not at daemon start.
+// undici and htmlparser2 load on the first preview, not at daemon start; jimp only in the image worker.
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { LinkPreview } from '../engine/types.js';
 import { discard, fetchMediaUrl } from '../media/fetch-url.js';
+import { renderJpeg } from '../media/image.js';
 import { checkTargetUrl } from '../net/url-guard.js';
 import { limited, type MediaSource } from './content.js';
 
@@ -161,14 +162,14 @@ export async function readMeta(html: string, base: URL): Promise<PageMeta> {
   return { ...(title ? { title } : {}), ...(description ? { description } : {}), ...(image && /^https?:$/.test(image.protocol) ? { image } : {}) };
 }
 
-/** The page's image, fetched through the guard and scaled down to a small JPEG with jimp (loaded on first use). */
+/**
+ * The page's image, fetched through the guard and scaled down to a small JPEG off the event loop (src/media/image.ts),
+ * within the preview's deadline; an image past the pixel limit is refused before any decode.
+ */
 async function thumbnailOf(image: URL, source: MediaSource, deadline: number): Promise<Buffer> {
   const url = checkTargetUrl(image.href, source.urlPolicy, 'MEDIA_URL_REJECTED');
   const remaining = deadline - Date.now();
   if (remaining <= 0) throw new PreviewFailure('no time left for the image');
   const fetched = await fetchMediaUrl(source.dispatcher, url, { maxBytes: PREVIEW_IMAGE_MAX_BYTES, timeoutMs: remaining });
-  const { Jimp } = await import('jimp');
-  const picture = await Jimp.read(fetched.data);
-  picture.scaleToFit({ w: THUMBNAIL_MAX_SIDE, h: THUMBNAIL_MAX_SIDE });
-  return picture.getBuffer('image/jpeg', { quality: 60 });
+  return renderJpeg(fetched.data, { kind: 'fit', side: THUMBNAIL_MAX_SIDE, quality: 60 }, { timeoutMs: deadline - Date.now() });
 }

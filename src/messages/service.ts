@@ -11,7 +11,8 @@ import type { MediaRecords } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import type { ByteBudget } from '../media/fetch-limiter.js';
-import { buildContent, checkContentFields, checkMentions, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
+import { buildContent, checkContentFields, checkMentions, forCaller, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
+import type { Principal } from '../auth/scopes.js';
 import { extraOf } from './ingest.js';
 import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
@@ -40,6 +41,8 @@ export const STATUS_CHAT = 'status@broadcast';
 /** Who asks: a client token never gets the private-URL opt-in, and quotes only messages of the chat it sends to. */
 export interface SendCaller {
   client?: boolean;
+  /** who sends: its URL downloads count towards its share of the download pool */
+  principal?: Principal;
 }
 
 /**
@@ -151,7 +154,7 @@ export class MessagingService {
 
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
     const { chatId, statusViewers } = this.prepare(body);
-    const source = caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource;
+    const source = forCaller(caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource, caller.principal);
     // a URL's media goes straight to a file of the blob store, which the sent message's media record then adopts
     const staging = body.url !== undefined ? this.deps.media.blobs.stage() : undefined;
     try {

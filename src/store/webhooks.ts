@@ -82,9 +82,10 @@ export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
 export function createWebhooksRepo(db: Db, box: SecretBox) {
   const toRow = (r: RawWebhook) => toRowWith(box, r);
   const insert = db.prepare(
-    `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, signature_scheme, created_at, updated_at)
-     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @now, @now) RETURNING id`,
+    `INSERT INTO webhooks (url, events, session, enabled, headers, retry_attempts, retry_delay_seconds, retry_policy, hmac_key, signature_scheme, created_by, created_at, updated_at)
+     VALUES (@url, @events, @session, @enabled, @headers, @attempts, @delaySeconds, @policy, @hmacKey, @signatureScheme, @createdBy, @now, @now) RETURNING id`,
   );
+  const countOwned = db.prepare('SELECT COUNT(*) FROM webhooks WHERE created_by = ?').pluck();
   const byId = db.prepare('SELECT * FROM webhooks WHERE id = ?');
   const page = db.prepare('SELECT * FROM webhooks ORDER BY id LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM webhooks').pluck();
@@ -109,8 +110,9 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
   });
 
   return {
-    insert(fields: WebhookFields): WebhookRow {
-      const { id } = insert.get({ ...toParams(box, fields), now: new Date().toISOString() }) as { id: number };
+    /** `createdBy`: who registers it (`master`, `key:<id>`), counted by countOwnedBy */
+    insert(fields: WebhookFields, createdBy: string | null = null): WebhookRow {
+      const { id } = insert.get({ ...toParams(box, fields), createdBy, now: new Date().toISOString() }) as { id: number };
       return toRow(byId.get(id) as RawWebhook);
     },
     get(id: number): WebhookRow | undefined {
@@ -119,6 +121,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
     },
     list: (limit: number, offset: number): WebhookRow[] => (page.all(limit, offset) as RawWebhook[]).map(toRow),
     count: (): number => count.get() as number,
+    countOwnedBy: (createdBy: string): number => countOwned.get(createdBy) as number,
     listEnabled: (): WebhookRow[] => (enabled.all() as RawWebhook[]).map(toRow),
     /** Replaces every field; returns the new row, or undefined when the webhook does not exist. */
     update(id: number, fields: WebhookFields, disabledError = 'webhook disabled'): WebhookRow | undefined {

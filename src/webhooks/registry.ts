@@ -7,9 +7,13 @@ import type { SignatureScheme, WebhookFields, WebhookHeader, WebhookRow, Webhook
 import { DEFAULT_RETRIES, MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from './retry-policy.js';
 import { checkTargetUrl, type UrlPolicy } from '../net/url-guard.js';
 import { deliveryTarget, type DeliveryTarget } from './http-delivery.js';
+import type { Principal } from '../auth/scopes.js';
+import { principalId, quotaRefusal } from '../quota.js';
 
 export const MAX_HEADERS = 10;
 export const MIN_HMAC_KEY_LENGTH = 16;
+/** webhooks only the master key may register, whatever the API keys hold */
+export const WEBHOOK_MASTER_RESERVE = 10;
 /** RFC 9110 token characters */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
@@ -142,6 +146,8 @@ export class WebhookRegistry {
       urlPolicy: UrlPolicy;
       /** webhooks that may exist at once (unlimited when absent) */
       maxWebhooks?: number;
+      /** webhooks one API key may register (unlimited when absent) */
+      maxWebhooksPerKey?: number;
     },
   ) {
     this.refresh();
@@ -153,10 +159,16 @@ export class WebhookRegistry {
     return () => this.listeners.delete(listener);
   }
 
-  create(input: WebhookInput & { url: string }): WebhookView {
+  /** `caller`: who registers it, counted against its quota (none: the operator, bound by the global cap only) */
+  create(input: WebhookInput & { url: string }, caller: Principal = { kind: 'master' }): WebhookView {
+    const owner = principalId(caller);
     const max = this.deps.maxWebhooks;
-    if (max !== undefined && this.deps.webhooks.count() >= max) {
-      throw new GatewayError('LIMIT_REACHED', `${max} webhooks are registered, the limit (webhooks.maxWebhooks); delete one first`);
+    if (max !== undefined) {
+      const limits = { max, perPrincipal: this.deps.maxWebhooksPerKey ?? Infinity, masterReserve: WEBHOOK_MASTER_RESERVE };
+      const total = this.deps.webhooks.count();
+      const use = { total, others: total - this.deps.webhooks.countOwnedBy('master'), own: this.deps.webhooks.countOwnedBy(owner) };
+      const refusal = quotaRefusal(limits, caller, use, 'webhooks');
+      if (refusal) throw new GatewayError('LIMIT_REACHED', `${refusal} (webhooks.maxWebhooks ${max}, webhooks.maxWebhooksPerKey ${limits.perPrincipal}); delete one first`);
     }
     const fields: WebhookFields = {
       url: this.checkUrl(input.url),
@@ -169,7 +181,7 @@ export class WebhookRegistry {
       signatureScheme: input.signatureScheme ?? 'body',
     };
     checkHmacKey(fields.hmacKey);
-    const row = this.deps.webhooks.insert(fields);
+    const row = this.deps.webhooks.insert(fields, owner);
     this.changed({ type: 'created', webhookId: row.id });
     return webhookView(row, true);
   }

@@ -20,10 +20,13 @@ export interface RawExchange {
   write(chunk: string | Buffer): void;
 }
 
-/** Opens a connection to `url` and writes `head` (request line and headers, without the blank line unless `end`). */
-export function rawExchange(url: string, head: string, bodyPart: string | Buffer = ''): RawExchange {
+/**
+ * Opens a connection to `url` and writes `head` (request line and headers, without the blank line unless `end`);
+ * from `localAddress` when given (any 127.x.y.z is loopback on Linux: another client address).
+ */
+export function rawExchange(url: string, head: string, bodyPart: string | Buffer = '', localAddress?: string): RawExchange {
   const { hostname, port } = new URL(url);
-  const socket = connect(Number(port), hostname);
+  const socket = connect({ port: Number(port), host: hostname, ...(localAddress ? { localAddress } : {}) });
   socket.setNoDelay(true);
   let buffer = Buffer.alloc(0);
   let settle!: { done: (a: RawAnswer) => void; fail: (e: Error) => void };

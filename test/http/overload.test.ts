@@ -199,6 +199,8 @@ describe('server settings', () => {
         maxRequestsInFlight: 256,
         maxRequestsInFlightPerKey: 64,
         maxConnections: 1024,
+        maxConnectionsPerAddress: 64,
+        connectionCapExemptAddresses: ['127.0.0.1', '::1', '::ffff:127.0.0.1'],
         requestTimeoutMs: 60000,
         headersTimeoutMs: 10000,
       });

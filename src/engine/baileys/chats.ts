@@ -6,7 +6,7 @@ import { phoneOfJid, userJid } from '../jid.js';
 import type { ChannelInfo, ChatOps, ContactInfo, ImageInput, LabelInfo, NumberCheck } from '../types.js';
 import { errorCode, toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare } from './identities.js';
-import { updatePicture } from './pictures.js';
+import { squarePicture, updatePicture } from './pictures.js';
 
 export type ChatOpName = Exclude<keyof ChatOps, import('./groups.js').GroupOpName>;
 
@@ -34,9 +34,12 @@ export class BaileysChats implements Pick<ChatOps, ChatOpName> {
     const channel = channelOf(raw, 'owner');
     if (!channel) throw new NetworkError('create channel: the network answered without a channel id');
     if (input.picture) {
-      await this.channelCall((s) => s.newsletterUpdatePicture(channel.id, input.picture!.data), 'set channel picture').catch((err: unknown) => {
-        this.ctx.logger.warn({ err, channel: channel.id }, 'the channel was created but its picture could not be set');
-      });
+      const picture = input.picture;
+      await squarePicture(picture)
+        .then((square) => this.channelCall((s) => s.newsletterUpdatePicture(channel.id, square), 'set channel picture'))
+        .catch((err: unknown) => {
+          this.ctx.logger.warn({ err, channel: channel.id }, 'the channel was created but its picture could not be set');
+        });
     }
     this.ctx.hooks.event('newsletter.update', { id: channel.id, action: 'created', name: channel.name });
     return channel;

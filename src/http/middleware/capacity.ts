@@ -1,9 +1,10 @@
-// Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), a bound
-// on what is discarded of bodies nobody read, and the refusal of paths whose percent-encoding is malformed (400, before
-// anything decodes them).
+// Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), the
+// connection of a request answered before its body was read closed rather than drained, and the refusal of paths whose
+// percent-encoding is malformed (400, before anything decodes them).
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/scopes.js';
 import { ServerBusyError, ValidationError } from '../../errors.js';
+import { principalId } from '../../quota.js';
 
 /** Monitoring keeps working under load: these paths are never refused by the in-flight cap. */
 const EXEMPT = new Set(['/api/health', '/metrics']);
@@ -51,12 +52,6 @@ export class PrincipalShare {
   }
 }
 
-function principalId(principal: Principal): string {
-  if (principal.kind === 'master') return 'master';
-  if (principal.kind === 'key') return `key:${principal.id}`;
-  return `client:${principal.session}:${principal.ephemeralId}`;
-}
-
 /** 400 for a path whose percent-encoding is malformed, before anything decodes it. */
 export function checkPathEncoding(path: string): void {
   if (!path.includes('%')) return;
@@ -68,15 +63,12 @@ export function checkPathEncoding(path: string): void {
 }
 
 /**
- * For a request answered before its body was read (401, 404, 413, 503…): Node reads and discards the rest of the body to
- * keep the connection, however large it is. Closing at once instead makes many clients (undici among them) see a reset
- * rather than the answer, so up to `budgetBytes` are discarded (never buffered); past that the connection is closed.
+ * For a request answered before its body was read (401, 404, 413, 503…): the answer says `Connection: close`, and Node
+ * closes the connection once the answer is written, without reading the rest of the body. (Draining it instead let a
+ * refused client hold a connection for the whole request timeout: a thousand slow bodies shut everyone out.)
  */
-export function discardUnreadBody(req: IncomingMessage, budgetBytes: number): void {
+export function closeAfterAnswer(ctx: { req: IncomingMessage; set(field: string, value: string): void; headerSent?: boolean }): void {
+  const req = ctx.req;
   if (req.complete || req.readableFlowing || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
-  let discarded = 0;
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > budgetBytes) req.socket.destroy();
-  });
+  if (!ctx.headerSent) ctx.set('Connection', 'close');
 }

@@ -3,6 +3,7 @@
 // A large body of a media route is parsed while it streams in, its `base64` decoded on the way (streamed-body.ts).
 import getRawBody from 'raw-body';
 import { GatewayError, ServerBusyError } from '../../errors.js';
+import { checkJsonDepth } from './json-depth.js';
 import { StreamedJsonBody } from './streamed-body.js';
 import type { AppContext } from '../types.js';
 
@@ -54,7 +55,7 @@ export async function readJsonBody(ctx: AppContext, limitBytes: number, smallByt
   const leave = limitBytes > smallBytes && !(length <= smallBytes) ? gate.enter() : undefined;
   if (leave) {
     try {
-      ctx.state.body = await readStreamedBody(ctx, limitBytes, Number.isNaN(length) ? limitBytes : length);
+      ctx.state.body = await readStreamedBody(ctx, limitBytes, Number.isNaN(length) ? limitBytes : length, smallBytes);
     } finally {
       leave();
     }
@@ -68,6 +69,7 @@ export async function readJsonBody(ctx: AppContext, limitBytes: number, smallByt
     throw unreadable(err);
   }
   if (text.trim() === '') return;
+  checkJsonDepth(text);
   try {
     ctx.state.body = JSON.parse(text);
   } catch (err) {
@@ -77,20 +79,23 @@ export async function readJsonBody(ctx: AppContext, limitBytes: number, smallByt
 
 /**
  * A large body of a media route: parsed as it arrives, its top-level `base64` decoded on the way (streamed-body.ts). A
- * body that is not JSON is still read to its end before the answer, as the small path does.
+ * body that is not JSON is still read to its end before the answer, as the small path does; one nested too deep, or
+ * with more than `keptBytes` besides `base64`, is refused at once (the connection then closes, the rest unread).
  */
-async function readStreamedBody(ctx: AppContext, limitBytes: number, capacity: number): Promise<unknown> {
-  const parser = new StreamedJsonBody(capacity);
+async function readStreamedBody(ctx: AppContext, limitBytes: number, capacity: number, keptBytes: number): Promise<unknown> {
+  const parser = new StreamedJsonBody(capacity, keptBytes);
   let received = 0;
   let failure: unknown;
   try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    // a refusal while streaming leaves the request as it is (not destroyed): the answer is written, then the connection closes
+    for await (const chunk of ctx.req.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
       received += chunk.length;
       if (received > limitBytes) throw tooLarge(limitBytes);
       if (failure === undefined) {
         try {
           parser.push(chunk);
         } catch (err) {
+          if (err instanceof GatewayError) throw err;
           failure = err;
         }
       }

@@ -3,7 +3,9 @@
 // A 70 MB file as base64 is a 93 MB string: read, parsed and decoded as text it cost several copies of that (seconds,
 // and hundreds of MB); this way the decoded bytes are the only large allocation.
 import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../../errors.js';
 import { Base64StreamDecoder, StreamedBase64 } from '../../media/base64.js';
+import { MAX_JSON_DEPTH, tooDeep } from './json-depth.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -14,7 +16,9 @@ const WHITESPACE_BYTES = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /**
  * Feeds the body's chunks in order (`push`), then `end()` returns the parsed value, with each top-level `base64` string
- * a StreamedBase64. `capacity` bounds the body's bytes (its Content-Length, or the route's limit).
+ * a StreamedBase64. `capacity` bounds the body's bytes (its Content-Length, or the route's limit). `push` throws
+ * JSON_TOO_DEEP past MAX_JSON_DEPTH levels of nesting, and PAYLOAD_TOO_LARGE once what is kept besides the streamed
+ * strings passes `maxKeptBytes` (the ordinary body limit): only `base64` may be large.
  */
 export class StreamedJsonBody {
   /** the body without its streamed strings, each replaced by a placeholder string */
@@ -36,8 +40,12 @@ export class StreamedJsonBody {
   private received = 0;
   /** where the current chunk's kept bytes start */
   private keptFrom = 0;
+  private keptBytes = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly maxKeptBytes = Infinity,
+  ) {}
 
   push(chunk: Buffer): void {
     this.keptFrom = 0;
@@ -69,7 +77,17 @@ export class StreamedJsonBody {
   private structure(chunk: Buffer, start: number): number {
     for (let i = start; i < chunk.length; i += 1) {
       const byte = chunk[i]!;
-      if (WHITESPACE_BYTES.has(byte)) continue;
+      if (WHITESPACE_BYTES.has(byte)) {
+        // a run of whitespace is kept as its first byte: padding is not a field, and does not count towards maxKeptBytes
+        let end = i + 1;
+        while (end < chunk.length && WHITESPACE_BYTES.has(chunk[end]!)) end += 1;
+        if (end - i > 1) {
+          this.keep(chunk, i + 1);
+          this.keptFrom = end;
+        }
+        i = end - 1;
+        continue;
+      }
       if (byte === QUOTE) {
         this.valueIsStreamed = this.depth === 1 && this.last === COLON && this.keyIsStreamed;
         this.key = this.depth === 1 && !this.valueIsStreamed ? [] : undefined;
@@ -85,8 +103,9 @@ export class StreamedJsonBody {
         this.escaped = false;
         return i + 1;
       }
-      if (byte === 0x7b || byte === 0x5b) this.depth += 1;
-      else if (byte === 0x7d || byte === 0x5d) this.depth -= 1;
+      if (byte === 0x7b || byte === 0x5b) {
+        if (++this.depth > MAX_JSON_DEPTH) throw tooDeep();
+      } else if (byte === 0x7d || byte === 0x5d) this.depth -= 1;
       else if (byte === COLON && this.depth === 1) this.keyIsStreamed = this.key !== undefined && String.fromCharCode(...this.key) === STREAMED_KEY;
       if (byte !== COLON) this.keyIsStreamed = false;
       this.key = undefined;
@@ -132,7 +151,12 @@ export class StreamedJsonBody {
   }
 
   private keep(chunk: Buffer, end: number): void {
-    if (end > this.keptFrom) this.kept.push(Buffer.from(chunk.subarray(this.keptFrom, end)));
+    if (end <= this.keptFrom) return;
+    this.keptBytes += end - this.keptFrom;
+    if (this.keptBytes > this.maxKeptBytes) {
+      throw new GatewayError('PAYLOAD_TOO_LARGE', `the request body's fields besides base64 are larger than ${this.maxKeptBytes} bytes, the limit of a JSON body`);
+    }
+    this.kept.push(Buffer.from(chunk.subarray(this.keptFrom, end)));
   }
 
   /**

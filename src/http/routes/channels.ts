@@ -38,7 +38,7 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
       schema: { params: sessionParams, body: createChannelBody },
       async handler({ params, body, ctx }) {
         checkBodySession(params.session, body.session);
-        const channel = await channels.create(params.session, body);
+        const channel = await channels.create(params.session, body, ctx.state.principal);
         ctx.status = 201;
         return channel;
       },

@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { ServerBusyError, ValidationError } from '../../errors.js';
 import { isEventType } from '../../events/catalogue.js';
+import { QuotaCounter } from '../../quota.js';
 import { sessionName } from '../schemas/common.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
@@ -12,8 +13,11 @@ const HEARTBEAT_MS = 15_000;
  * enough for a burst of a few hundred events, small enough that maxStreams idle readers cannot take the memory.
  */
 const MAX_BUFFERED_BYTES = 256 * 1024;
+/** streams only the master key may open, whatever the others hold */
+export const STREAM_MASTER_RESERVE = 4;
 
 export function eventRoutes({ bus, apiKeys, config }: Services, streams: Set<PassThrough>): RouteDef[] {
+  const places = new QuotaCounter({ max: config.events.maxStreams, perPrincipal: config.events.maxStreamsPerKey, masterReserve: STREAM_MASTER_RESERVE }, 'event streams');
   return [
     {
       method: 'GET',
@@ -35,9 +39,11 @@ export function eventRoutes({ bus, apiKeys, config }: Services, streams: Set<Pas
         const unknown = wanted.filter((e: string) => e !== '*' && !isEventType(e));
         if (unknown.length) throw ValidationError.field('/events', `unknown event types: ${unknown.join(', ')}`);
         const types = wanted.includes('*') ? new Set<string>() : new Set(wanted);
-        if (streams.size >= config.events.maxStreams) throw new ServerBusyError(`${config.events.maxStreams} event streams are open already; retry later`, 5);
-        // a session-limited key hears only its own sessions
         const principal = ctx.state.principal;
+        const refusal = places.refusal(principal);
+        if (refusal) throw new ServerBusyError(`${refusal}; retry later`, 5);
+        const release = places.take(principal);
+        // a session-limited key hears only its own sessions
         const allowed = principal?.kind === 'key' && principal.sessions ? new Set(principal.sessions) : null;
         const stream = new PassThrough();
         streams.add(stream);
@@ -57,6 +63,7 @@ export function eventRoutes({ bus, apiKeys, config }: Services, streams: Set<Pas
           unsubscribe();
           unwatch?.();
           streams.delete(stream);
+          release();
           stream.end();
         };
         ctx.req.on('close', close);

@@ -162,9 +162,9 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       summary: 'set the group picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB; admins)',
       schema: { params: groupParams, body: pictureBody },
       bodyLimit: 'media',
-      async handler({ params, body }) {
+      async handler({ params, body, ctx }) {
         if (body.session !== undefined) checkBodySession(params.session, body.session);
-        await groups.setPicture(params.session, params.groupId, body);
+        await groups.setPicture(params.session, params.groupId, body, ctx.state.principal);
         return done('group picture updated');
       },
     },

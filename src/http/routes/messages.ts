@@ -45,7 +45,7 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       schema: { body: sendMessageBody },
       bodyLimit: 'media',
       async handler({ body, ctx }) {
-        const caller = { client: ctx.state.principal?.kind === 'client' };
+        const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal };
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
           const accepted = messaging.sendAsync(body as SendBody, caller);
           ctx.status = 202;

@@ -22,9 +22,9 @@ export function profileRoutes({ profile }: Services): RouteDef[] {
       summary: "set the session's own profile picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB)",
       schema: { params: sessionParams, body: pictureBody },
       bodyLimit: 'media',
-      async handler({ params, body }) {
+      async handler({ params, body, ctx }) {
         if (body.session !== undefined) checkBodySession(params.session, body.session);
-        await profile.setPicture(params.session, body);
+        await profile.setPicture(params.session, body, ctx.state.principal);
         return done('profile picture updated');
       },
     },

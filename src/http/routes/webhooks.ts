@@ -77,8 +77,9 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       handler({ body, ctx }) {
         const input = body as CreateWebhookBody;
         assertSessionAllowed(ctx, input.session ?? null);
+        const created = webhooks.create(input, ctx.state.principal);
         ctx.status = 201;
-        return webhooks.create(input);
+        return created;
       },
     },
     {

@@ -11,6 +11,7 @@ import cluster, { postgres as clusterPg } from './009-cluster.js';
 import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-claims.js';
 import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './011-lease-without-session-key.js';
 import auditRepeats, { postgres as auditRepeatsPg } from './012-audit-repeats.js';
+import webhookOwners, { postgres as webhookOwnersPg } from './013-webhook-owners.js';
 
 export interface Migration {
   version: number;
@@ -34,4 +35,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: 'delivery-claims', sql: deliveryClaims, postgres: deliveryClaimsPg },
   { version: 11, name: 'lease-without-session-key', sql: leaseWithoutSessionKey, postgres: leaseWithoutSessionKeyPg },
   { version: 12, name: 'audit-repeats', sql: auditRepeats, postgres: auditRepeatsPg },
+  { version: 13, name: 'webhook-owners', sql: webhookOwners, postgres: webhookOwnersPg },
 ];
