@@ -7,6 +7,7 @@ import { throwIfUnanswered, writeError } from './middleware/errors.js';
 import { checkPathEncoding, discardUnreadBody, InFlightCap } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { assignRequestId } from './middleware/request-id.js';
+import { refuseNonOriginForm } from './middleware/request-target.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
 import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
@@ -66,6 +67,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
     const started = performance.now();
     assignRequestId(ctx);
     try {
+      refuseNonOriginForm(ctx);
       refuseWhileDraining(ctx, isDraining);
       const holdsPlace = inFlight.enter(ctx.path);
       try {

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import { errorStatus } from './error-status.js';
+import { isOriginForm, nonOriginFormError } from './middleware/request-target.js';
 
 const ANSWERS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'the request line and headers are larger than the server accepts' },
@@ -24,9 +25,13 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   writeError(socket, code, message);
 }
 
-/** CONNECT (a proxy tunnel) is no method of this API; without this Node drops the connection with no answer. */
-export function answerConnect(_req: unknown, socket: Duplex): void {
-  writeError(socket, 'METHOD_NOT_ALLOWED', 'CONNECT is not supported');
+/**
+ * CONNECT (a proxy tunnel) is no method of this API, for any path: 501; its usual authority-form target (`host:port`) is
+ * no request target of this API either: 400. Without this Node drops the connection with no answer.
+ */
+export function answerConnect(req: { url?: string }, socket: Duplex): void {
+  if (!isOriginForm(req.url)) writeError(socket, 'MALFORMED_REQUEST', nonOriginFormError().message);
+  else writeError(socket, 'NOT_SUPPORTED', 'CONNECT is not supported');
 }
 
 function writeError(socket: Duplex, code: ErrorCode, message: string): void {
