@@ -2,11 +2,11 @@
 // Node's size limit, a request that took too long to arrive) get the same error envelope as every other answer,
 // instead of Node's bare status line.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { ServerResponse, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import { errorStatus } from './error-status.js';
-import { isOriginForm, nonOriginFormError } from './middleware/request-target.js';
 
 const ANSWERS: Record<string, { code: ErrorCode; message: string }> = {
   HPE_HEADER_OVERFLOW: { code: 'HEADERS_TOO_LARGE', message: 'the request line and headers are larger than the server accepts' },
@@ -26,12 +26,25 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
 }
 
 /**
- * CONNECT (a proxy tunnel) is no method of this API, for any path: 501; its usual authority-form target (`host:port`) is
- * no request target of this API either: 400. Without this Node drops the connection with no answer.
+ * CONNECT (a proxy tunnel) is no method of this API; without a listener Node drops the connection with no answer. The
+ * app answers it like any other request (its authority-form target 400, a path 405 with `Allow`), then the connection
+ * closes: the socket left HTTP's parser when Node saw CONNECT, so it carries nothing after this answer.
  */
-export function answerConnect(req: { url?: string }, socket: Duplex): void {
-  if (!isOriginForm(req.url)) writeError(socket, 'MALFORMED_REQUEST', nonOriginFormError().message);
-  else writeError(socket, 'NOT_SUPPORTED', 'CONNECT is not supported');
+export function answerConnectWith(listener: RequestListener): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, socket) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => {
+      res.detachSocket(socket as Socket);
+      socket.end();
+    });
+    // a client that never reads must not hold the socket open
+    socket.once('finish', () => setTimeout(() => socket.destroy(), 1000).unref());
+    // what the client sends after the head is discarded, so that closing does not reset the connection under the answer
+    socket.resume();
+    listener(req, res);
+  };
 }
 
 function writeError(socket: Duplex, code: ErrorCode, message: string): void {

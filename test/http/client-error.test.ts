@@ -44,11 +44,14 @@ test('headers that never end are 408 REQUEST_TIMEOUT in the error envelope, and 
   await within(exchange.closed, 10_000, 'the connection to close');
 });
 
-test('CONNECT is answered in the error envelope (Node dropped the connection without an answer): its authority-form target 400, any other 501', async () => {
+test('CONNECT is answered in the error envelope (Node dropped the connection without an answer): its authority-form target 400, a path 405 with Allow', async () => {
   const tunnel = rawExchange(daemon.url, 'CONNECT localhost:1 HTTP/1.1\r\nHost: localhost:1\r\n\r\n');
   assertEnvelope(await within(tunnel.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
   const onPath = rawExchange(daemon.url, 'CONNECT /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
-  assertEnvelope(await within(onPath.answer, 10_000, 'an answer'), 'NOT_SUPPORTED');
+  const answer = await within(onPath.answer, 10_000, 'an answer');
+  assertEnvelope(answer, 'METHOD_NOT_ALLOWED');
+  assert.equal(answer.header('allow'), 'GET, HEAD');
+  await within(onPath.closed, 10_000, 'the connection to close');
 });
 
 test('an unknown Expect and a missing Host reach the app (Node answered a bare 417 and 400)', async () => {

@@ -5,15 +5,7 @@ import type { ParameterizedContext } from 'koa';
 import { GatewayError } from '../../errors.js';
 import type { AppState } from '../types.js';
 
-export function isOriginForm(target: string | undefined): boolean {
-  return target !== undefined && target.startsWith('/');
-}
-
 export function refuseNonOriginForm(ctx: ParameterizedContext<AppState>): void {
-  if (isOriginForm(ctx.req.url)) return;
-  throw nonOriginFormError();
-}
-
-export function nonOriginFormError(): GatewayError {
-  return new GatewayError('MALFORMED_REQUEST', 'the request target must be a path (origin-form, such as /api/health)');
+  if (ctx.req.url?.startsWith('/')) return;
+  throw new GatewayError('MALFORMED_REQUEST', 'the request target must be a path (origin-form, such as /api/health)');
 }
