@@ -6,6 +6,7 @@ import { Pool, errors as undiciErrors } from 'undici';
 import { routeTable } from '../../src/http/document.js';
 import { errorStatus } from '../../src/http/error-status.js';
 import type { RouteDef } from '../../src/http/types.js';
+import { MAX_SANDBOX_MESSAGES } from '../../src/http/schemas/sandbox.js';
 import { checkResponse, ContractDrift } from '../helpers/contract.js';
 import { MASTER_KEY, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { rawExchange } from '../helpers/raw-http.js';
@@ -36,7 +37,7 @@ const DESTRUCTIVE = new Set([
 ]);
 
 /**
- * Sandbox load generators answer once they ingested everything they were asked for (up to a million messages, by
+ * Sandbox load generators answer once they ingested everything they were asked for (up to 100,000 messages, by
  * contract: bench/ uses them), so a valid maximum legitimately takes longer than the fuzz's timeout. Their size
  * fields are clamped to a budget in the generated body; every other input to them is fuzzed as usual.
  */
@@ -52,7 +53,7 @@ function clampLoad(route: string, body: string | undefined): string | undefined 
   try {
     const parsed = JSON.parse(body) as Record<string, unknown>;
     const value = parsed?.[field];
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= LOAD_BUDGET || value > 1_000_000) return body;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= LOAD_BUDGET || value > MAX_SANDBOX_MESSAGES) return body;
     return JSON.stringify({ ...parsed, [field]: LOAD_BUDGET });
   } catch {
     return body;
