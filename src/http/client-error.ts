@@ -58,6 +58,9 @@ function writeError(socket: Duplex, code: ErrorCode, message: string): void {
       'Connection: close\r\n\r\n' +
       body,
   );
+  // the rest of the request (a body still arriving) is read and dropped: data left unread when the socket closes resets
+  // the connection, and the client can lose the answer with it
+  socket.resume();
   // a client that never reads must not hold the socket open
   setTimeout(() => socket.destroy(), 1000).unref();
 }
