@@ -39,10 +39,7 @@ export function answerConnectWith(listener: RequestListener): (req: IncomingMess
       res.detachSocket(socket as Socket);
       socket.end();
     });
-    // a client that never reads must not hold the socket open
-    socket.once('finish', () => setTimeout(() => socket.destroy(), 1000).unref());
-    // what the client sends after the head is discarded, so that closing does not reset the connection under the answer
-    socket.resume();
+    closeWhenQuiet(socket);
     listener(req, res);
   };
 }
@@ -58,9 +55,18 @@ function writeError(socket: Duplex, code: ErrorCode, message: string): void {
       'Connection: close\r\n\r\n' +
       body,
   );
-  // the rest of the request (a body still arriving) is read and dropped: data left unread when the socket closes resets
-  // the connection, and the client can lose the answer with it
+  closeWhenQuiet(socket);
+}
+
+/**
+ * After an answer that ends the connection: the rest of the request (a body still arriving) is read and dropped, since
+ * data arriving at a closed socket resets the connection and the client can lose the answer with it. The socket is
+ * destroyed once the client has sent nothing for a second (a client that never reads must not hold it), or after 10 s.
+ */
+function closeWhenQuiet(socket: Duplex): void {
   socket.resume();
-  // a client that never reads must not hold the socket open
-  setTimeout(() => socket.destroy(), 1000).unref();
+  const net = socket as Socket;
+  if (typeof net.setTimeout === 'function') net.setTimeout(1000, () => socket.destroy());
+  else setTimeout(() => socket.destroy(), 1000).unref();
+  setTimeout(() => socket.destroy(), 10_000).unref();
 }
