@@ -14,7 +14,12 @@ const ANSWERS: Record<string, { code: ErrorCode; message: string }> = {
 };
 const MALFORMED = { code: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1' } as const;
 
+/** Connections refused here and closing: Node's parser, still reading them, reports every later chunk as another error. */
+const refused = new WeakSet<Duplex>();
+
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // destroying it at the next chunk of the body would reset the connection under the answer just written
+  if (refused.has(socket) && err.code !== 'ECONNRESET') return;
   // a response already under way on this connection (keep-alive, pipelining) must not get a second status line in it
   const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (err.code === 'ECONNRESET' || !socket.writable || answering) {
@@ -45,6 +50,7 @@ export function answerConnectWith(listener: RequestListener): (req: IncomingMess
 }
 
 function writeError(socket: Duplex, code: ErrorCode, message: string): void {
+  refused.add(socket);
   const status = errorStatus[code];
   const body = JSON.stringify({ error: { code, message } });
   socket.end(

@@ -27,6 +27,16 @@ test('a malformed request line is 400 MALFORMED_REQUEST in the error envelope', 
   await within(exchange.closed, 10_000, 'the connection to close');
 });
 
+test('a malformed request line with a large body still gets its 400: the rest of the body does not reset the connection first', async () => {
+  const body = Buffer.alloc(8_000_000, 'x');
+  // the reset was a race the body usually lost: several tries
+  for (let i = 0; i < 6; i += 1) {
+    const exchange = rawExchange(daemon.url, `LINK localhost:1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n\r\n`, body);
+    assertEnvelope(await within(exchange.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
+    await within(exchange.closed, 15_000, 'the connection to close');
+  }
+});
+
 test('a header line without a colon is 400 MALFORMED_REQUEST', async () => {
   const exchange = rawExchange(daemon.url, 'GET /api/health HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n');
   assertEnvelope(await within(exchange.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
