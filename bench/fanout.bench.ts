@@ -2,7 +2,9 @@
 // (the default cap, BENCH_FANOUT_WEBHOOKS) on a host that refuses every connection, so every event becomes one outbox row
 // per webhook and every attempt fails. Meanwhile a probe asks GET /api/health one request at a time: its latency during
 // the burst against the same probe on the same daemon before the burst, and how long the burst took to be ingested.
+import { request } from 'undici';
 import type { BenchResult } from './types.js';
+import { MASTER_KEY } from '../test/helpers/daemon.js';
 import { benchDaemon, pairedSession } from './support/gateway.js';
 import { percentile, result, round } from './support/report.js';
 
@@ -42,10 +44,17 @@ export async function run(): Promise<BenchResult[]> {
     }
     const idle = await probe(daemon.url, IDLE_PROBE_MS);
     const started = performance.now();
-    const burst = daemon.request('POST', '/api/sandbox/sessions/a/inbound/burst', { count: MESSAGES });
+    // the burst may take minutes on a loaded machine: longer than the test client's own timeout
+    const burst = request(`${daemon.url}/api/sandbox/sessions/a/inbound/burst`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${MASTER_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ count: MESSAGES }),
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    }).then(async (res) => ({ status: res.statusCode, body: await res.body.text() }));
     const busy = await probe(daemon.url, burst);
     const answer = await burst;
-    if (answer.status !== 200) throw new Error(`burst: ${answer.status} ${JSON.stringify(answer.body)}`);
+    if (answer.status !== 200) throw new Error(`burst: ${answer.status} ${answer.body}`);
     const seconds = (performance.now() - started) / 1000;
     const metrics = (await daemon.request('GET', '/metrics')).body as string;
     const pending = Number(/gateway_webhook_backlog (\d+)/.exec(metrics)?.[1] ?? NaN);
