@@ -52,8 +52,6 @@ export class WebhookDispatcher {
   private readonly live = new Set<number>();
   /** rows queued, being sent, or with an outcome not yet written: never picked again meanwhile */
   private readonly claimed = new Set<string>();
-  /** how many of `claimed` are each webhook's: a webhook's due rows are read past its own claimed ones, not every webhook's */
-  private readonly claimedOf = new Map<number, number>();
   /** per webhook: rows queued or being sent */
   private readonly inFlight = new Map<number, number>();
   /** webhooks that may have work */
@@ -269,7 +267,7 @@ export class WebhookDispatcher {
           refilled = true;
           const shared = this.options.outbox.shared;
           // claims are taken for what goes out now: a claimed row waiting in a buffer would be held from every other node
-          const limit = shared ? cap - inFlight : this.batchSize + (this.claimedOf.get(webhookId) ?? 0);
+          const limit = shared ? cap - inFlight : this.batchSize + this.claimed.size;
           let rows: DueDelivery[];
           try {
             rows = this.options.outbox.due(webhookId, now, limit);
@@ -285,7 +283,7 @@ export class WebhookDispatcher {
         }
         const row = buffer.shift()!;
         if (this.claimed.has(row.id)) continue;
-        this.claim(row);
+        this.claimed.add(row.id);
         inFlight += 1;
         this.queue.add(() => this.attempt(row)).catch((err: unknown) => this.options.logger?.error({ err, deliveryId: row.id }, 'webhook attempt crashed'));
       }
@@ -311,7 +309,7 @@ export class WebhookDispatcher {
     const now = Date.now();
     const shared = this.options.outbox.shared;
     for (const outcome of batch) {
-      this.unclaim(outcome.id, this.webhookOf.get(outcome.id));
+      this.claimed.delete(outcome.id);
       // a retry due at once can only be picked now that its row is written and released; in a cluster every written
       // outcome ends a claim, which frees a place under the webhook's cap counted in the store
       if (shared || (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now)) {
@@ -355,20 +353,8 @@ export class WebhookDispatcher {
     this.complete(row, result);
   }
 
-  private claim(row: DueDelivery): void {
-    this.claimed.add(row.id);
-    this.claimedOf.set(row.webhookId, (this.claimedOf.get(row.webhookId) ?? 0) + 1);
-  }
-
-  private unclaim(id: string, webhookId: number | undefined): void {
-    if (!this.claimed.delete(id) || webhookId === undefined) return;
-    const left = (this.claimedOf.get(webhookId) ?? 1) - 1;
-    if (left > 0) this.claimedOf.set(webhookId, left);
-    else this.claimedOf.delete(webhookId);
-  }
-
   private release(row: DueDelivery): void {
-    this.unclaim(row.id, row.webhookId);
+    this.claimed.delete(row.id);
     this.rearmed.delete(row.id);
     this.inFlight.set(row.webhookId, Math.max(0, (this.inFlight.get(row.webhookId) ?? 1) - 1));
   }
