@@ -8,6 +8,7 @@ import { printResults } from './support/report.js';
 const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   send: () => import('./send.bench.js'),
   webhooks: () => import('./webhooks.bench.js'),
+  fanout: () => import('./fanout.bench.js'),
   inbound: () => import('./inbound.bench.js'),
   sessions: () => import('./sessions.bench.js'),
   'baileys-footprint': () => import('./baileys-footprint.bench.js'),

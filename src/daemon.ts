@@ -1,6 +1,6 @@
 // The composition root: wires config, store, engines, sessions, events and HTTP, and shuts them down in reverse, once.
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { answerClientError, answerConnect } from './http/client-error.js';
+import { answerClientError, answerConnectWith } from './http/client-error.js';
 import { capConnectionsPerAddress } from './http/connection-cap.js';
 import type { AddressInfo } from 'node:net';
 import type { PassThrough } from 'node:stream';
@@ -335,7 +335,7 @@ function createHttpServer(listener: RequestListener, settings: GatewayConfig['se
     listener,
   );
   server.on('clientError', answerClientError);
-  server.on('connect', answerConnect);
+  server.on('connect', answerConnectWith(listener));
   // an Expect other than 100-continue would get Node's bare 417; the app answers it like any request
   server.on('checkExpectation', listener);
   server.keepAliveTimeout = 5000;

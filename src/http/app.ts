@@ -7,6 +7,7 @@ import { throwIfUnanswered, writeError } from './middleware/errors.js';
 import { checkPathEncoding, closeAfterAnswer, InFlightCap } from './middleware/capacity.js';
 import type { BodyLimits } from './middleware/json-body.js';
 import { assignRequestId } from './middleware/request-id.js';
+import { refuseNonOriginForm } from './middleware/request-target.js';
 import { setSecurityHeaders } from './middleware/security-headers.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
@@ -68,6 +69,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
     assignRequestId(ctx);
     setSecurityHeaders(ctx);
     try {
+      refuseNonOriginForm(ctx);
       refuseWhileDraining(ctx, isDraining);
       const holdsPlace = inFlight.enter(ctx.path);
       try {

@@ -2,7 +2,8 @@
 // Node's size limit, a request that took too long to arrive) get the same error envelope as every other answer,
 // instead of Node's bare status line.
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { ServerResponse, STATUS_CODES, type IncomingMessage, type RequestListener } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ErrorCode } from '../errors.js';
 import { errorStatus } from './error-status.js';
@@ -13,7 +14,12 @@ const ANSWERS: Record<string, { code: ErrorCode; message: string }> = {
 };
 const MALFORMED = { code: 'MALFORMED_REQUEST', message: 'the request is not valid HTTP/1.1' } as const;
 
+/** Connections refused here and closing: Node's parser, still reading them, reports every later chunk as another error. */
+const refused = new WeakSet<Duplex>();
+
 export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  // destroying it at the next chunk of the body would reset the connection under the answer just written
+  if (refused.has(socket) && err.code !== 'ECONNRESET') return;
   // a response already under way on this connection (keep-alive, pipelining) must not get a second status line in it
   const answering = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
   if (err.code === 'ECONNRESET' || !socket.writable || answering) {
@@ -24,12 +30,27 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
   writeError(socket, code, message);
 }
 
-/** CONNECT (a proxy tunnel) is no method of this API; without this Node drops the connection with no answer. */
-export function answerConnect(_req: unknown, socket: Duplex): void {
-  writeError(socket, 'METHOD_NOT_ALLOWED', 'CONNECT is not supported');
+/**
+ * CONNECT (a proxy tunnel) is no method of this API; without a listener Node drops the connection with no answer. The
+ * app answers it like any other request (its authority-form target 400, a path 405 with `Allow`), then the connection
+ * closes: the socket left HTTP's parser when Node saw CONNECT, so it carries nothing after this answer.
+ */
+export function answerConnectWith(listener: RequestListener): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, socket) => {
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    res.assignSocket(socket as Socket);
+    res.once('finish', () => {
+      res.detachSocket(socket as Socket);
+      socket.end();
+    });
+    closeWhenQuiet(socket);
+    listener(req, res);
+  };
 }
 
 function writeError(socket: Duplex, code: ErrorCode, message: string): void {
+  refused.add(socket);
   const status = errorStatus[code];
   const body = JSON.stringify({ error: { code, message } });
   socket.end(
@@ -40,6 +61,18 @@ function writeError(socket: Duplex, code: ErrorCode, message: string): void {
       'Connection: close\r\n\r\n' +
       body,
   );
-  // a client that never reads must not hold the socket open
-  setTimeout(() => socket.destroy(), 1000).unref();
+  closeWhenQuiet(socket);
+}
+
+/**
+ * After an answer that ends the connection: the rest of the request (a body still arriving) is read and dropped, since
+ * data arriving at a closed socket resets the connection and the client can lose the answer with it. The socket is
+ * destroyed once the client has sent nothing for a second (a client that never reads must not hold it), or after 10 s.
+ */
+function closeWhenQuiet(socket: Duplex): void {
+  socket.resume();
+  const net = socket as Socket;
+  if (typeof net.setTimeout === 'function') net.setTimeout(1000, () => socket.destroy());
+  else setTimeout(() => socket.destroy(), 1000).unref();
+  setTimeout(() => socket.destroy(), 10_000).unref();
 }

@@ -12,7 +12,7 @@ import { compileValidator, type Validator } from './validation.js';
 import type { AppContext, AppState, AuditedCall, RouteAudit, RouteDef, RouteInput } from './types.js';
 import { actorOf, type AuditRecord } from '../audit/log.js';
 import type { AuditAction } from '../audit/actions.js';
-import type { GatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 import { errorStatus } from './error-status.js';
 import { toGatewayError } from './middleware/errors.js';
 import type { Forwarder } from '../cluster/forward.js';
@@ -32,7 +32,9 @@ export interface ClientGuard {
 /**
  * The routes as one Koa middleware. A request for a path without parameters is looked up in a map (the same route the
  * router would pick: the first registered one that matches); any other request goes through @koa/router, which tests
- * the patterns of the routes in order, and answers 405/501 for known paths with an unknown method.
+ * the patterns of the routes in order. A known path asked with another method (any method, known to HTTP or not) gets
+ * 405 with `Allow`; a path whose literal segment another route reads as a parameter (`…/groups/join` against
+ * `…/groups/:groupId`) is that literal route's path, whatever the method.
  */
 export function buildRouter(
   routes: RouteDef[],
@@ -94,17 +96,55 @@ export function buildRouter(
     router[method](route.path, route.audit && audit ? audited(route.audit, routeHandler, audit) : routeHandler);
   }
   const exact = staticRoutes(router, routes);
+  const literals = literalPaths(router, routes);
   // the router's own context type adds what it sets (params, router) to the app's
   const routed = router.routes() as unknown as Middleware<AppState>;
-  const allowedMethods = router.allowedMethods({ throw: true }) as unknown as Middleware<AppState>;
   return function route(ctx, next) {
     const handler = exact.get(ctx.method)?.get(ctx.path);
     if (handler) {
       (ctx as unknown as AppContext).params = {};
       return handler(ctx, next);
     }
-    return routed(ctx, () => allowedMethods(ctx, next));
+    const literal = literals.find((candidate) => candidate.pattern.test(ctx.path));
+    if (literal && !literal.methods.includes(ctx.method)) return answerOtherMethod(ctx, literal.methods);
+    return routed(ctx, async () => {
+      const allowed = methodsOf(router.match(ctx.path, ctx.method).path);
+      return allowed.length ? answerOtherMethod(ctx, allowed) : next();
+    });
   };
+}
+
+type Layers = ReturnType<Router['match']>['path'];
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+function methodsOf(layers: Layers): string[] {
+  const methods = new Set(layers.flatMap((layer) => layer.methods));
+  return METHOD_ORDER.filter((method) => methods.has(method));
+}
+
+/** OPTIONS lists the path's methods; any other method the path does not have is refused with them. */
+function answerOtherMethod(ctx: ParameterizedContext<AppState>, allowed: string[]): void {
+  ctx.set('Allow', allowed.join(', '));
+  if (ctx.method === 'OPTIONS') {
+    ctx.status = 200;
+    ctx.body = '';
+    return;
+  }
+  throw new GatewayError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allowed.join(', ')}`);
+}
+
+/** Route paths with a literal segment where another route's path has a parameter, with the methods they take. */
+function literalPaths(router: Router, routes: RouteDef[]): { pattern: RegExp; methods: string[] }[] {
+  const literals: { pattern: RegExp; methods: string[] }[] = [];
+  for (const path of new Set(routes.map((route) => route.path))) {
+    const sample = path.replace(/:\w+/g, 'x');
+    const layers = router.match(sample, 'GET').path;
+    const own = layers.filter((layer) => layer.path === path);
+    if (own.length === 0 || !layers.some((layer) => layer.path !== path)) continue;
+    literals.push({ pattern: own[0]!.regexp, methods: methodsOf(own) });
+  }
+  return literals;
 }
 
 type Handler = (ctx: ParameterizedContext<AppState>, next: Next) => unknown;

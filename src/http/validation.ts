@@ -51,11 +51,12 @@ function withStandIns(value: unknown): unknown {
   return copy ?? value;
 }
 
-const INTEGER_TEXT = /^-?\d{1,16}$/;
+/** decimal digits, with a sign only before a number that is not zero (`-0` is no way to write 0) */
+const INTEGER_TEXT = /^(?!-0+$)-?\d{1,16}$/;
 
 /**
  * Query strings and path segments, before ajv coerces them: a repeated key (`?limit=1&limit=2`) arrives as an array,
- * and `Number()` would read `0x10`, ` 5`, `1e3` or `Infinity` as numbers; an integer parameter takes decimal digits only.
+ * and `Number()` would read `0x10`, ` 5`, `1e3` or `Infinity` as numbers; an integer parameter takes decimal digits only (and no `-0`).
  */
 function textProblems(value: Record<string, unknown>, schema: object): ErrorDetail[] {
   const properties = ((schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {}) as Record<string, { type?: unknown }>;

@@ -122,6 +122,25 @@ describe('baileys events and operations', () => {
     assert.match(got.from.lid, /@lid$/);
   });
 
+  it('messages from a known contact send no contact.update that repeats what was reported (its LID mapping, its name)', async () => {
+    const first = await target.emu.control.send(CONTACT, jid(GATEWAY), 'hello once');
+    await next('message.received', (p) => p.messageId === first.id, 'the first message');
+    const ofContact = () => events.all((e) => e.session === 'biz' && e.event === 'contact.update' && (e.payload.phoneNumber === `+${CONTACT}` || e.payload.id === jid(CONTACT)));
+    let last = '';
+    for (let i = 0; i < 5; i += 1) last = (await target.emu.control.send(CONTACT, jid(GATEWAY), `again ${i}`)).id;
+    await next('message.received', (p) => p.messageId === last, 'the last message');
+    // events arrive in order: every contact.update emitted before the last message has been collected; each one must
+    // change a field of what the earlier ones said
+    const reported: Record<string, string> = {};
+    const updates = ofContact().map((e) => e.payload as Record<string, unknown>);
+    assert.ok(updates.length > 0 && updates.length < 6, JSON.stringify(updates));
+    for (const update of updates) {
+      const news = Object.entries(update).filter(([field, value]) => reported[field] !== JSON.stringify(value));
+      assert.ok(news.length > 0, `a contact.update that repeats what was reported: ${JSON.stringify(update)}`);
+      for (const [field, value] of news) reported[field] = JSON.stringify(value);
+    }
+  });
+
   it("the account's own phone writing: message.received with fromMe", async () => {
     const { id } = await target.emu.control.send(GATEWAY, jid(CONTACT), 'sent from the phone');
     const got = await next('message.received', (p) => p.messageId === id, 'own-device message');

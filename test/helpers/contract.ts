@@ -68,6 +68,8 @@ export class ContractDrift extends Error {
   }
 }
 
+const CONNECTION_CODES = new Set(['MALFORMED_REQUEST', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT']);
+
 /**
  * Checks one answer: its status is documented for the operation, its JSON body fits that status's schema, and the
  * documented headers are there. Throws ContractDrift otherwise.
@@ -83,6 +85,12 @@ export function checkResponse(method: string, url: string, status: number, heade
   // application sees them: no X-Request-Id, no JSON. Those are the connection's answers, not the API's.
   if (!headers.get('x-request-id') && !isJson && status >= 400) return;
   if (!headers.get('x-request-id')) throw new ContractDrift(`${what}: no X-Request-Id`);
+  // refused before any route was looked for (a request line or headers over the limit or unparseable, a target that is
+  // not a path, a request too slow): the error envelope of its status, whatever operation the path names
+  if (isJson && CONNECTION_CODES.has((body as { error?: { code?: string } } | undefined)?.error?.code ?? '')) {
+    validateAt(`/components/schemas/Error${status}`, body, what);
+    return;
+  }
   const template = matchTemplate(path);
   const operation = template?.operations[method.toLowerCase()];
   if (!template || !operation) {

@@ -22,9 +22,15 @@ export interface RawExchange {
 
 /**
  * Opens a connection to `url` and writes `head` (request line and headers, without the blank line unless `end`);
- * from `localAddress` when given (any 127.x.y.z is loopback on Linux: another client address).
+ * from `options.localAddress` when given (any 127.x.y.z is loopback on Linux: another client address).
  */
-export function rawExchange(url: string, head: string, bodyPart: string | Buffer = '', localAddress?: string): RawExchange {
+export function rawExchange(
+  url: string,
+  head: string,
+  bodyPart: string | Buffer = '',
+  options: { answerHasNoBody?: boolean; localAddress?: string } = {},
+): RawExchange {
+  const { localAddress } = options;
   const { hostname, port } = new URL(url);
   const socket = connect({ port: Number(port), host: hostname, ...(localAddress ? { localAddress } : {}) });
   socket.setNoDelay(true);
@@ -36,11 +42,11 @@ export function rawExchange(url: string, head: string, bodyPart: string | Buffer
   socket.on('error', () => undefined);
   socket.on('data', (chunk: Buffer) => {
     buffer = Buffer.concat([buffer, chunk]);
-    const parsed = parse(buffer);
+    const parsed = parse(buffer, false, options.answerHasNoBody);
     if (parsed) settle.done(parsed);
   });
   socket.once('close', () => {
-    const parsed = parse(buffer, true);
+    const parsed = parse(buffer, true, options.answerHasNoBody);
     if (parsed) settle.done(parsed);
     else settle.fail(new Error(`the connection closed without a complete answer (${buffer.length} bytes received)`));
   });
@@ -55,7 +61,8 @@ export function requestHead(method: string, path: string, headers: Record<string
   return lines.join('\r\n') + '\r\n\r\n';
 }
 
-function parse(buffer: Buffer, atClose = false): RawAnswer | undefined {
+/** `noBody`: the answer to a HEAD, whose Content-Length is the length of the body a GET would get */
+function parse(buffer: Buffer, atClose = false, noBody = false): RawAnswer | undefined {
   const end = buffer.indexOf('\r\n\r\n');
   if (end < 0) return undefined;
   const head = buffer.subarray(0, end).toString('latin1');
@@ -64,7 +71,7 @@ function parse(buffer: Buffer, atClose = false): RawAnswer | undefined {
     const colon = line.indexOf(':');
     if (colon > 0) headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
-  const length = headers.has('content-length') ? Number(headers.get('content-length')) : undefined;
+  const length = noBody ? 0 : headers.has('content-length') ? Number(headers.get('content-length')) : undefined;
   const rest = buffer.subarray(end + 4);
   if (length !== undefined && rest.length < length) return undefined;
   if (length === undefined && !atClose) return undefined;

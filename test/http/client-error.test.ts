@@ -27,6 +27,16 @@ test('a malformed request line is 400 MALFORMED_REQUEST in the error envelope', 
   await within(exchange.closed, 10_000, 'the connection to close');
 });
 
+test('a malformed request line with a large body still gets its 400: the rest of the body does not reset the connection first', async () => {
+  const body = Buffer.alloc(8_000_000, 'x');
+  // the reset was a race the body usually lost: several tries
+  for (let i = 0; i < 6; i += 1) {
+    const exchange = rawExchange(daemon.url, `LINK localhost:1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: ${body.length}\r\n\r\n`, body);
+    assertEnvelope(await within(exchange.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
+    await within(exchange.closed, 15_000, 'the connection to close');
+  }
+});
+
 test('a header line without a colon is 400 MALFORMED_REQUEST', async () => {
   const exchange = rawExchange(daemon.url, 'GET /api/health HTTP/1.1\r\nHost: localhost\r\nno colon here\r\n\r\n');
   assertEnvelope(await within(exchange.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
@@ -44,9 +54,14 @@ test('headers that never end are 408 REQUEST_TIMEOUT in the error envelope, and 
   await within(exchange.closed, 10_000, 'the connection to close');
 });
 
-test('CONNECT is 405 METHOD_NOT_ALLOWED in the error envelope (Node dropped the connection without an answer)', async () => {
-  const exchange = rawExchange(daemon.url, 'CONNECT localhost:1 HTTP/1.1\r\nHost: localhost:1\r\n\r\n');
-  assertEnvelope(await within(exchange.answer, 10_000, 'an answer'), 'METHOD_NOT_ALLOWED');
+test('CONNECT is answered in the error envelope (Node dropped the connection without an answer): its authority-form target 400, a path 405 with Allow', async () => {
+  const tunnel = rawExchange(daemon.url, 'CONNECT localhost:1 HTTP/1.1\r\nHost: localhost:1\r\n\r\n');
+  assertEnvelope(await within(tunnel.answer, 10_000, 'an answer'), 'MALFORMED_REQUEST');
+  const onPath = rawExchange(daemon.url, 'CONNECT /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+  const answer = await within(onPath.answer, 10_000, 'an answer');
+  assertEnvelope(answer, 'METHOD_NOT_ALLOWED');
+  assert.equal(answer.header('allow'), 'GET, HEAD');
+  await within(onPath.closed, 10_000, 'the connection to close');
 });
 
 test('an unknown Expect and a missing Host reach the app (Node answered a bare 417 and 400)', async () => {

@@ -19,7 +19,7 @@ after(async () => {
 });
 
 function exchange(head: string, body?: string, from?: string): RawExchange {
-  const made = rawExchange(daemon.url, head, body, from);
+  const made = rawExchange(daemon.url, head, body, { localAddress: from });
   open.push(made);
   return made;
 }

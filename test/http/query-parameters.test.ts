@@ -32,6 +32,7 @@ const BAD_NUMBERS: Array<[string, string]> = [
   ['99999999999999999999', 'past 2^64'],
   ['1e300', 'an exponent'],
   ['-1', 'negative'],
+  ['-0', 'a signed zero'],
   ['NaN', 'not a number'],
   ['Infinity', 'Infinity'],
   ['1.5', 'a fraction'],

@@ -15,6 +15,7 @@ import {
   type WAMessageKey,
 } from '@whiskeysockets/baileys';
 import type { EventType } from '../../events/catalogue.js';
+import { ContactUpdates } from '../contact-updates.js';
 import { jidRef, type JidRef } from '../jid.js';
 import type { MessagePayload } from '../payloads.js';
 import type { DeliveryStatus } from '../types.js';
@@ -44,6 +45,7 @@ const now = (): string => new Date().toISOString();
 export class EventMapper {
   /** group ids this session asked to join, so their arrival reads "joined" */
   readonly pendingJoins = new Set<string>();
+  private readonly contactUpdates = new ContactUpdates();
 
   constructor(
     private readonly ctx: SessionContext,
@@ -51,6 +53,7 @@ export class EventMapper {
   ) {}
 
   private emit(type: EventType, payload: object): void {
+    if (type === 'contact.update' && !this.contactUpdates.changes(payload as Record<string, unknown>)) return;
     this.ctx.hooks.event(type, payload as Record<string, unknown>);
   }
 

@@ -16,6 +16,7 @@ import type {
   TypingState,
 } from '../types.js';
 import type { ChatOps } from '../types.js';
+import { ContactUpdates } from '../contact-updates.js';
 import { IdentityPairs } from '../identities.js';
 import { jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
@@ -70,6 +71,7 @@ export class SandboxSession implements EngineSession {
   chats: SandboxChats | undefined;
   /** the number ↔ LID pairs this account learnt (kept across restarts); the network itself forgets LIDs at a restart */
   private readonly identities: IdentityPairs;
+  private readonly contactUpdates = new ContactUpdates();
 
   constructor(
     private readonly options: SessionOptions,
@@ -171,6 +173,7 @@ export class SandboxSession implements EngineSession {
     if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
     const from = payload.from as JidRef | undefined;
     if (from?.phoneNumber && from.lid) this.learn(from.phoneNumber.slice(1), from.lid);
+    if (type === 'contact.update' && !this.contactUpdates.changes(payload)) return;
     this.options.hooks.event(type, payload);
   }
 

@@ -3,13 +3,19 @@ import { STATUS_REASONS } from '../../engine/types.js';
 import { groupId, phoneNumber, phoneOrUserJid } from './common.js';
 import { contentProperties } from './messages.js';
 
+/**
+ * The most messages one burst or one history sync may ask for. Each is ingested in one request and fans out to every
+ * matching webhook: a count without bound let one request fill the disk (362,881 messages grew the database to 15 GB).
+ */
+export const MAX_SANDBOX_MESSAGES = 100_000;
+
 /** A seeded history from the phone: `messages` messages across `chats` chats (the `history` of a first pairing). */
 export const seededHistoryBody = {
   type: 'object',
   additionalProperties: false,
   required: ['messages'],
   properties: {
-    messages: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    messages: { type: 'integer', minimum: 0, maximum: MAX_SANDBOX_MESSAGES },
     chats: { type: 'integer', minimum: 1, maximum: 10_000 },
   },
 } as const;
@@ -85,7 +91,7 @@ export const burstBody = {
   additionalProperties: false,
   required: ['count'],
   properties: {
-    count: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    count: { type: 'integer', minimum: 1, maximum: MAX_SANDBOX_MESSAGES },
     contacts: { type: 'integer', minimum: 1, maximum: 10_000 },
   },
 } as const;

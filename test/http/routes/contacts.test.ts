@@ -83,6 +83,22 @@ describe('contacts', () => {
     assert.equal(fromB.savedName, null);
   });
 
+  test('contact.update goes out only when something changed: the same profile again sends none', async () => {
+    const updatesOfV = () => events.all((e) => e.session === 'a' && e.event === 'contact.update' && e.payload.id === jidOf(V));
+    const before = updatesOfV().length;
+    for (let i = 0; i < 3; i += 1) {
+      const same = await daemon.request('POST', '/api/sandbox/sessions/a/contacts', { phoneNumber: V, pushName: 'Vera', savedName: 'Vera (work)' });
+      assert.equal(same.status, 200, JSON.stringify(same.body));
+    }
+    await daemon.request('POST', '/api/sandbox/sessions/a/contacts', { phoneNumber: V, savedName: 'Vera (home)' });
+    const changed = await events.next((e) => e.session === 'a' && e.event === 'contact.update' && e.payload.savedName === 'Vera (home)');
+    assert.equal(changed.payload.name, 'Vera');
+    // the events arrive in order: every update of V up to the change has been collected
+    assert.equal(updatesOfV().length, before + 1, JSON.stringify(updatesOfV().slice(before).map((e) => e.payload)));
+    await daemon.request('POST', '/api/sandbox/sessions/a/contacts', { phoneNumber: V, savedName: 'Vera (work)' });
+    await events.next((e) => e.session === 'a' && e.event === 'contact.update' && e.payload.savedName === 'Vera (work)');
+  });
+
   test('another session is a contact with its push name; unknown and invalid ids', async () => {
     const bob = await api('GET', 'a', c(B));
     assert.equal(bob.status, 200);

@@ -133,7 +133,7 @@ describe('sandbox history sync', () => {
 
     for (const [body, path] of [
       [{ messages: -1 }, '/messages'],
-      [{ messages: 1_000_001 }, '/messages'],
+      [{ messages: 100_001 }, '/messages'],
       [{ messages: 1, chats: 0 }, '/chats'],
       [{ messages: 1, chats: 10_001 }, '/chats'],
     ] as const) {
@@ -144,6 +144,21 @@ describe('sandbox history sync', () => {
     }
     assert.equal((await control('/history', {})).status, 400);
     assert.equal((await control('/history', { messages: 1, extra: true })).status, 400);
+  });
+
+  test('a burst and a history take at most 100,000 messages (one request must not fill the disk): 400 above, before any is sent', async () => {
+    for (const [path, body, field] of [
+      ['/inbound/burst', { count: 100_001 }, '/count'],
+      ['/inbound/burst', { count: 362_881 }, '/count'],
+      ['/history', { messages: 362_881 }, '/messages'],
+      ['/pair', { history: { messages: 100_001 } }, '/history/messages'],
+    ] as const) {
+      const bad = await control(path, body);
+      assert.equal(bad.status, 400, `${path} ${JSON.stringify(body)}: ${JSON.stringify(bad.body)}`);
+      assert.equal(bad.body.error.details[0].path, field, JSON.stringify(bad.body.error));
+    }
+    const burst = await control('/inbound/burst', { count: 3, contacts: 1 });
+    assert.equal(burst.status, 200, JSON.stringify(burst.body));
   });
 
   test('pairing with a seeded history: history.sync chunks after the link, messages stored and quotable', async () => {
