@@ -1,15 +1,18 @@
 // Shared caps that one caller must not drain: the event streams, the webhooks, the URL downloads. Under each global
-// cap every principal (an API key, a client token's session and ephemeral id) has a quota of its own, and the last
+// cap every principal (an API key with the keys made from it, a client token's session and ephemeral id) has a quota of its own, and the last
 // places are the master key's reserve: whatever the others hold, the master key can still open a stream, register a
 // webhook or fetch a URL. (One session-limited key took all 64 streams and all 100 webhooks; a client token filled the
 // download pool; the master key was locked out of all three.)
 import type { Principal } from './auth/scopes.js';
 
-/** Whose places a principal's are; work done without a caller (the daemon's own) counts as `daemon`. */
+/**
+ * Whose places a principal's are: an API key's are its family's (the keys made from it count with it, as for the rate
+ * limit); work done without a caller (the daemon's own) counts as `daemon`.
+ */
 export function principalId(principal: Principal | undefined): string {
   if (!principal) return 'daemon';
   if (principal.kind === 'master') return 'master';
-  if (principal.kind === 'key') return `key:${principal.id}`;
+  if (principal.kind === 'key') return `key:${principal.family}`;
   return `client:${principal.session}:${principal.ephemeralId}`;
 }
 

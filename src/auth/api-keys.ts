@@ -55,7 +55,7 @@ export class ApiKeys {
   /** last-used stamps are written at most once a minute per key, off the request's hot path */
   private readonly lastTouched = new Map<string, number>();
   /** principals by key hash (with the id of their family's root), so a busy key costs one hash per request; dropped on revoke */
-  private readonly principals = new Map<string, { principal: Extract<Principal, { kind: 'key' }>; family: string }>();
+  private readonly principals = new Map<string, Extract<Principal, { kind: 'key' }>>();
   private readonly limiter = new SlidingWindowLimiter();
   /** told the id of every revoked key (open event streams of that key end) */
   private readonly revokeListeners = new Set<(id: string) => void>();
@@ -149,24 +149,23 @@ export class ApiKeys {
    */
   authenticate(bearerDigest: Buffer): Principal | undefined {
     const hash = bearerDigest.toString('hex');
-    let known = this.principals.get(hash);
-    if (!known) {
+    let principal = this.principals.get(hash);
+    if (!principal) {
       const row = this.repo.findByHash(hash);
       if (!row) return undefined;
-      const principal: Extract<Principal, { kind: 'key' }> = {
+      principal = {
         kind: 'key',
         id: row.id,
+        family: this.familyRoot(row),
         name: row.name,
         scopes: new Set(row.scopes),
         sessions: row.sessions,
         rateLimitPerMinute: row.rateLimitPerMinute,
       };
-      known = { principal, family: this.familyRoot(row) };
       if (this.principals.size >= 10_000) this.principals.clear();
-      this.principals.set(hash, known);
+      this.principals.set(hash, principal);
     }
-    const { principal, family } = known;
-    const { id } = principal;
+    const { id, family } = principal;
     const now = Date.now();
     if (principal.rateLimitPerMinute !== null) this.limit(family, principal.rateLimitPerMinute, now);
     if ((this.lastTouched.get(id) ?? 0) < now - 60_000) {

@@ -21,6 +21,8 @@ export type Principal =
   | {
       kind: 'key';
       id: string;
+      /** the id of the key's family root (ApiKeys.familyRoot): keys made from keys share its rate limit and quotas */
+      family: string;
       name: string;
       scopes: ReadonlySet<string>;
       sessions: readonly string[] | null;
