@@ -5,6 +5,9 @@ export interface ImageSize {
   format: 'png' | 'jpeg' | 'gif' | 'bmp' | 'tiff' | 'webp';
   width: number;
   height: number;
+  /** an image of several pages (TIFF): how many, and the pixels of them all (what a decoder allocates) */
+  pages?: number;
+  pixels?: number;
 }
 
 /** The dimensions the header declares; undefined when the format is not one of these or the header is cut short. */
@@ -93,23 +96,39 @@ function bmpSize(data: Buffer): ImageSize {
   return { format: 'bmp', width: Math.abs(data.readInt32LE(18)), height: Math.abs(data.readInt32LE(22)) };
 }
 
-/** ImageWidth (256) and ImageLength (257) of the first directory. */
+/** directories a TIFF may chain (pages); one with more, or whose chain loops, is not taken for a readable image */
+const MAX_TIFF_PAGES = 256;
+
+/**
+ * ImageWidth (256) and ImageLength (257) of the first directory, and the pixels of every directory in the chain: a
+ * decoder (jimp's utif) decodes all pages, so a small first page must not hide large ones.
+ */
 function tiffSize(data: Buffer, little: boolean): ImageSize | undefined {
   const u16 = (at: number) => (little ? data.readUInt16LE(at) : data.readUInt16BE(at));
   const u32 = (at: number) => (little ? data.readUInt32LE(at) : data.readUInt32BE(at));
-  const directory = u32(4);
-  const entries = u16(directory);
-  let width = 0;
-  let height = 0;
-  for (let n = 0; n < entries; n += 1) {
-    const at = directory + 2 + n * 12;
-    const tag = u16(at);
-    if (tag !== 256 && tag !== 257) continue;
-    const value = u16(at + 2) === 3 ? u16(at + 8) : u32(at + 8);
-    if (tag === 256) width = value;
-    else height = value;
+  const seen = new Set<number>();
+  const pages: Array<{ width: number; height: number }> = [];
+  for (let directory = u32(4); directory !== 0; ) {
+    if (seen.has(directory) || pages.length === MAX_TIFF_PAGES) return undefined;
+    seen.add(directory);
+    const entries = u16(directory);
+    const page = { width: 0, height: 0 };
+    for (let n = 0; n < entries; n += 1) {
+      const at = directory + 2 + n * 12;
+      const tag = u16(at);
+      if (tag !== 256 && tag !== 257) continue;
+      const value = u16(at + 2) === 3 ? u16(at + 8) : u32(at + 8);
+      if (tag === 256) page.width = value;
+      else page.height = value;
+    }
+    pages.push(page);
+    directory = u32(directory + 2 + entries * 12);
   }
-  return width > 0 && height > 0 ? { format: 'tiff', width, height } : undefined;
+  const [first] = pages;
+  if (!first || first.width === 0 || first.height === 0) return undefined;
+  if (pages.length === 1) return { format: 'tiff', ...first };
+  const pixels = pages.reduce((sum, page) => sum + page.width * page.height, 0);
+  return { format: 'tiff', ...first, pages: pages.length, pixels };
 }
 
 function webpSize(data: Buffer): ImageSize | undefined {

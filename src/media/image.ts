@@ -36,8 +36,9 @@ export function refuseOversizedImage(data: Buffer, field = '/base64', maxPixels 
 }
 
 function refuseOversized(size: ImageSize, field: string, maxPixels: number): void {
-  if (size.width * size.height > maxPixels) {
-    const message = `the image is ${size.width}×${size.height} px; at most ${maxPixels / 1_000_000} megapixels are accepted`;
+  if ((size.pixels ?? size.width * size.height) > maxPixels) {
+    const dimensions = size.pages ? `${size.pages} pages of ${size.pixels} px in all` : `${size.width}×${size.height} px`;
+    const message = `the image is ${dimensions}; at most ${maxPixels / 1_000_000} megapixels are accepted`;
     throw new GatewayError('IMAGE_TOO_LARGE', `${field.replace(/^\//, '')}: ${message}`, [{ path: field, message }]);
   }
 }

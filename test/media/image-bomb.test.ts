@@ -54,6 +54,26 @@ function blackPng(side: number): Buffer {
 /** Just past the limit (4100×4100 = 16.8 megapixels), and complete: without the header check it would be decoded. */
 const OVER_LIMIT = blackPng(4100);
 
+/** A little-endian TIFF of directories only, one per page, each declaring its ImageWidth and ImageLength (LONG). */
+function tiffPages(pages: Array<[number, number]>): Buffer {
+  const directory = 2 + 2 * 12 + 4;
+  const out = Buffer.alloc(8 + pages.length * directory);
+  out.write('II*\0', 0, 'latin1');
+  out.writeUInt32LE(8, 4);
+  pages.forEach(([width, height], i) => {
+    const at = 8 + i * directory;
+    out.writeUInt16LE(2, at);
+    [[256, width], [257, height]].forEach(([tag, value], n) => {
+      out.writeUInt16LE(tag!, at + 2 + n * 12);
+      out.writeUInt16LE(4, at + 4 + n * 12);
+      out.writeUInt32LE(1, at + 6 + n * 12);
+      out.writeUInt32LE(value!, at + 10 + n * 12);
+    });
+    out.writeUInt32LE(i + 1 < pages.length ? at + directory : 0, at + 2 + 2 * 12);
+  });
+  return out;
+}
+
 describe('image headers', () => {
   it('reads the dimensions of PNG, JPEG, GIF, BMP, TIFF and WebP from their headers', async () => {
     const jpeg = await new Jimp({ width: 33, height: 21, color: 0xff0000ff }).getBuffer('image/jpeg');
@@ -83,6 +103,20 @@ describe('image headers', () => {
     frame.writeUInt16BE(60_000, 7);
     const crafted = Buffer.concat([jpeg.subarray(0, jpeg.length - 2), frame, jpeg.subarray(jpeg.length - 2)]);
     assert.deepEqual(readImageSize(crafted), { format: 'jpeg', width: 60_000, height: 60_000 });
+  });
+
+  it('a TIFF is judged by all its pages: a small first page does not hide large ones', () => {
+    const small = tiffPages([[10, 10]]);
+    assert.deepEqual(readImageSize(small), { format: 'tiff', width: 10, height: 10 });
+    const pages = tiffPages([[10, 10], [2000, 2000], [2000, 2000], [2000, 2000], [2000, 2000], [2000, 2000]]);
+    assert.deepEqual(readImageSize(pages), { format: 'tiff', width: 10, height: 10, pages: 6, pixels: 20_000_100 });
+    assert.throws(() => checkImageSize(pages), (err: GatewayError) => err.code === 'IMAGE_TOO_LARGE' && /6 pages/.test(err.message));
+    assert.deepEqual(checkImageSize(tiffPages([[10, 10], [1000, 1000]])), { format: 'tiff', width: 10, height: 10, pages: 2, pixels: 1_000_100 });
+    // a chain that loops back, or longer than any real document, is not a readable image (so never decoded)
+    const looped = tiffPages([[10, 10], [10, 10]]);
+    looped.writeUInt32LE(8, 8 + 30 + 2 + 2 * 12); // the second directory's next: the first
+    assert.equal(readImageSize(looped), undefined);
+    assert.equal(readImageSize(tiffPages(Array.from({ length: 300 }, () => [1, 1] as [number, number]))), undefined);
   });
 
   it('an image past 16 megapixels is refused with IMAGE_TOO_LARGE, without decoding it', async () => {
