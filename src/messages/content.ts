@@ -1,4 +1,5 @@
 // Turns a validated send body into engine content: per-type rules and limits (SPEC §8), mentions, media from URL or base64.
+import { readFile } from 'node:fs/promises';
 import type { Dispatcher } from 'undici';
 import { ValidationError } from '../errors.js';
 import { jidUser, normalizeJid } from '../engine/jid.js';
@@ -8,6 +9,7 @@ import { fetchMediaUrl, fetchMediaUrlToFile, type FetchedFile, type FetchedMedia
 import { safeFileName } from '../media/file-name.js';
 import { ACCEPTED_MIME, baseMime, sniffMime } from '../media/mime.js';
 import { decodeBase64Field, type StreamedBase64 } from '../media/base64.js';
+import { refuseOversizedImage } from '../media/image.js';
 import type { FetchLimiter } from '../media/fetch-limiter.js';
 import type { Principal } from '../auth/scopes.js';
 
@@ -161,7 +163,10 @@ export async function buildContent(body: ContentFields, media: MediaSource, stag
       const loaded = body.url !== undefined ? await fromUrl(body.url, media, staging) : fromBase64(body.base64!);
       const bytes = 'file' in loaded ? { file: loaded.file, size: loaded.size } : { data: loaded.data, size: loaded.data.length };
       const head = 'file' in loaded ? loaded.head : loaded.data.subarray(0, 16);
-      const mimeType = resolveMime(kind, head, body.mimeType ?? loaded.contentType, body.url !== undefined ? '/url' : '/base64');
+      const field = body.url !== undefined ? '/url' : '/base64';
+      const mimeType = resolveMime(kind, head, body.mimeType ?? loaded.contentType, field);
+      // an engine may decode a picture itself (Baileys makes an image's thumbnail with jimp, on the event loop)
+      if (kind === 'image' || kind === 'sticker') refuseOversizedImage('file' in loaded ? await readFile(loaded.file.path) : loaded.data, field);
       const filename = safeFileName(body.filename ?? loaded.filename);
       return {
         type: kind,

@@ -211,6 +211,30 @@ describe('image bombs against the daemon', () => {
     assert.deepEqual([thumbnail.width, thumbnail.height], [192, 192]);
   });
 
+  it('an image or sticker past 16 megapixels is not sent: 400 IMAGE_TOO_LARGE before any decode, from base64 or a URL', async () => {
+    const send = (body: object) => daemon.request('POST', '/api/messages/send', { session: 'a', chatId: B, ...body });
+    const refused = await send({ type: 'image', base64: BOMB.toString('base64'), caption: 'bomb' });
+    assert.equal(refused.status, 400, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'IMAGE_TOO_LARGE');
+    assert.equal(refused.body.error.details[0].path, '/base64');
+    const fromUrl = await send({ type: 'image', url: `${base}/over-limit.png` });
+    assert.equal(fromUrl.status, 400, JSON.stringify(fromUrl.body));
+    assert.equal(fromUrl.body.error.code, 'IMAGE_TOO_LARGE');
+    assert.equal(fromUrl.body.error.details[0].path, '/url');
+    const webp = Buffer.alloc(30);
+    webp.write('RIFF', 0, 'latin1');
+    webp.write('WEBPVP8X', 8, 'latin1');
+    webp.writeUIntLE(19_999, 24, 3);
+    webp.writeUIntLE(19_999, 27, 3);
+    const sticker = await send({ type: 'sticker', base64: webp.toString('base64') });
+    assert.equal(sticker.status, 400, JSON.stringify(sticker.body));
+    assert.equal(sticker.body.error.code, 'IMAGE_TOO_LARGE');
+    const fine = await send({ type: 'image', base64: png(64).toString('base64'), caption: 'fine' });
+    assert.equal(fine.status, 200, JSON.stringify(fine.body));
+    const got = await received(fine.body.data.messageId);
+    assert.equal(got.payload.type, 'image');
+  });
+
   it('a picture past 16 megapixels answers 400 IMAGE_TOO_LARGE', async () => {
     const refused = await daemon.request('PUT', '/api/sessions/a/profile/picture', { base64: BOMB.toString('base64') });
     assert.equal(refused.status, 400);
