@@ -3,7 +3,7 @@
 // ordinary body limit besides `base64`; a client token's rate limit is checked before its body is read.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { rawExchange, requestHead, within } from '../helpers/raw-http.js';
 import { checkJsonDepth, MAX_JSON_DEPTH } from '../../src/http/middleware/json-depth.js';
 import { StreamedJsonBody } from '../../src/http/middleware/streamed-body.js';
@@ -53,6 +53,27 @@ test('a media body keeps at most the ordinary body limit besides base64', async 
   assert.equal(big.status, 413);
   assert.equal(big.body.error.code, 'PAYLOAD_TOO_LARGE');
   assert.match(big.body.error.message, /besides base64/);
+});
+
+test("the base64 of a media route's known nested media (sandbox history media[].base64) is not a side field", async () => {
+  const item = (fields: string) => `{"session":"a","messages":0,"media":[{"type":"file","filename":"f.bin",${fields}}]}`;
+  const large = 'A'.repeat(3 * 1024 * 1024);
+  const parser = new StreamedJsonBody(8 << 20, 1 << 20);
+  parser.push(Buffer.from(item(`"base64":"${large}"`)));
+  assert.equal((parser.end() as { media: Array<{ base64: string }> }).media[0]!.base64.length, large.length);
+  const tooLarge = (fields: string) => assert.throws(() => new StreamedJsonBody(8 << 20, 1 << 20).push(Buffer.from(fields)), (err: GatewayError) => err.code === 'PAYLOAD_TOO_LARGE');
+  tooLarge(item(`"caption":"${large}","base64":"AAAA"`));
+  tooLarge(`{"media":[{"x":{"base64":"${large}"}}]}`);
+  tooLarge(`{"other":[{"base64":"${large}"}]}`);
+  tooLarge(`{"media":[["base64","${large}"]]}`);
+  tooLarge(`{"media":[{"base64":"A"}],"x":${'['.repeat(30)}${'1,'.repeat(600 * 1024)}1${']'.repeat(30)}}`);
+});
+
+test('sandbox history media over 1 MB follow the send rules, not the side-field cap (regression)', async () => {
+  await pairedSession(daemon, 'history', '+15550170001');
+  const bytes = Buffer.alloc(1536 * 1024, 7);
+  const res = await daemon.request('POST', '/api/sandbox/sessions/history/history', { messages: 0, media: [{ type: 'file', filename: 'big.bin', base64: bytes.toString('base64') }] });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
 });
 
 test("a client token over its rate limit is refused before its body is read", async () => {

@@ -80,7 +80,8 @@ export async function readJsonBody(ctx: AppContext, limitBytes: number, smallByt
 /**
  * A large body of a media route: parsed as it arrives, its top-level `base64` decoded on the way (streamed-body.ts). A
  * body that is not JSON is still read to its end before the answer, as the small path does; one nested too deep, or
- * with more than `keptBytes` besides `base64`, is refused at once (the connection then closes, the rest unread).
+ * with more than `keptBytes` besides `base64` and its `media` items' `base64`, is refused at once (the connection then
+ * closes, the rest unread).
  */
 async function readStreamedBody(ctx: AppContext, limitBytes: number, capacity: number, keptBytes: number): Promise<unknown> {
   const parser = new StreamedJsonBody(capacity, keptBytes);

@@ -1,5 +1,7 @@
 // Parses a large JSON body of a media route as it arrives: the top-level `base64` string is decoded while it streams
 // in (a StreamedBase64), never held as text; everything else is kept and parsed by JSON.parse once the body is complete.
+// The `base64` of each item of a top-level `media` array (the sandbox history route's media, which follow the send
+// rules) is kept as text, but is no side field: it does not count towards the kept bytes' cap.
 // A 70 MB file as base64 is a 93 MB string: read, parsed and decoded as text it cost several copies of that (seconds,
 // and hundreds of MB); this way the decoded bytes are the only large allocation.
 import { randomBytes } from 'node:crypto';
@@ -11,6 +13,9 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 const STREAMED_KEY = 'base64';
+/** `media[i].base64`: the depth of a media item's fields, and the top-level key of the list */
+const MEDIA_LIST_KEY = 'media';
+const MEDIA_ITEM_DEPTH = 3;
 const SIMPLE_ESCAPES: Record<number, number> = { 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f, 0x62: 8, 0x66: 12, 0x6e: 10, 0x72: 13, 0x74: 9 };
 const WHITESPACE_BYTES = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
@@ -18,7 +23,7 @@ const WHITESPACE_BYTES = new Set([0x20, 0x09, 0x0a, 0x0d]);
  * Feeds the body's chunks in order (`push`), then `end()` returns the parsed value, with each top-level `base64` string
  * a StreamedBase64. `capacity` bounds the body's bytes (its Content-Length, or the route's limit). `push` throws
  * JSON_TOO_DEEP past MAX_JSON_DEPTH levels of nesting, and PAYLOAD_TOO_LARGE once what is kept besides the streamed
- * strings passes `maxKeptBytes` (the ordinary body limit): only `base64` may be large.
+ * strings and the media items' base64 passes `maxKeptBytes` (the ordinary body limit): only those may be large.
  */
 export class StreamedJsonBody {
   /** the body without its streamed strings, each replaced by a placeholder string */
@@ -28,10 +33,17 @@ export class StreamedJsonBody {
   private mode: 'outside' | 'string' | 'streamed' = 'outside';
   private depth = 0;
   private last = 0;
-  /** bytes of a top-level string so far (up to the streamed key's length + 1), to recognise the key */
+  /** bytes of a top-level (or media item's) string so far (up to the streamed key's length + 1), to recognise the key */
   private key: number[] | undefined;
   private keyIsStreamed = false;
   private valueIsStreamed = false;
+  private topLevelKey: string | undefined;
+  /** inside the top-level `media` array; the container at MEDIA_ITEM_DEPTH is one of its objects */
+  private inMediaList = false;
+  private inMediaItem = false;
+  private keyIsMediaBase64 = false;
+  /** inside a kept string that does not count towards maxKeptBytes (a media item's base64) */
+  private uncounted = false;
   /** inside a kept string: the previous byte was a backslash */
   private escaped = false;
   /** inside a streamed string: an escape sequence so far (`\`, `\u12`…) */
@@ -90,8 +102,15 @@ export class StreamedJsonBody {
       }
       if (byte === QUOTE) {
         this.valueIsStreamed = this.depth === 1 && this.last === COLON && this.keyIsStreamed;
-        this.key = this.depth === 1 && !this.valueIsStreamed ? [] : undefined;
+        const mediaBase64 = this.depth === MEDIA_ITEM_DEPTH && this.last === COLON && this.keyIsMediaBase64;
+        const keyed = this.depth === 1 || (this.depth === MEDIA_ITEM_DEPTH && this.inMediaItem);
+        this.key = keyed && !this.valueIsStreamed && !mediaBase64 ? [] : undefined;
         this.last = byte;
+        if (mediaBase64) {
+          this.keep(chunk, i + 1);
+          this.keptFrom = i + 1;
+          this.uncounted = true;
+        }
         if (this.valueIsStreamed) {
           this.keep(chunk, i);
           this.mode = 'streamed';
@@ -105,9 +124,22 @@ export class StreamedJsonBody {
       }
       if (byte === 0x7b || byte === 0x5b) {
         if (++this.depth > MAX_JSON_DEPTH) throw tooDeep();
-      } else if (byte === 0x7d || byte === 0x5d) this.depth -= 1;
-      else if (byte === COLON && this.depth === 1) this.keyIsStreamed = this.key !== undefined && String.fromCharCode(...this.key) === STREAMED_KEY;
-      if (byte !== COLON) this.keyIsStreamed = false;
+        if (this.depth === 2) this.inMediaList = byte === 0x5b && this.last === COLON && this.topLevelKey === MEDIA_LIST_KEY;
+        else if (this.depth === MEDIA_ITEM_DEPTH) this.inMediaItem = byte === 0x7b && this.inMediaList;
+      } else if (byte === 0x7d || byte === 0x5d) {
+        this.depth -= 1;
+        if (this.depth < MEDIA_ITEM_DEPTH) this.inMediaItem = false;
+        if (this.depth < 2) this.inMediaList = false;
+      } else if (byte === COLON && this.depth === 1) {
+        this.topLevelKey = this.key !== undefined ? String.fromCharCode(...this.key) : undefined;
+        this.keyIsStreamed = this.topLevelKey === STREAMED_KEY;
+      } else if (byte === COLON && this.depth === MEDIA_ITEM_DEPTH) {
+        this.keyIsMediaBase64 = this.inMediaItem && this.key !== undefined && String.fromCharCode(...this.key) === STREAMED_KEY;
+      }
+      if (byte !== COLON) {
+        this.keyIsStreamed = false;
+        this.keyIsMediaBase64 = false;
+      }
       this.key = undefined;
       this.last = byte;
     }
@@ -138,6 +170,11 @@ export class StreamedJsonBody {
       }
       this.note(chunk, i, stop);
       if (quote === -1) return chunk.length;
+      if (this.uncounted) {
+        this.keep(chunk, quote);
+        this.keptFrom = quote;
+        this.uncounted = false;
+      }
       this.mode = 'outside';
       return quote + 1;
     }
@@ -152,7 +189,7 @@ export class StreamedJsonBody {
 
   private keep(chunk: Buffer, end: number): void {
     if (end <= this.keptFrom) return;
-    this.keptBytes += end - this.keptFrom;
+    if (!this.uncounted) this.keptBytes += end - this.keptFrom;
     if (this.keptBytes > this.maxKeptBytes) {
       throw new GatewayError('PAYLOAD_TOO_LARGE', `the request body's fields besides base64 are larger than ${this.maxKeptBytes} bytes, the limit of a JSON body`);
     }
