@@ -110,7 +110,7 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
   });
 
   return {
-    /** `createdBy`: who registers it (`master`, `key:<id>`), counted by countOwnedBy */
+    /** `createdBy`: who registers it (`master`, `key:<id of its key family's root>`), counted by countOwnedBy */
     insert(fields: WebhookFields, createdBy: string | null = null): WebhookRow {
       const { id } = insert.get({ ...toParams(box, fields), createdBy, now: new Date().toISOString() }) as { id: number };
       return toRow(byId.get(id) as RawWebhook);
