@@ -14,6 +14,8 @@ import type { Cluster } from './cluster.js';
 
 const FORWARDED_BY = 'x-gateway-forwarded-by';
 const SIGNATURE = 'x-gateway-forward-signature';
+/** the SHA-256 of the body sent on: signed, so a forged hop is refused before its body is read */
+const BODY_HASH = 'x-gateway-body-sha256';
 /** the node that answered, on every forwarded answer */
 const ANSWERED_BY = 'x-gateway-node';
 /** a signed hop older than this is refused (clocks of the nodes may differ by this much); a hop is accepted once within it */
@@ -24,7 +26,7 @@ const OWNER_LOOKUP_TIMEOUT_MS = 2_000;
 const FORWARD_CONNECT_TIMEOUT_MS = 2_000;
 const FORWARD_HEADERS_TIMEOUT_MS = 30_000;
 /** headers of one connection, not of the request: never passed on */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'host', 'proxy-connection', 'te', 'trailer', 'expect']);
 
 export interface Forwarder {
   /**
@@ -59,13 +61,14 @@ export function forwardUrl(ownerUrl: string, pathAndQuery: string): URL {
 /** The path and query of a request, as sent on and as signed: the same string on both nodes. */
 const pathAndQueryOf = (ctx: AppContext) => `${ctx.path}${ctx.search}`;
 
+export const bodyHashOf = (body: Buffer): string => createHash('sha256').update(body).digest('hex');
+
 /**
  * What a hop's signature covers: the node that sends it and the one it is for, the time (ms) and a nonce, the method, the
- * path and query, and the SHA-256 of the body bytes sent.
+ * path and query, and the SHA-256 of the body bytes sent (bodyHashOf).
  */
-export function signHop(secret: Buffer, hop: { from: string; to: string; at: number; nonce: string; method: string; target: string; body: Buffer }): Buffer {
-  const bodyHash = createHash('sha256').update(hop.body).digest('hex');
-  return createHmac('sha256', secret).update(`gateway hop v2\n${hop.from}\n${hop.to}\n${hop.at}\n${hop.nonce}\n${hop.method}\n${hop.target}\n${bodyHash}`).digest();
+export function signHop(secret: Buffer, hop: { from: string; to: string; at: number; nonce: string; method: string; target: string; bodyHash: string }): Buffer {
+  return createHmac('sha256', secret).update(`gateway hop v2\n${hop.from}\n${hop.to}\n${hop.at}\n${hop.nonce}\n${hop.method}\n${hop.target}\n${hop.bodyHash}`).digest();
 }
 
 export function createForwarder(cluster: Cluster, options: ForwarderOptions): Forwarder {
@@ -93,26 +96,30 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
   };
 
   /**
-   * A signed hop from another node: served here. A hop header that does not verify (another node's hop, a changed body,
-   * too old, or seen already) is refused. A body the route read already (`parsed`) is checked as the sender sent it, the
-   * JSON text of what it parsed; an unread one is read here and handed on to the route as if unread.
+   * A signed hop from another node: served here. A hop header that does not verify (another node's hop, too old, or seen
+   * already) is refused before any body is read; then a body that is not the one signed. A body the route read already
+   * (`parsed`) is checked as the sender sent it, the JSON text of what it parsed; an unread one is read here and handed
+   * on to the route as if unread.
    */
   const isSignedHop = async (ctx: AppContext, route: RouteDef, parsed: unknown): Promise<boolean> => {
     const from = ctx.get(FORWARDED_BY);
     if (!from) return false;
     const [at, nonce, mac, extra] = ctx.get(SIGNATURE).split('.');
-    if (extra !== undefined || !/^\d{1,15}$/.test(at ?? '') || !/^[0-9a-f]{32}$/.test(nonce ?? '') || !/^[0-9a-f]{64}$/.test(mac ?? '')) throw refuse('malformed');
+    const bodyHash = ctx.get(BODY_HASH);
+    if (extra !== undefined || !/^\d{1,15}$/.test(at ?? '') || !/^[0-9a-f]{32}$/.test(nonce ?? '') || !/^[0-9a-f]{64}$/.test(mac ?? '') || !/^[0-9a-f]{64}$/.test(bodyHash)) throw refuse('malformed');
     const now = clock();
     if (Math.abs(now - Number(at)) > HOP_MAX_AGE_MS) throw refuse('too old');
-    const body = parsed !== undefined ? Buffer.from(JSON.stringify(parsed)) : await readBody(ctx.req, route);
-    const expected = signHop(secret, { from, to: cluster.nodeId, at: Number(at), nonce: nonce!, method: ctx.method, target: pathAndQueryOf(ctx), body });
+    const expected = signHop(secret, { from, to: cluster.nodeId, at: Number(at), nonce: nonce!, method: ctx.method, target: pathAndQueryOf(ctx), bodyHash });
     if (!timingSafeEqual(Buffer.from(mac!, 'hex'), expected)) throw refuse('it does not verify');
     for (const [signature, forgetAt] of seen) {
       if (forgetAt > now) break;
       seen.delete(signature);
     }
     if (seen.has(mac!)) throw refuse('replayed');
-    seen.set(mac!, Number(at) + HOP_MAX_AGE_MS);
+    // kept until the hop is past its age: accepted up to HOP_MAX_AGE_MS after `at` inclusive, forgotten only after
+    seen.set(mac!, Number(at) + HOP_MAX_AGE_MS + 1);
+    const body = parsed !== undefined ? Buffer.from(JSON.stringify(parsed)) : await readBody(ctx.req, route);
+    if (bodyHashOf(body) !== bodyHash) throw refuse('the body is not the one signed');
     if (parsed === undefined && body.length) ctx.req = Object.assign(new PassThrough().end(body), { headers: ctx.req.headers, method: ctx.req.method, url: ctx.req.url, socket: ctx.req.socket }) as unknown as IncomingMessage;
     return true;
   };
@@ -147,8 +154,7 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
         throw err;
       }
       if (!target || target.node === cluster.nodeId) return false;
-      const pathAndQuery = pathAndQueryOf(ctx);
-      const url = forwardUrl(target.url, pathAndQuery);
+      const url = forwardUrl(target.url, pathAndQueryOf(ctx));
       const bytes = body !== undefined ? Buffer.from(JSON.stringify(body)) : await readBody(ctx.req, route);
       const at = clock();
       const nonce = randomBytes(16).toString('hex');
@@ -157,7 +163,9 @@ export function createForwarder(cluster: Cluster, options: ForwarderOptions): Fo
         if (value !== undefined && !HOP_BY_HOP.has(name) && name !== 'content-length') headers[name] = value;
       }
       headers[FORWARDED_BY] = cluster.nodeId;
-      const mac = signHop(secret, { from: cluster.nodeId, to: target.node, at, nonce, method: ctx.method, target: pathAndQuery, body: bytes });
+      headers[BODY_HASH] = bodyHashOf(bytes);
+      // signed as the owner will read it: the URL parser may have re-encoded the path (quotes, braces) or removed dot segments
+      const mac = signHop(secret, { from: cluster.nodeId, to: target.node, at, nonce, method: ctx.method, target: url.pathname + url.search, bodyHash: headers[BODY_HASH] });
       headers[SIGNATURE] = `${at}.${nonce}.${mac.toString('hex')}`;
       const { Agent, request } = await import('undici');
       agent ??= new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000, connect: { timeout: FORWARD_CONNECT_TIMEOUT_MS } });

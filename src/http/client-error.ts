@@ -58,6 +58,7 @@ function writeError(socket: Duplex, code: ErrorCode, message: string): void {
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${randomUUID()}\r\n` +
+      'X-Content-Type-Options: nosniff\r\n' +
       'Connection: close\r\n\r\n' +
       body,
   );
@@ -69,7 +70,7 @@ function writeError(socket: Duplex, code: ErrorCode, message: string): void {
  * data arriving at a closed socket resets the connection and the client can lose the answer with it. The socket is
  * destroyed once the client has sent nothing for a second (a client that never reads must not hold it), or after 10 s.
  */
-function closeWhenQuiet(socket: Duplex): void {
+export function closeWhenQuiet(socket: Duplex): void {
   socket.resume();
   const net = socket as Socket;
   if (typeof net.setTimeout === 'function') net.setTimeout(1000, () => socket.destroy());

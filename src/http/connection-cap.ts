@@ -2,6 +2,7 @@
 // 503 SERVER_BUSY and closed as it is accepted, before any request on it is read. (server.maxConnections alone let
 // one address with a thousand slow connections shut every other client out.) Exempt addresses (the host itself, a
 // reverse proxy every client comes through) are not counted: one address there is everyone.
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { errorStatus } from './error-status.js';
@@ -27,7 +28,7 @@ function refuse(socket: Socket, max: number): void {
   const body = JSON.stringify({ error: { code: 'SERVER_BUSY', message: `this address holds ${max} connections already (server.maxConnectionsPerAddress)` } });
   socket.on('error', () => undefined);
   socket.end(
-    `HTTP/1.1 ${errorStatus.SERVER_BUSY} Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${errorStatus.SERVER_BUSY} Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nRetry-After: 1\r\nX-Request-Id: ${randomUUID()}\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n${body}`,
     () => socket.destroy(),
   );
 }

@@ -93,6 +93,12 @@ export class StreamedBase64 {
     /** what schema validation sees in place of the text: its first characters (empty only when the text is) */
     readonly standIn: string,
   ) {}
+
+  /** The text again, as the body is sent on to another node (a cluster forwards the parsed body as JSON). */
+  toJSON(): string {
+    if (!this.wellFormed) return this.standIn;
+    return (this.contentType ? `data:${this.contentType};base64,` : '') + this.data.toString('base64');
+  }
 }
 
 const STAGE_BYTES = 64 * 1024;

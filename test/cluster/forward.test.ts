@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { forwardUrl, signHop } from '../../src/cluster/forward.js';
+import { bodyHashOf, forwardUrl, signHop } from '../../src/cluster/forward.js';
 import { CLUSTER_SECRET, MASTER_KEY, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { rawExchange, requestHead, within } from '../helpers/raw-http.js';
@@ -52,8 +52,9 @@ after(async () => {
 function hop(from: string, to: string, method: string, target: string, body = ''): Record<string, string> {
   const at = Date.now();
   const nonce = randomBytes(16).toString('hex');
-  const mac = signHop(Buffer.from(CLUSTER_SECRET), { from, to, at, nonce, method, target, body: Buffer.from(body) });
-  return { 'X-Gateway-Forwarded-By': from, 'X-Gateway-Forward-Signature': `${at}.${nonce}.${mac.toString('hex')}` };
+  const bodyHash = bodyHashOf(Buffer.from(body));
+  const mac = signHop(Buffer.from(CLUSTER_SECRET), { from, to, at, nonce, method, target, bodyHash });
+  return { 'X-Gateway-Forwarded-By': from, 'X-Gateway-Forward-Signature': `${at}.${nonce}.${mac.toString('hex')}`, 'X-Gateway-Body-Sha256': bodyHash };
 }
 
 describe('the hop between nodes', () => {

@@ -1,10 +1,11 @@
 // Overload protection: a cap on requests in flight (503 SERVER_BUSY + Retry-After at once instead of queueing), the
-// connection of a request answered before its body was read closed rather than drained, and the refusal of paths whose
-// percent-encoding is malformed (400, before anything decodes them).
+// connection of a request answered before its body was read closed once the client is quiet rather than drained, and
+// the refusal of paths whose percent-encoding is malformed (400, before anything decodes them).
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from '../../auth/scopes.js';
 import { ServerBusyError, ValidationError } from '../../errors.js';
 import { principalId } from '../../quota.js';
+import { closeWhenQuiet } from '../client-error.js';
 
 /** Monitoring keeps working under load: these paths are never refused by the in-flight cap. */
 const EXEMPT = new Set(['/api/health', '/metrics']);
@@ -63,12 +64,20 @@ export function checkPathEncoding(path: string): void {
 }
 
 /**
- * For a request answered before its body was read (401, 404, 413, 503…): the answer says `Connection: close`, and Node
- * closes the connection once the answer is written, without reading the rest of the body. (Draining it instead let a
- * refused client hold a connection for the whole request timeout: a thousand slow bodies shut everyone out.)
+ * For a request answered before its body was read (400, 401, 404, 413, 503…): the answer says `Connection: close`, and
+ * the connection closes once the client goes quiet after it (at most 10 s), the rest of the body read and dropped
+ * meanwhile. (Draining it for the whole request timeout let a thousand slow bodies shut everyone out; closing the socket
+ * at once made a body still arriving reset the connection, and the client lost its answer.)
  */
 export function closeAfterAnswer(ctx: { req: IncomingMessage; set(field: string, value: string): void; headerSent?: boolean }): void {
   const req = ctx.req;
   if (req.complete || req.readableFlowing || (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)) return;
-  if (!ctx.headerSent) ctx.set('Connection', 'close');
+  if (ctx.headerSent) return;
+  ctx.set('Connection', 'close');
+  // Node ends a `Connection: close` answer with socket.destroySoon(): the socket would close under the unread body
+  const socket = req.socket;
+  socket.destroySoon = () => {
+    socket.end();
+    closeWhenQuiet(socket);
+  };
 }
