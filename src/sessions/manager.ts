@@ -423,6 +423,8 @@ export class SessionManager {
   }
 
   private async connect(name: string, runtime: Runtime): Promise<void> {
+    // a failure reported to an earlier socket must not abort the first confirmation of this one
+    this.storeFailures.delete(name);
     try {
       await runtime.engine.connect();
     } catch (err) {
@@ -531,7 +533,9 @@ export class SessionManager {
   /** Detaches the runtime so its late callbacks are ignored; does not touch the network. */
   private forget(name: string, runtime: Runtime): void {
     if (runtime.reconnectTimer) clearTimeout(runtime.reconnectTimer);
-    if (this.runtimes.get(name) === runtime) this.runtimes.delete(name);
+    if (this.runtimes.get(name) !== runtime) return;
+    this.runtimes.delete(name);
+    this.storeFailures.delete(name);
   }
 
   /** Stops the session here; `release`: and gives its lease up (once disconnected: no two nodes hold its socket at once). */
