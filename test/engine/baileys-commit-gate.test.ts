@@ -230,43 +230,62 @@ describe('baileys session: confirmations when the store fails', () => {
     await new Promise<void>((done) => silent.close(() => done()));
   });
 
-  const session = (lookupMessage: SessionOptions['lookupMessage'], committed: SessionOptions['hooks']['committed']) =>
+  const session = (store: Pick<SessionOptions, 'lookupMessage' | 'messageStored'>, committed?: SessionOptions['hooks']['committed']) =>
     new BaileysSession(
-      { name: 's', config: {}, auth: memoryStore(), hooks: { connection: () => {}, event: () => {}, committed }, lookupMessage },
+      { name: 's', config: {}, auth: memoryStore(), hooks: { connection: () => {}, event: () => {}, committed }, ...store },
       { websocketUrl: url, browser: ['test', 'Chrome', '1'], logger: createLogger('silent'), baileysLogLevel: 'silent', qr: { rotationSeconds: 60, maxRotations: 5 } },
     );
   type Internals = { sock: WASocket; keysStale: boolean; mapper: { handle(events: unknown): Promise<void> }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
 
+  const redeliveredStub = { key: { id: 'R1', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT };
+  const unreadable = () => {
+    throw new Error('SecretBoxError: the sealed column does not open');
+  };
+
   it('does not confirm a redelivered message, nor crash, when the store cannot be read', async () => {
-    const s = session(() => {
-      throw new Error('SecretBoxError: the sealed column does not open');
-    }, undefined);
+    const failing = () => {
+      throw new Error('SQLITE_IOERR: disk I/O error');
+    };
+    // with the existence check the daemon gives, and with only the lookup (which opens the sealed copy)
+    for (const store of [{ lookupMessage: unreadable, messageStored: failing }, { lookupMessage: unreadable }]) {
+      const s = session(store);
+      await s.connect();
+      const internals = s as unknown as Internals;
+      const sock = internals.sock;
+      const receipts: string[][] = [];
+      sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
+      assert.doesNotThrow(() => internals.confirmStoredRedeliveries(sock, [redeliveredStub]));
+      // the nack path looks it up from a setImmediate: a throw there would be an uncaught exception
+      const uncaught: unknown[] = [];
+      const onUncaught = (err: unknown) => uncaught.push(err);
+      process.prependListener('uncaughtException', onUncaught);
+      try {
+        internals.noticeSpentRedelivery('sent ack', { recv: { tag: 'message', attrs: { id: 'R2', from: '15550000001@s.whatsapp.net' } }, sent: { error: '487' } });
+        await tick();
+        await tick();
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+      assert.deepEqual(uncaught, []);
+      assert.deepEqual(receipts, [], 'nothing confirmed');
+      await s.disconnect();
+    }
+  });
+
+  it('confirms a stored redelivered message without opening its sealed copy', async () => {
+    const s = session({ lookupMessage: unreadable, messageStored: (id) => id === 'R1' });
     await s.connect();
     const internals = s as unknown as Internals;
-    const sock = internals.sock;
     const receipts: string[][] = [];
-    sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
-    const stub = { key: { id: 'R1', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT };
-    assert.doesNotThrow(() => internals.confirmStoredRedeliveries(sock, [stub]));
-    // the nack path looks it up from a setImmediate: a throw there would be an uncaught exception
-    const uncaught: unknown[] = [];
-    const onUncaught = (err: unknown) => uncaught.push(err);
-    process.prependListener('uncaughtException', onUncaught);
-    try {
-      internals.noticeSpentRedelivery('sent ack', { recv: { tag: 'message', attrs: { id: 'R2', from: '15550000001@s.whatsapp.net' } }, sent: { error: '487' } });
-      await tick();
-      await tick();
-    } finally {
-      process.off('uncaughtException', onUncaught);
-    }
-    assert.deepEqual(uncaught, []);
-    assert.deepEqual(receipts, [], 'nothing confirmed');
+    internals.sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
+    internals.confirmStoredRedeliveries(internals.sock, [redeliveredStub]);
+    assert.deepEqual(receipts, [['R1']]);
     await s.disconnect();
   });
 
   it('drops the connection instead of confirming a message the mapper could not handle', async () => {
     let commits = 0;
-    const s = session(undefined, async (alsoWrite) => {
+    const s = session({}, async (alsoWrite) => {
       commits += 1;
       alsoWrite?.();
     });

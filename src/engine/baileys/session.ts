@@ -350,7 +350,8 @@ export class BaileysSession implements EngineSession {
   private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
     if (this.sock !== sock) return;
     try {
-      if (!this.ctx.lookupMessage(id)) return;
+      const stored = this.options.messageStored ? this.options.messageStored(id) : this.ctx.lookupMessage(id) !== undefined;
+      if (!stored) return;
     } catch (err) {
       this.log.warn({ err, messageId: id }, 'could not check whether a redelivered message is stored; not confirming it');
       return;
