@@ -235,7 +235,7 @@ describe('baileys session: confirmations when the store fails', () => {
       { name: 's', config: {}, auth: memoryStore(), hooks: { connection: () => {}, event: () => {}, committed }, ...store },
       { websocketUrl: url, browser: ['test', 'Chrome', '1'], logger: createLogger('silent'), baileysLogLevel: 'silent', qr: { rotationSeconds: 60, maxRotations: 5 } },
     );
-  type Internals = { sock: WASocket; keysStale: boolean; mapper: { handle(events: unknown): Promise<void> }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
+  type Internals = { sock: WASocket; keysStale: boolean; ctx: { lookupMessage(id: string): unknown }; mapper: { handle(events: unknown): void }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
 
   const redeliveredStub = { key: { id: 'R1', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT };
   const unreadable = () => {
@@ -283,26 +283,53 @@ describe('baileys session: confirmations when the store fails', () => {
     await s.disconnect();
   });
 
-  it('drops the connection instead of confirming a message the mapper could not handle', async () => {
-    let commits = 0;
-    const s = session({}, async (alsoWrite) => {
-      commits += 1;
-      alsoWrite?.();
-    });
+  /** a message upserted inside its section, while the mapper does `mapping` */
+  const upsertWith = async (committed: SessionOptions['hooks']['committed'], mapping: (internals: Internals) => void) => {
+    const away = () => {
+      throw new Error('connect ECONNREFUSED: PostgreSQL is away');
+    };
+    const s = session({ lookupMessage: away }, committed);
     await s.connect();
     const internals = s as unknown as Internals;
-    internals.mapper.handle = async () => {
-      throw new Error('connect ECONNREFUSED: PostgreSQL is away (a poll lookup)');
-    };
+    internals.mapper.handle = () => mapping(internals);
     const sock = internals.sock;
-    const gated = sock as unknown as { messageMutex: { mutex<T>(code: () => Promise<T>): Promise<T> }; ws: { socket: { send(data: unknown): void } } };
+    const gated = sock as unknown as { messageMutex: { mutex<T>(code: () => Promise<T>): Promise<T> } };
     await gated.messageMutex.mutex(async () => {
       sock.ev.emit('messages.upsert', { messages: [{ key: { id: 'M4', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, message: { conversation: 'hi' } }], type: 'notify' });
     });
     await tick();
     await tick();
+    return { s, internals };
+  };
+
+  it('drops the connection instead of confirming a message the mapper could not handle for a store failure', async () => {
+    let commits = 0;
+    const { s, internals } = await upsertWith(
+      async (alsoWrite) => {
+        commits += 1;
+        alsoWrite?.();
+      },
+      // a poll vote's poll looked up while the store is away
+      (i) => void i.ctx.lookupMessage('P1'),
+    );
     assert.equal(commits, 0, 'nothing of it was committed or confirmed');
     assert.equal(internals.keysStale, true, 'the connection was dropped with its staged keys');
+    await s.disconnect();
+  });
+
+  it('still confirms after a mapping bug that is not a store failure (a redelivery would fail the same way, forever)', async () => {
+    let commits = 0;
+    const { s, internals } = await upsertWith(
+      async (alsoWrite) => {
+        commits += 1;
+        alsoWrite?.();
+      },
+      () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'jid')");
+      },
+    );
+    assert.ok(commits > 0);
+    assert.equal(internals.keysStale, false);
     await s.disconnect();
   });
 });

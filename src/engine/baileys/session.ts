@@ -77,6 +77,8 @@ export class BaileysSession implements EngineSession {
   private gate: ConfirmationGate | undefined;
   /** the in-memory Signal state ran ahead of a store that failed: the next connect reads the store again */
   private keysStale = false;
+  /** errors the store threw at a lookup: event mapping that failed on one must not confirm (a mapping bug still does) */
+  private readonly storeReadFailures = new WeakSet<object>();
 
   private readonly log: Logger;
   private readonly baileysLog;
@@ -109,7 +111,14 @@ export class BaileysSession implements EngineSession {
       dispatcher: undefined,
       ready: () => this.ready(),
       current: () => (this.phase === 'open' ? this.sock : undefined),
-      lookupMessage: (id, chatId) => options.lookupMessage?.(id, chatId),
+      lookupMessage: (id, chatId) => {
+        try {
+          return options.lookupMessage?.(id, chatId);
+        } catch (err) {
+          if (err !== null && typeof err === 'object') this.storeReadFailures.add(err);
+          throw err;
+        }
+      },
       me: () => ({ pn: bare(this.auth?.state.creds.me?.id), lid: bare(this.auth?.state.creds.me?.lid) }),
       isBusiness: () => isWABusinessPlatform(this.auth?.state.creds.platform ?? ''),
     };
@@ -258,7 +267,7 @@ export class BaileysSession implements EngineSession {
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
     }));
     this.sock = sock;
-    // an event of this socket the mapper could not handle (its own store reads failed): its confirmation must not leave
+    // the mapper could not handle an event of this socket because the store failed: no confirmation may leave after it
     const mapping: { failure?: unknown } = {};
     this.gate = this.gateFor(sock, auth, mapping);
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
@@ -281,7 +290,7 @@ export class BaileysSession implements EngineSession {
         .then(() => this.mapper.handle(events as Partial<BaileysEventMap>))
         .catch((err: unknown) => {
           this.log.error({ err }, 'event mapping failed');
-          mapping.failure ??= err;
+          if (err !== null && typeof err === 'object' && this.storeReadFailures.has(err)) mapping.failure ??= err;
         });
       // after the mapper's queue took them: the receipts of these messages wait for that
       const gate = this.gate;
