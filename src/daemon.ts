@@ -149,7 +149,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const media = new MediaRecords(createMediaRepo(db, box), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
-  sessions.setMessageLookup(createMessageLookup(messagesRepo));
+  sessions.setMessageLookup(createMessageLookup(messagesRepo), (session, id) => messagesRepo.existsById(session, id));
   const settingsRepo = createSettingsRepo(db, box);
   const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
   if (node) runtimeSettings.changedHere = () => node.announce('settings');

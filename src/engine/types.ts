@@ -135,6 +135,8 @@ export interface SessionOptions {
   identities?: IdentityStore;
   /** a message of the gateway's store by id (chatId narrows), with its engine copy (`raw`); engines re-send or decrypt with it */
   lookupMessage?(id: string, chatId?: string): MessageRef | undefined;
+  /** whether the gateway's store holds a message of this id, without opening its sealed copy (a redelivery is confirmed with it) */
+  messageStored?(id: string): boolean;
 }
 
 /** One connected (or connecting) account: its lifecycle, plus the operations of the network. */

@@ -47,6 +47,8 @@ export type EngineEventProcessor = (
 
 /** A stored message of a session, as engines see it. */
 export type MessageLookup = (session: string, id: string, chatId?: string) => MessageRef | undefined;
+/** Whether a message of this id is stored for the session (nothing decrypted). */
+export type MessageExists = (session: string, id: string) => boolean;
 
 interface Runtime {
   engine: EngineSession;
@@ -79,6 +81,7 @@ export class SessionManager {
   private readonly deletedListeners: ((name: string) => void)[] = [];
   private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
+  private messageExists: MessageExists | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
   private readonly inProcess = new Map<string, Promise<unknown>>();
   /** per session: the first event that could not be stored since the engine last asked (hooks.committed) */
@@ -126,8 +129,9 @@ export class SessionManager {
   }
 
   /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
-  setMessageLookup(lookup: MessageLookup): void {
+  setMessageLookup(lookup: MessageLookup, exists?: MessageExists): void {
     this.messageLookup = lookup;
+    this.messageExists = exists;
   }
 
   // ---- queries ----
@@ -411,6 +415,7 @@ export class SessionManager {
         committed: (alsoWrite) => this.committed(row.name, alsoWrite),
       },
       lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
+      ...(this.messageExists ? { messageStored: (id: string) => this.messageExists!(row.name, id) } : {}),
     });
     this.runtimes.set(row.name, runtime);
     this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
@@ -423,6 +428,8 @@ export class SessionManager {
   }
 
   private async connect(name: string, runtime: Runtime): Promise<void> {
+    // a failure reported to an earlier socket must not abort the first confirmation of this one
+    this.storeFailures.delete(name);
     try {
       await runtime.engine.connect();
     } catch (err) {
@@ -531,7 +538,9 @@ export class SessionManager {
   /** Detaches the runtime so its late callbacks are ignored; does not touch the network. */
   private forget(name: string, runtime: Runtime): void {
     if (runtime.reconnectTimer) clearTimeout(runtime.reconnectTimer);
-    if (this.runtimes.get(name) === runtime) this.runtimes.delete(name);
+    if (this.runtimes.get(name) !== runtime) return;
+    this.runtimes.delete(name);
+    this.storeFailures.delete(name);
   }
 
   /** Stops the session here; `release`: and gives its lease up (once disconnected: no two nodes hold its socket at once). */

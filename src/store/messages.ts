@@ -133,6 +133,8 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
       return advance.run(status, session, id, chatId, STATUS_RANK[status]).changes > 0;
     },
     exists: (session: string, chatId: string, id: string): boolean => byChatAndId.get(session, chatId, id) !== undefined,
+    /** whether a message of this id is stored, in any chat (its sealed columns are not opened) */
+    existsById: (session: string, id: string): boolean => byId.get(session, id) !== undefined,
     setText: (session: string, chatId: string, id: string, text: string) => setText.run(text, session, chatId, id).changes > 0,
     markRevoked: (session: string, chatId: string, id: string) => setRevoked.run(session, chatId, id).changes > 0,
     setStarred: (session: string, chatId: string, id: string, starred: boolean) => setStarred.run(starred ? 1 : 0, session, chatId, id).changes > 0,

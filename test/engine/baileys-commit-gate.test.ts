@@ -1,12 +1,14 @@
 // The confirmation gate (src/engine/baileys/commit-gate.ts) over a stand-in for a built Baileys socket: receipts and
 // acks reach the WebSocket only after what they confirm is committed, in order, never when the store cannot commit;
 // the Signal key writes of a decryption are staged and written with the message.
-import { describe, it } from 'node:test';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { WASocket } from '@whiskeysockets/baileys';
+import { DEFAULT_CONNECTION_CONFIG, proto, type WASocket } from '@whiskeysockets/baileys';
 import { loadAuthState } from '../../src/engine/baileys/auth-state.js';
 import { ConfirmationGate, type GateDeps } from '../../src/engine/baileys/commit-gate.js';
-import type { AuthStateStore } from '../../src/engine/types.js';
+import { BaileysSession } from '../../src/engine/baileys/session.js';
+import type { AuthStateStore, SessionOptions } from '../../src/engine/types.js';
 import { createLogger } from '../../src/logger.js';
 
 function fakeSocket() {
@@ -191,5 +193,143 @@ describe('baileys confirmation gate', () => {
     assert.deepEqual(fake.wire, [], 'neither the receipt nor what followed it left');
     assert.equal(aborted.length, 1);
     assert.match(String(aborted[0]), /disk is full/);
+  });
+});
+
+describe('baileys confirmation gate: hold limit', () => {
+  it("drops the connection before Baileys' keepalive gives up on it while a receipt waits for a commit", async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const fake = fakeSocket();
+    const aborted: unknown[] = [];
+    // an auto-persist upload to a stalled S3: the commit does not settle
+    const gate = fake.install({ flushEvents: () => {}, committed: () => new Promise<void>(() => {}), staged: (_b, work) => work(), commitStaged: () => {}, abort: (err) => aborted.push(err), logger: createLogger('silent') });
+    await fake.sock.messageMutex.mutex(async () => {
+      fake.sendReceipt('M3');
+    });
+    gate.upserted([{ id: 'M3', historyNotification: false }]);
+    fake.sock.ws.socket.send('ping');
+    // a held frame holds Baileys' pings: it ends a connection that received nothing for keepAliveIntervalMs + 5 s
+    t.mock.timers.tick(DEFAULT_CONNECTION_CONFIG.keepAliveIntervalMs);
+    assert.equal(aborted.length, 1, 'the gate dropped the connection itself');
+    assert.deepEqual(fake.wire, [], 'and confirmed nothing');
+  });
+});
+
+describe('baileys session: confirmations when the store fails', () => {
+  let silent: NetServer;
+  let url = '';
+  const connections = new Set<Socket>();
+  before(async () => {
+    // accepts the connection and never answers: the socket stays connecting for the whole test
+    silent = createNetServer((socket) => void connections.add(socket));
+    await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+    url = `ws://127.0.0.1:${(silent.address() as AddressInfo).port}/ws/chat`;
+  });
+  after(async () => {
+    for (const socket of connections) socket.destroy();
+    await new Promise<void>((done) => silent.close(() => done()));
+  });
+
+  const session = (store: Pick<SessionOptions, 'lookupMessage' | 'messageStored'>, committed?: SessionOptions['hooks']['committed']) =>
+    new BaileysSession(
+      { name: 's', config: {}, auth: memoryStore(), hooks: { connection: () => {}, event: () => {}, committed }, ...store },
+      { websocketUrl: url, browser: ['test', 'Chrome', '1'], logger: createLogger('silent'), baileysLogLevel: 'silent', qr: { rotationSeconds: 60, maxRotations: 5 } },
+    );
+  type Internals = { sock: WASocket; keysStale: boolean; ctx: { lookupMessage(id: string): unknown }; mapper: { handle(events: unknown): void }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
+
+  const redeliveredStub = { key: { id: 'R1', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT };
+  const unreadable = () => {
+    throw new Error('SecretBoxError: the sealed column does not open');
+  };
+
+  it('does not confirm a redelivered message, nor crash, when the store cannot be read', async () => {
+    const failing = () => {
+      throw new Error('SQLITE_IOERR: disk I/O error');
+    };
+    // with the existence check the daemon gives, and with only the lookup (which opens the sealed copy)
+    for (const store of [{ lookupMessage: unreadable, messageStored: failing }, { lookupMessage: unreadable }]) {
+      const s = session(store);
+      await s.connect();
+      const internals = s as unknown as Internals;
+      const sock = internals.sock;
+      const receipts: string[][] = [];
+      sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
+      assert.doesNotThrow(() => internals.confirmStoredRedeliveries(sock, [redeliveredStub]));
+      // the nack path looks it up from a setImmediate: a throw there would be an uncaught exception
+      const uncaught: unknown[] = [];
+      const onUncaught = (err: unknown) => uncaught.push(err);
+      process.prependListener('uncaughtException', onUncaught);
+      try {
+        internals.noticeSpentRedelivery('sent ack', { recv: { tag: 'message', attrs: { id: 'R2', from: '15550000001@s.whatsapp.net' } }, sent: { error: '487' } });
+        await tick();
+        await tick();
+      } finally {
+        process.off('uncaughtException', onUncaught);
+      }
+      assert.deepEqual(uncaught, []);
+      assert.deepEqual(receipts, [], 'nothing confirmed');
+      await s.disconnect();
+    }
+  });
+
+  it('confirms a stored redelivered message without opening its sealed copy', async () => {
+    const s = session({ lookupMessage: unreadable, messageStored: (id) => id === 'R1' });
+    await s.connect();
+    const internals = s as unknown as Internals;
+    const receipts: string[][] = [];
+    internals.sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
+    internals.confirmStoredRedeliveries(internals.sock, [redeliveredStub]);
+    assert.deepEqual(receipts, [['R1']]);
+    await s.disconnect();
+  });
+
+  /** a message upserted inside its section, while the mapper does `mapping` */
+  const upsertWith = async (committed: SessionOptions['hooks']['committed'], mapping: (internals: Internals) => void) => {
+    const away = () => {
+      throw new Error('connect ECONNREFUSED: PostgreSQL is away');
+    };
+    const s = session({ lookupMessage: away }, committed);
+    await s.connect();
+    const internals = s as unknown as Internals;
+    internals.mapper.handle = () => mapping(internals);
+    const sock = internals.sock;
+    const gated = sock as unknown as { messageMutex: { mutex<T>(code: () => Promise<T>): Promise<T> } };
+    await gated.messageMutex.mutex(async () => {
+      sock.ev.emit('messages.upsert', { messages: [{ key: { id: 'M4', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, message: { conversation: 'hi' } }], type: 'notify' });
+    });
+    await tick();
+    await tick();
+    return { s, internals };
+  };
+
+  it('drops the connection instead of confirming a message the mapper could not handle for a store failure', async () => {
+    let commits = 0;
+    const { s, internals } = await upsertWith(
+      async (alsoWrite) => {
+        commits += 1;
+        alsoWrite?.();
+      },
+      // a poll vote's poll looked up while the store is away
+      (i) => void i.ctx.lookupMessage('P1'),
+    );
+    assert.equal(commits, 0, 'nothing of it was committed or confirmed');
+    assert.equal(internals.keysStale, true, 'the connection was dropped with its staged keys');
+    await s.disconnect();
+  });
+
+  it('still confirms after a mapping bug that is not a store failure (a redelivery would fail the same way, forever)', async () => {
+    let commits = 0;
+    const { s, internals } = await upsertWith(
+      async (alsoWrite) => {
+        commits += 1;
+        alsoWrite?.();
+      },
+      () => {
+        throw new TypeError("Cannot read properties of undefined (reading 'jid')");
+      },
+    );
+    assert.ok(commits > 0);
+    assert.equal(internals.keysStale, false);
+    await s.disconnect();
   });
 });

@@ -24,8 +24,13 @@ import type { StagedKeys } from './auth-state.js';
 const RECEIPT_LINE = 'sending receipt for messages';
 const ACK_LINE = 'sent ack';
 
-/** how long a confirmation may wait for its commit before the connection is dropped instead (a stuck section) */
-export const HOLD_LIMIT_MS = 120_000;
+/**
+ * How long a confirmation may wait for its commit before the connection is dropped instead (a stuck section, a slow
+ * store, an auto-persist upload to a stalled S3). A held frame holds every later one, Baileys' keepalive pings too, and
+ * Baileys ends a connection that received nothing for its keepalive interval (30 s) plus 5 s: the gate drops it first,
+ * so that the staged keys are dropped with it and the messages it had not confirmed decrypt again when redelivered.
+ */
+export const HOLD_LIMIT_MS = 20_000;
 
 export interface GateDeps {
   /** hands Baileys' buffered events to the event mapper now */

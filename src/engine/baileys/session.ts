@@ -77,6 +77,8 @@ export class BaileysSession implements EngineSession {
   private gate: ConfirmationGate | undefined;
   /** the in-memory Signal state ran ahead of a store that failed: the next connect reads the store again */
   private keysStale = false;
+  /** errors the store threw at a lookup: event mapping that failed on one must not confirm (a mapping bug still does) */
+  private readonly storeReadFailures = new WeakSet<object>();
 
   private readonly log: Logger;
   private readonly baileysLog;
@@ -109,7 +111,14 @@ export class BaileysSession implements EngineSession {
       dispatcher: undefined,
       ready: () => this.ready(),
       current: () => (this.phase === 'open' ? this.sock : undefined),
-      lookupMessage: (id, chatId) => options.lookupMessage?.(id, chatId),
+      lookupMessage: (id, chatId) => {
+        try {
+          return options.lookupMessage?.(id, chatId);
+        } catch (err) {
+          if (err !== null && typeof err === 'object') this.storeReadFailures.add(err);
+          throw err;
+        }
+      },
       me: () => ({ pn: bare(this.auth?.state.creds.me?.id), lid: bare(this.auth?.state.creds.me?.lid) }),
       isBusiness: () => isWABusinessPlatform(this.auth?.state.creds.platform ?? ''),
     };
@@ -258,7 +267,9 @@ export class BaileysSession implements EngineSession {
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
     }));
     this.sock = sock;
-    this.gate = this.gateFor(sock, auth);
+    // the mapper could not handle an event of this socket because the store failed: no confirmation may leave after it
+    const mapping: { failure?: unknown } = {};
+    this.gate = this.gateFor(sock, auth, mapping);
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
       if (this.sock !== sock) return;
@@ -275,7 +286,12 @@ export class BaileysSession implements EngineSession {
       if (this.sock !== sock) return;
       const upserts = events['messages.upsert']?.messages ?? [];
       this.confirmStoredRedeliveries(sock, upserts);
-      this.events = this.events.then(() => this.mapper.handle(events as Partial<BaileysEventMap>)).catch((err: unknown) => this.log.error({ err }, 'event mapping failed'));
+      this.events = this.events
+        .then(() => this.mapper.handle(events as Partial<BaileysEventMap>))
+        .catch((err: unknown) => {
+          this.log.error({ err }, 'event mapping failed');
+          if (err !== null && typeof err === 'object' && this.storeReadFailures.has(err)) mapping.failure ??= err;
+        });
       // after the mapper's queue took them: the receipts of these messages wait for that
       const gate = this.gate;
       if (upserts.length) gate?.upserted(upserts.map((m) => ({ id: m.key.id ?? '', historyNotification: !!normalizeMessageContent(m.message)?.protocolMessage?.historySyncNotification })));
@@ -283,7 +299,7 @@ export class BaileysSession implements EngineSession {
     });
   }
 
-  private gateFor(sock: WASocket, auth: { state: SqliteAuthState }): ConfirmationGate {
+  private gateFor(sock: WASocket, auth: { state: SqliteAuthState }, mapping: { failure?: unknown }): ConfirmationGate {
     const gate = new ConfirmationGate({
       flushEvents: () => {
         if (sock.ev.isBuffering()) sock.ev.flush();
@@ -291,6 +307,7 @@ export class BaileysSession implements EngineSession {
       // the mapper's queue first (what was flushed is mapped), then the manager's processors and the tick's commit
       committed: (alsoWrite) =>
         this.events.then(() => {
+          if (mapping.failure !== undefined) throw mapping.failure;
           if (this.options.hooks.committed) return this.options.hooks.committed(alsoWrite);
           alsoWrite?.();
         }),
@@ -338,8 +355,16 @@ export class BaileysSession implements EngineSession {
     setImmediate(() => this.confirmIfStored(sock, id, from, participant));
   }
 
+  /** A store that cannot be read confirms nothing: WhatsApp delivers the message again. */
   private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
-    if (this.sock !== sock || !this.ctx.lookupMessage(id)) return;
+    if (this.sock !== sock) return;
+    try {
+      const stored = this.options.messageStored ? this.options.messageStored(id) : this.ctx.lookupMessage(id) !== undefined;
+      if (!stored) return;
+    } catch (err) {
+      this.log.warn({ err, messageId: id }, 'could not check whether a redelivered message is stored; not confirming it');
+      return;
+    }
     this.log.info({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
     void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }

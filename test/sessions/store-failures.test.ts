@@ -1,0 +1,85 @@
+// An event the session manager could not store makes the engine's next `hooks.committed` reject (the Baileys engine
+// then drops the connection instead of confirming). That failure belongs to the socket it happened on: a reconnect, or a
+// stop and a start, must not carry it over to the first confirmation of the next socket.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createSecretBox } from '../../src/auth/secret-box.js';
+import type { Engine, EngineSession, EngineSessionHooks } from '../../src/engine/types.js';
+import { EventBus } from '../../src/events/bus.js';
+import { createLogger } from '../../src/logger.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import { createAuthStateRepo } from '../../src/store/auth-state.js';
+import { openDatabase } from '../../src/store/db.js';
+import { createSessionsRepo } from '../../src/store/sessions.js';
+import { waitFor } from '../helpers/daemon.js';
+
+/** an engine whose sessions only hand their hooks to the test; `hooks.at(-1)` is the latest runtime's */
+function fakeEngine() {
+  const hooks: EngineSessionHooks[] = [];
+  let connects = 0;
+  const engine = {
+    name: 'sandbox',
+    createSession(options: { hooks: EngineSessionHooks }) {
+      hooks.push(options.hooks);
+      return {
+        connect: async () => void (connects += 1),
+        disconnect: async () => {},
+      } as unknown as EngineSession;
+    },
+  } as unknown as Engine;
+  return { engine, hooks, connects: () => connects };
+}
+
+function manager(engine: Engine) {
+  const db = openDatabase(':memory:');
+  const box = createSecretBox(Buffer.alloc(32, 7));
+  const sessions = new SessionManager({
+    sessions: createSessionsRepo(db, box),
+    authState: createAuthStateRepo(db, box),
+    engines: { has: (name) => name === 'sandbox', load: async () => engine, close: async () => {} },
+    bus: new EventBus(),
+    logger: createLogger('silent'),
+    settings: { reconnectBaseMs: 1, reconnectMaxMs: 1, reconnectMaxAttempts: 5 },
+    defaultEngine: 'sandbox',
+    urlPolicy: { allowPrivateTargets: false },
+  });
+  // the store fails for received messages
+  sessions.addEventProcessor((_session, type) => {
+    if (type === 'message.received') throw new Error('SQLITE_IOERR: disk I/O error');
+  });
+  return sessions;
+}
+
+const received = { messageId: 'M1', chatId: '15550000001@s.whatsapp.net' };
+
+describe('session manager: store failures reported to hooks.committed', () => {
+  it('rejects the confirmation of the socket the failure happened on', async () => {
+    const fake = fakeEngine();
+    const sessions = manager(fake.engine);
+    await sessions.create({ name: 's', start: true });
+    fake.hooks.at(-1)!.event('message.received', { ...received });
+    await assert.rejects(fake.hooks.at(-1)!.committed!(), /disk I\/O error/);
+  });
+
+  it('does not carry a failure over to the socket of a reconnect', async () => {
+    const fake = fakeEngine();
+    const sessions = manager(fake.engine);
+    await sessions.create({ name: 's', start: true });
+    const hooks = fake.hooks.at(-1)!;
+    hooks.event('message.received', { ...received });
+    hooks.connection({ kind: 'close', reason: 'AUTO_RECONNECT', detail: 'the connection dropped' });
+    await waitFor(() => fake.connects() === 2, 5_000, 'the reconnect');
+    await hooks.committed!();
+  });
+
+  it('does not carry a failure over to the session started again', async () => {
+    const fake = fakeEngine();
+    const sessions = manager(fake.engine);
+    await sessions.create({ name: 's', start: true });
+    fake.hooks.at(-1)!.event('message.received', { ...received });
+    await sessions.stop('s');
+    await sessions.start('s');
+    assert.equal(fake.hooks.length, 2);
+    await fake.hooks.at(-1)!.committed!();
+  });
+});
