@@ -58,6 +58,8 @@ const UNREACHABLE = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRE
 const BUSY = new Set(['55P03', '57014', '25P01', '25P02']);
 /** how long statements are refused at once after one failed to reach the server */
 const UNREACHABLE_PAUSE_MS = 1000;
+/** how much longer a wait may take for each statement sent ahead of it without a wait */
+const QUEUED_STATEMENT_MS = 1;
 
 /** `?` and `@name` (also `:name`, `$name`) outside quotes become `$1…`; a name keeps its number. Returns the slots in order. */
 export function numberParameters(text: string): { text: string; slots: Array<number | string> } {
@@ -168,6 +170,8 @@ export class PostgresDatabase {
   private onListening: (() => void) | undefined;
   /** until when statements are refused without being sent (see refuseWhileUnreachable) */
   private unreachableUntil = 0;
+  /** the id of the last request this thread waited for */
+  private lastWaited = 0;
   /** when (performance.now()) the main connection last answered a statement without an error */
   private answeredAt = -Infinity;
   /** requests answered on the side connections, not the main one (remote) */
@@ -448,7 +452,10 @@ export class PostgresDatabase {
 
   /** Blocks this thread until the answer to `id` is in (answers to earlier requests are handed to their owners on the way). */
   private wait(id: number): Extract<BridgeReply, { rows: unknown[] }> {
-    const deadline = Date.now() + this.answerTimeoutMs;
+    // the statements sent ahead of it without a wait (a transaction's writes: a history batch holds thousands) run first
+    const ahead = Math.max(0, id - this.lastWaited - 1);
+    this.lastWaited = Math.max(this.lastWaited, id);
+    const deadline = Date.now() + this.answerTimeoutMs + ahead * QUEUED_STATEMENT_MS;
     for (;;) {
       const reply = this.answers.get(id);
       if (reply) {
