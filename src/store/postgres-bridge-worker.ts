@@ -12,7 +12,62 @@ const { url, port, signal, answerTimeoutMs } = workerData as { url: string; port
 // every statement on the daemon's connection ends on the server soon after the daemon's thread stopped waiting for it, and one
 // waiting on a row lock (a long transaction elsewhere) gives up well before the daemon's thread would: the statements
 // queued behind it on this one connection, other sessions' among them, still get their answers in time
-const sql = connectPostgres(url, { max: 1, connection: { lock_timeout: Math.max(50, Math.floor(answerTimeoutMs / 4)), statement_timeout: 2 * answerTimeoutMs }, failFast: true });
+const sql = connectPostgres(url, {
+  max: 1,
+  connection: { lock_timeout: Math.max(50, Math.floor(answerTimeoutMs / 4)), statement_timeout: 2 * answerTimeoutMs },
+  failFast: true,
+  onclose: () => transactionConnectionLost(),
+});
+
+/**
+ * A transaction is opened with a savepoint that only its own connection has, and committed by releasing it in the same
+ * query as the COMMIT: on a new connection (the transaction's was lost, and its writes with it) the release fails and the
+ * COMMIT is not run, where a bare COMMIT would only warn that no transaction is open and report success.
+ */
+const BEGIN = 'BEGIN; SAVEPOINT transaction_connection';
+const COMMIT = 'RELEASE SAVEPOINT transaction_connection; COMMIT';
+/** what a statement of a transaction whose connection was lost reports (SQLSTATE class 08: the store is unreachable) */
+const CONNECTION_LOST: SerializedError = { message: 'the connection to PostgreSQL was lost before the transaction committed; none of its writes was kept', code: '08003' };
+/** a savepoint or COMMIT on a connection without the transaction: the transaction's connection was lost */
+const LOST_CODES = new Set(['25P01', '3B001']);
+const transactionError = (err: unknown): SerializedError => {
+  const error = serialize(err);
+  return LOST_CODES.has(error.code ?? '') ? CONNECTION_LOST : error;
+};
+
+type SentQuery = PromiseLike<unknown> & { cancel(): unknown };
+/** the open transaction's queries not yet answered */
+const unanswered = new Set<SentQuery>();
+
+/** Sends a query of the open transaction, kept among `unanswered` until it is answered. */
+function ofTransaction<Q extends SentQuery & { execute(): unknown }>(query: Q): Q {
+  query.execute();
+  unanswered.add(query);
+  const answered = () => void unanswered.delete(query);
+  query.then(answered, answered);
+  return query;
+}
+
+/**
+ * The connection closed with a transaction open: the transaction is gone with it. postgres.js would send the queries
+ * still queued for it to the connection that replaces it, where they would run (and commit) outside the transaction:
+ * they are cancelled before it connects (postgres.js calls `onclose` first), and the transaction reports the loss.
+ */
+function transactionConnectionLost(): void {
+  for (const level of levels) level.error ??= CONNECTION_LOST;
+  for (const query of unanswered) query.cancel();
+  unanswered.clear();
+}
+
+/** Commits the open transaction on its own connection only; on any failure it is rolled back (a no-op where none is open). */
+async function commit(): Promise<void> {
+  try {
+    await ofTransaction(sql.unsafe(COMMIT).simple());
+  } catch (err) {
+    await sql.unsafe('ROLLBACK').catch(() => {});
+    throw Object.assign(new Error(), transactionError(err));
+  }
+}
 
 /**
  * The cluster's own work (leases, the event channel), on connections of its own: their transactions are
@@ -53,21 +108,21 @@ let reads = 0;
  */
 async function guardedRead(request: Extract<BridgeRequest, { op: 'query' }>): Promise<void> {
   const name = `read_${++reads}`;
-  const saved = sql.unsafe(`SAVEPOINT ${name}`).execute();
+  const saved = ofTransaction(sql.unsafe(`SAVEPOINT ${name}`));
   const unsent = sql.unsafe(request.text, request.params.map(asParam) as never[]);
   // sent in this order, before any answer: a query is sent when it is executed
-  const query = (request.values ? unsent.values() : unsent).execute();
-  const released = sql.unsafe(`RELEASE SAVEPOINT ${name}`).execute();
+  const query = ofTransaction(request.values ? unsent.values() : unsent);
+  const released = ofTransaction(sql.unsafe(`RELEASE SAVEPOINT ${name}`));
   const [, result] = await Promise.allSettled([saved, query, released]);
   if (result.status === 'fulfilled') return reply({ id: request.id, rows: [...result.value] as unknown[], count: result.value.count ?? 0 });
   const level = levels.at(-1)!;
   try {
-    await sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`);
-    await sql.unsafe(`RELEASE SAVEPOINT ${name}`);
+    await ofTransaction(sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}`));
+    await ofTransaction(sql.unsafe(`RELEASE SAVEPOINT ${name}`));
   } catch (err) {
     // the transaction was spoilt before the read (a write sent ahead of it failed): its commit reports that
     await settled(level);
-    level.error ??= serialize(err);
+    level.error ??= transactionError(err);
     // and so does the read: why the transaction failed, not that it had
     return reply({ id: request.id, error: level.error });
   }
@@ -79,11 +134,12 @@ function runQuery(request: Extract<BridgeRequest, { op: 'query' }>): void | Prom
   // a transaction that failed already (its connection was lost) sends nothing more: on a new connection it would run outside it
   if (level?.error) return reply({ id: request.id, error: level.error });
   if (request.read && levels.length > 0) return guardedRead(request);
-  const query = sql.unsafe(request.text, request.params.map(asParam) as never[]);
-  const answered = (request.values ? query.values() : query).then(
+  const unsent = sql.unsafe(request.text, request.params.map(asParam) as never[]);
+  const query = request.values ? unsent.values() : unsent;
+  const answered = (level ? ofTransaction(query) : query).then(
     (result) => reply({ id: request.id, rows: [...result] as unknown[], count: result.count ?? 0 }),
     (err: unknown) => {
-      const error = serialize(err);
+      const error = level ? transactionError(err) : serialize(err);
       if (level && !level.error) level.error = error;
       reply({ id: request.id, error });
     },
@@ -105,7 +161,7 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
         const level: Level = { pending: [], error: request.failed };
         levels.push(level);
         // `failed`: the transaction began in a worker that died; it is only there to fail what is sent into it
-        if (!level.error) await sql.unsafe('BEGIN').catch((err: unknown) => (level.error = serialize(err)));
+        if (!level.error) await ofTransaction(sql.unsafe(BEGIN).simple()).then(undefined, (err: unknown) => (level.error ??= transactionError(err)));
         return reply(level.error ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
       }
       case 'savepoint': {
@@ -114,7 +170,7 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
         levels.push(level);
         if (outer) await settled(outer);
         level.error = outer?.error;
-        if (!level.error) await sql.unsafe(`SAVEPOINT ${request.name}`).catch((err: unknown) => (level.error = serialize(err)));
+        if (!level.error) await ofTransaction(sql.unsafe(`SAVEPOINT ${request.name}`)).then(undefined, (err: unknown) => (level.error ??= transactionError(err)));
         return reply(level.error ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
       }
       case 'release':
@@ -125,15 +181,15 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
         if (level.error || request.op === 'rollbackTo') {
           // a savepoint that failed to open, or an outer transaction spoilt before it: the error goes on outward
           try {
-            await sql.unsafe(`ROLLBACK TO SAVEPOINT ${request.name}`);
-            await sql.unsafe(`RELEASE SAVEPOINT ${request.name}`);
+            await ofTransaction(sql.unsafe(`ROLLBACK TO SAVEPOINT ${request.name}`));
+            await ofTransaction(sql.unsafe(`RELEASE SAVEPOINT ${request.name}`));
           } catch (err) {
             const outer = levels.at(-1);
-            if (outer) outer.error ??= level.error ?? serialize(err);
+            if (outer) outer.error ??= level.error ?? transactionError(err);
           }
           return reply(level.error && request.op === 'release' ? { id: request.id, error: level.error } : { id: request.id, rows: [], count: 0 });
         }
-        await sql.unsafe(`RELEASE SAVEPOINT ${request.name}`);
+        await ofTransaction(sql.unsafe(`RELEASE SAVEPOINT ${request.name}`));
         return reply({ id: request.id, rows: [], count: 0 });
       }
       case 'commit':
@@ -146,7 +202,7 @@ async function control(request: Exclude<BridgeRequest, { op: 'query' }>): Promis
           await sql.unsafe('ROLLBACK').catch(() => {});
           return reply(error && request.op === 'commit' ? { id: request.id, error } : { id: request.id, rows: [], count: 0 });
         }
-        await sql.unsafe('COMMIT');
+        await commit();
         return reply({ id: request.id, rows: [], count: 0 });
       }
       case 'migrate':

@@ -14,7 +14,7 @@ const MIGRATION_LOCK = 0x6761_7465; // 'gate'
  * Connects to `url`. Times are kept in ms in BIGINT columns, which the wire protocol carries as text: they come back as
  * numbers (every ms timestamp until the year 287,396 is a safe integer), as better-sqlite3 gives them.
  */
-export function connectPostgres(url: string, options: { max?: number; connection?: Record<string, string | number>; failFast?: boolean } = {}): PgSql {
+export function connectPostgres(url: string, options: { max?: number; connection?: Record<string, string | number>; failFast?: boolean; onclose?: () => void } = {}): PgSql {
   return postgres(url, {
     max: options.max ?? 10,
     connection: options.connection,
@@ -22,6 +22,7 @@ export function connectPostgres(url: string, options: { max?: number; connection
     // 20 s (postgres.js's default) during which a synchronous caller would wait
     ...(options.failFast ? { backoff: () => 0.25, connect_timeout: 5 } : {}),
     onnotice: () => {},
+    ...(options.onclose ? { onclose: options.onclose } : {}),
     types: {
       bigint: { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) },
       // SUM and AVG answer numeric: a number too, as SQLite answers

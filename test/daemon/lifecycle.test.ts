@@ -164,3 +164,23 @@ test('while draining, a request that arrives on an open connection gets 503 SHUT
     await daemon.cleanup();
   }
 });
+
+// The daemon answers from the moment it listens, and restores its sessions (and on PostgreSQL joins its cluster) after:
+// a SIGTERM in between once killed it (Node's default action), before `gateway serve` had put its handler in place.
+// On PostgreSQL, where a restore takes longer, the retention test of test/webhooks/delivery.test.ts met it 1 run in 3.
+test('SIGTERM as soon as the daemon answers, while it may still be restoring its sessions: it stops cleanly and exits 0', async () => {
+  const first = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+  try {
+    for (let i = 0; i < 100; i++) assert.equal((await first.request('POST', '/api/sessions', { name: `restore-${i}`, start: true })).status, 201);
+    assert.equal(await first.stop(), 0);
+    const second = await startDaemon({ dataDir: first.dataDir, env: { GATEWAY_LOG_LEVEL: 'info' } });
+    try {
+      assert.equal(await second.stop(), 0, second.output().slice(-2000));
+      assert.match(second.output(), /"msg":"stopped"/);
+    } finally {
+      await second.cleanup();
+    }
+  } finally {
+    await first.cleanup();
+  }
+});

@@ -153,3 +153,56 @@ test('a text with U+0000, which PostgreSQL cannot hold, is stored with U+FFFD in
   assert.equal(db.prepare('SELECT k FROM t WHERE k LIKE ?').pluck().get('nul%'), 'nul\uFFFDin\uFFFDtext');
   assert.equal(db.prepare('SELECT k FROM t WHERE k = ?').pluck().get('a\0'), undefined);
 });
+
+/** Ends the daemon's connection from the server's side, as a restart of PostgreSQL does; waits until the bridge's worker has seen it close. */
+async function dropDaemonConnection(): Promise<void> {
+  const ended = await reader<Array<{ pid: number }>>`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+  assert.equal(ended.length, 1, 'the bridge holds one connection');
+  await reader`SELECT pg_terminate_backend(${ended[0]!.pid})`;
+  await new Promise((r) => setTimeout(r, 300));
+}
+
+test('a transaction whose connection is lost before its commit is reported failed, and none of its writes is kept, before or after the loss', async () => {
+  // begin and commitAsync as the tick uses them, with the loss in between (a tick commits on the next setImmediate)
+  db.begin();
+  insert().run('lost-before', 1);
+  assert.equal(db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('lost-before'), 1, 'the write ran on the connection');
+  await dropDaemonConnection();
+  // postgres.js sends this to the new connection, where the transaction is not
+  const after = insert().run('lost-after', 2);
+  await assert.rejects(db.commitAsync(), (err: unknown) => err instanceof PostgresError && err.unreachable);
+  assert.throws(() => after.changes, (err: unknown) => err instanceof PostgresError && err.unreachable);
+  assert.deepEqual([await committedValue('lost-before'), await committedValue('lost-after')], [undefined, undefined]);
+
+  // nothing written after the loss: the COMMIT alone reaches the new connection
+  db.begin();
+  insert().run('lost-alone', 3);
+  assert.equal(db.prepare('SELECT v FROM t WHERE k = ?').pluck().get('lost-alone'), 3);
+  await dropDaemonConnection();
+  await assert.rejects(db.commitAsync(), (err: unknown) => err instanceof PostgresError && err.unreachable);
+  assert.equal(await committedValue('lost-alone'), undefined);
+
+  // the next tick commits on the new connection
+  const tick = createTickTransaction(db as never, (err) => assert.fail(String(err)));
+  tick.join();
+  insert().run('after-loss', 4);
+  await tick.committed();
+  assert.equal(await committedValue('after-loss'), 4);
+});
+
+test('a write outside a transaction commits on its own and says so; on a lost connection it fails and is not kept', async () => {
+  assert.equal(insert().run('alone', 1).changes, 1);
+  assert.equal(await committedValue('alone'), 1);
+  await dropDaemonConnection();
+  // the first statement after the loss meets the closed connection or the new one: either way, what it answers is true
+  let kept: boolean;
+  try {
+    insert().run('alone-after-loss', 2);
+    kept = true;
+  } catch (err) {
+    assert.ok(err instanceof PostgresError && err.unreachable, String(err));
+    kept = false;
+  }
+  assert.equal(await committedValue('alone-after-loss'), kept ? 2 : undefined);
+  assert.equal(db.prepare('SELECT count(*) FROM t WHERE k = ?').pluck().get('alone'), 1, 'the bridge works on the new connection');
+});

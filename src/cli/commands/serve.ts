@@ -20,30 +20,33 @@ export function register(program: Command): void {
       }
       // loaded here so that the other commands do not pay for importing the whole daemon
       const { startDaemon } = await import('../../daemon.js');
-      let daemon;
+      // the handlers are in place before the daemon listens: a signal during its start (restoring sessions, joining the
+      // cluster) stops it once it has started, where Node's default would kill it in the middle
+      let signalled: NodeJS.Signals | undefined;
+      let stopRequested = () => {};
+      const stopWanted = new Promise<void>((resolve) => (stopRequested = resolve));
+      let daemon: Awaited<ReturnType<typeof startDaemon>> | undefined;
+      const onSignal = (signal: NodeJS.Signals) => {
+        if (signalled) {
+          daemon?.logger.warn({ signal }, 'second signal: exiting now');
+          process.exit(ExitCode.Failure);
+        }
+        signalled = signal;
+        stopRequested();
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
       try {
         daemon = await startDaemon(config);
       } catch (err) {
         if (err instanceof ConfigError) throw new CliError(err.message, ExitCode.Config);
         throw err;
       }
-      await new Promise<void>((done) => {
-        let signalled = false;
-        const onSignal = (signal: NodeJS.Signals) => {
-          if (signalled) {
-            daemon.logger.warn({ signal }, 'second signal: exiting now');
-            process.exit(ExitCode.Failure);
-          }
-          signalled = true;
-          daemon.logger.info({ signal }, 'signal received');
-          void daemon.close().then(done, (err: unknown) => {
-            daemon.logger.error({ err }, 'shutdown failed');
-            process.exitCode = ExitCode.Failure;
-            done();
-          });
-        };
-        process.on('SIGTERM', onSignal);
-        process.on('SIGINT', onSignal);
+      await stopWanted;
+      daemon.logger.info({ signal: signalled }, 'signal received');
+      await daemon.close().catch((err: unknown) => {
+        daemon!.logger.error({ err }, 'shutdown failed');
+        process.exitCode = ExitCode.Failure;
       });
       // everything is closed; timers a network library leaves behind must not hold the process open
       process.exit();
