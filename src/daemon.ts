@@ -19,6 +19,7 @@ import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
 import { createTickTransaction } from './store/db.js';
 import { openStore, StoreOpenError } from './store/open-store.js';
+import { startCheckpointer } from './store/checkpointer.js';
 import { createClusterNode, deliveryClaimsOf } from './cluster/node.js';
 import { createKeysRepo } from './store/keys.js';
 import { createSessionsRepo } from './store/sessions.js';
@@ -35,8 +36,10 @@ import { createMessagesRepo } from './store/messages.js';
 import { lazyGuardedDispatcher } from './net/url-guard.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createOutbox } from './webhooks/outbox.js';
+import { FanoutExpander } from './webhooks/fanout.js';
 import { WebhookRegistry } from './webhooks/registry.js';
 import { createOutboxRepo } from './store/outbox.js';
+import { createFanoutsRepo } from './store/fanouts.js';
 import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
 import { ClientTokens } from './auth/client-tokens.js';
@@ -113,6 +116,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
+  const checkpoints = store.file ? startCheckpointer(db, store.file, logger.child({ module: 'store' })) : undefined;
   // on PostgreSQL this daemon is a node of a cluster (a cluster of one until others start): src/cluster
   const clustered = store.kind === 'postgres';
   const sessionsRepo = createSessionsRepo(db, box, { shared: clustered });
@@ -176,7 +180,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
   const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
-  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows) }));
+  // undici is loaded once there are webhooks to deliver to, not on the first event (often one of a burst)
+  webhooks.onChange((change) => change.type === 'created' && webhookHttp.preload());
+  const fanout = new FanoutExpander({ fanouts: createFanoutsRepo(db), beginWrite: tick.join, onWritten: (rows) => dispatcher.notify(rows), logger: webhookLogger });
+  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows), fanout }));
   if (node) {
     bus.addPersister(node.publishEvent);
     apiKeys.revokedHere = (ids) => node.announce('keys', ids);
@@ -268,7 +275,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     metrics,
     audit,
     isDraining: () => draining,
-    committed: tick.committed,
+    commits: tick,
     forwarder: node?.forwarder,
   });
   const server = createHttpServer(app.callback(), config.server);
@@ -277,6 +284,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   dispatcher.start();
+  fanout.start();
+  if (webhooks.list(1).total > 0) webhookHttp.preload();
   const backupEvery = scheduleInterval(config.backup.schedule);
   if (backupEvery) backups.schedule(backupEvery, config.backup.keep, config.backup.withMedia);
   audit.start();
@@ -294,6 +303,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     (closing ??= (async () => {
       draining = true;
       logger.info('shutting down');
+      fanout.stop();
       const webhooksStopped = dispatcher.stop(config.shutdownTimeoutMs);
       for (const stream of eventStreams) stream.end();
       const serverClosed = new Promise<void>((done) => server.close(() => done()));
@@ -312,6 +322,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await webhooksStopped;
       void webhookHttp.close();
       tick.flush();
+      await checkpoints?.stop();
       db.close();
       logger.info('stopped');
     })());

@@ -34,8 +34,8 @@ export interface AppOptions {
   logger: Logger;
   metrics: Metrics;
   isDraining: () => boolean;
-  /** settles once the writes made so far are committed (undefined when none wait): answers wait for it */
-  committed?: () => Promise<void> | undefined;
+  /** the tick transaction's account of commits: an answer waits for the writes made since its request began */
+  commits?: { mark(): number; committedSince(mark: number): Promise<void> | undefined };
   /** middleware that runs before authentication (CORS for client tokens) */
   early?: Koa.Middleware<AppState>[];
   /** where routes marked `audit` record each call (the audit log) */
@@ -57,7 +57,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
     options.forwarder,
   );
   const inFlight = new InFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight);
-  const { committed, isDraining, logger, metrics } = options;
+  const { commits, isDraining, logger, metrics } = options;
   // one preallocated latency series per route record, by its path pattern
   const latencyOf = new Map(options.routes.map((def) => [def, metrics.httpLatency.series(def.method, def.path)]));
   const unmatched = metrics.httpLatency.series(UNMATCHED_ROUTE.method, UNMATCHED_ROUTE.path);
@@ -66,6 +66,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
   // bound function per request, and this is all the daemon's cheapest route does besides answering.
   app.use(async function handleRequest(ctx, next) {
     const started = performance.now();
+    const since = commits?.mark();
     assignRequestId(ctx);
     setSecurityHeaders(ctx);
     try {
@@ -76,7 +77,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
         checkPathEncoding(ctx.path);
         await next();
         // a 2xx never reports what a crash could still lose: the answer waits for the commit of the request's writes
-        const commit = committed?.();
+        const commit = commits?.committedSince(since!);
         if (commit) await commit;
       } finally {
         if (holdsPlace) inFlight.leave();

@@ -237,7 +237,7 @@ export function makeGuardedLookup(policy: UrlPolicy, resolver: Resolver = defaul
  * is not loaded by a daemon that has sent no webhook and fetched no URL yet. It answers what the daemon calls:
  * request() (webhook deliveries), dispatch() (undici's request() helper: media downloads), close() and destroy().
  */
-export function lazyGuardedDispatcher(policy: UrlPolicy, opts: GuardedDispatcherOptions = {}): Dispatcher {
+export function lazyGuardedDispatcher(policy: UrlPolicy, opts: GuardedDispatcherOptions = {}): Dispatcher & { preload(): void } {
   let agent: Dispatcher | undefined;
   let loading: Promise<Dispatcher> | undefined;
   const load = () => (loading ??= import('./guarded-dispatcher.js').then((m) => (agent = m.createGuardedDispatcher(policy, opts))));
@@ -254,7 +254,9 @@ export function lazyGuardedDispatcher(policy: UrlPolicy, opts: GuardedDispatcher
     close: (() => (loading ? loading.then((a) => a.close()) : Promise.resolve())) as Dispatcher['close'],
     destroy: (() => (loading ? loading.then((a) => a.destroy()) : Promise.resolve())) as Dispatcher['destroy'],
   };
-  return lazy as Dispatcher;
+  // loading undici takes a few hundred ms of the event loop: better now than in the middle of a burst of sends
+  const preload = () => void load().catch(() => {});
+  return Object.assign(lazy as Dispatcher, { preload });
 }
 
 export interface GuardedDispatcherOptions {

@@ -6,6 +6,7 @@ import { MIGRATIONS } from './migrations/index.js';
 import { refuseNewerSchema } from './database-file.js';
 import { isPostgres, type PostgresDatabase } from './postgres-bridge.js';
 import { createPgTickTransaction } from './postgres-tick.js';
+import { TickLedger } from './tick-ledger.js';
 
 export type Db = Database.Database;
 
@@ -54,6 +55,14 @@ export interface TickTransaction {
   flush(): void;
   /** settles once the writes made so far are committed (rejects if they are lost); undefined when none are waiting */
   committed(): Promise<void> | undefined;
+  /** where a request starts: the writes it makes from now on are in this tick or a later one */
+  mark(): number;
+  /**
+   * Settles once the writes made so far are committed (undefined when none are waiting), and throws or rejects if any
+   * tick from `mark` on was lost: a request that wrote, then waited on something else while its tick committed (or
+   * failed) and another opened, is not answered 2xx.
+   */
+  committedSince(mark: number): Promise<void> | undefined;
 }
 
 /**
@@ -64,12 +73,14 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void, on
   if (isPostgres(db)) return createPgTickTransaction(db as unknown as PostgresDatabase, onLost, onCommit);
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
+  const ledger = new TickLedger();
   const flush = () => {
     if (!open) return;
     open = false;
     const settled = waiting;
     waiting = [];
     const failure = commit();
+    if (failure !== undefined) ledger.recordLost(ledger.opened, failure);
     for (const waiter of settled) {
       if (failure === undefined) waiter.done();
       else waiter.fail(failure);
@@ -95,17 +106,21 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void, on
       return err;
     }
   };
+  function committed(): Promise<void> | undefined {
+    if (!open) return undefined;
+    return new Promise<void>((done, fail) => waiting.push({ done, fail }));
+  }
   return {
     join() {
       if (open || db.inTransaction) return;
       db.exec('BEGIN');
       open = true;
+      ledger.opened += 1;
       setImmediate(flush);
     },
     flush,
-    committed() {
-      if (!open) return undefined;
-      return new Promise<void>((done, fail) => waiting.push({ done, fail }));
-    },
+    committed,
+    mark: () => ledger.mark(open),
+    committedSince: (mark) => ledger.committedSince(mark, committed()),
   };
 }

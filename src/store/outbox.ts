@@ -143,7 +143,11 @@ export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
   const count = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ?').pluck();
   const countByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = ?').pluck();
   const countAllByStatus = db.prepare('SELECT COUNT(*) FROM deliveries WHERE status = ?').pluck();
-  const backlog = db.prepare(`SELECT COUNT(*) AS pending, MIN(created_at) AS "oldestCreatedAt" FROM deliveries WHERE status = 'pending'`);
+  // with the rows of events still to be fanned out (fanouts), which are pending deliveries not yet written
+  const backlog = db.prepare(
+    `SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'pending') + (SELECT COALESCE(SUM(targets), 0) FROM fanouts) AS pending,
+       (SELECT MIN(at) FROM (SELECT MIN(created_at) AS at FROM deliveries WHERE status = 'pending' UNION ALL SELECT MIN(created_at) FROM fanouts) AS oldest) AS "oldestCreatedAt"`,
+  );
   const byId = db.prepare(`SELECT ${LOG_COLUMNS} FROM deliveries WHERE id = ? AND webhook_id = ?`);
   // per webhook, the deliveries that failed an attempt since its last success (or ever): how long it has been failing;
   // each webhook's last success is found once (a correlated subquery would rescan its succeeded rows per failed one)

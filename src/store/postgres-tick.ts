@@ -4,6 +4,7 @@
 // commit, and `committed` lets an answer wait for it. Everything on the connection runs in the order it was sent, so a
 // later tick never overtakes an earlier one, and a read made after a write sees it.
 import type { TickTransaction } from './db.js';
+import { TickLedger } from './tick-ledger.js';
 import type { PostgresDatabase } from './postgres-bridge.js';
 
 /**
@@ -15,10 +16,12 @@ export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unkn
   let open: { committed: Promise<void>; done(): void; fail(err: unknown): void } | undefined;
   /** the last tick's commit while it is under way (an answer may still wait for it) */
   let inFlight: Promise<void> | undefined;
+  const ledger = new TickLedger();
 
   const flush = () => {
     if (!open) return;
     const tick = open;
+    const number = ledger.opened;
     open = undefined;
     const started = performance.now();
     inFlight = tick.committed;
@@ -32,16 +35,19 @@ export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unkn
         tick.done();
       },
       (err: unknown) => {
+        ledger.recordLost(number, err);
         tick.fail(err);
         onLost(err);
       },
     );
   };
 
+  const pendingCommit = () => open?.committed ?? inFlight;
   return {
     join() {
       if (open || db.inTransaction) return;
       db.begin();
+      ledger.opened += 1;
       let settle!: { done(): void; fail(err: unknown): void };
       const committed = new Promise<void>((done, fail) => (settle = { done, fail }));
       // an answer that never waits for these writes must not leave an unhandled rejection behind
@@ -50,6 +56,8 @@ export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unkn
       setImmediate(flush);
     },
     flush,
-    committed: () => open?.committed ?? inFlight,
+    committed: pendingCommit,
+    mark: () => ledger.mark(open !== undefined),
+    committedSince: (mark) => ledger.committedSince(mark, pendingCommit()),
   };
 }

@@ -37,6 +37,8 @@ export type AttemptOutcome = DeliveryOutcome & { durationMs: number };
 
 const DAY_MS = 86_400_000;
 const MAX_UNWRITTEN_OUTCOMES = 1024;
+/** how long one round may hand rows to the queue before it lets the event loop answer others (a backlog of 100 webhooks) */
+const ROUND_BUDGET_MS = 8;
 
 /**
  * Picks due pending rows per webhook (oldest first, never one row twice at once), runs each attempt in a p-queue with
@@ -52,6 +54,8 @@ export class WebhookDispatcher {
   private readonly live = new Set<number>();
   /** rows queued, being sent, or with an outcome not yet written: never picked again meanwhile */
   private readonly claimed = new Set<string>();
+  /** per webhook: how many of `claimed` are its rows (a read of its due rows skips that many) */
+  private readonly claimedOf = new Map<number, number>();
   /** per webhook: rows queued or being sent */
   private readonly inFlight = new Map<number, number>();
   /** webhooks that may have work */
@@ -255,8 +259,11 @@ export class WebhookDispatcher {
   private tick(): void {
     if (!this.running) return;
     const now = Date.now();
+    const started = performance.now();
     const cap = this.options.settings.perWebhookConcurrency;
     for (const webhookId of this.dirty) {
+      // the webhooks left stay dirty for the next round
+      if (performance.now() - started > ROUND_BUDGET_MS) return this.scheduleTick();
       this.dirty.delete(webhookId);
       if (!this.options.registry.activeWebhook(webhookId)) {
         this.buffers.delete(webhookId);
@@ -272,7 +279,7 @@ export class WebhookDispatcher {
           refilled = true;
           const shared = this.options.outbox.shared;
           // claims are taken for what goes out now: a claimed row waiting in a buffer would be held from every other node
-          const limit = shared ? cap - inFlight : this.batchSize + this.claimed.size;
+          const limit = shared ? cap - inFlight : this.batchSize + (this.claimedOf.get(webhookId) ?? 0);
           let rows: DueDelivery[];
           try {
             rows = this.options.outbox.due(webhookId, now, limit);
@@ -288,7 +295,7 @@ export class WebhookDispatcher {
         }
         const row = buffer.shift()!;
         if (this.claimed.has(row.id)) continue;
-        this.claimed.add(row.id);
+        this.claim(row.id, webhookId);
         inFlight += 1;
         this.queue.add(() => this.attempt(row)).catch((err: unknown) => this.options.logger?.error({ err, deliveryId: row.id }, 'webhook attempt crashed'));
       }
@@ -314,7 +321,7 @@ export class WebhookDispatcher {
     const now = Date.now();
     const shared = this.options.outbox.shared;
     for (const outcome of batch) {
-      this.claimed.delete(outcome.id);
+      this.unclaim(outcome.id, this.webhookOf.get(outcome.id));
       // a retry due at once can only be picked now that its row is written and released; in a cluster every written
       // outcome ends a claim, which frees a place under the webhook's cap counted in the store
       if (shared || (outcome.status === 'pending' && outcome.nextAttemptAt !== null && outcome.nextAttemptAt <= now)) {
@@ -359,8 +366,20 @@ export class WebhookDispatcher {
     this.complete(row, result);
   }
 
+  private claim(id: string, webhookId: number): void {
+    this.claimed.add(id);
+    this.claimedOf.set(webhookId, (this.claimedOf.get(webhookId) ?? 0) + 1);
+  }
+
+  private unclaim(id: string, webhookId: number | undefined): void {
+    if (!this.claimed.delete(id) || webhookId === undefined) return;
+    const left = (this.claimedOf.get(webhookId) ?? 1) - 1;
+    if (left > 0) this.claimedOf.set(webhookId, left);
+    else this.claimedOf.delete(webhookId);
+  }
+
   private release(row: DueDelivery): void {
-    this.claimed.delete(row.id);
+    this.unclaim(row.id, row.webhookId);
     this.rearmed.delete(row.id);
     this.inFlight.set(row.webhookId, Math.max(0, (this.inFlight.get(row.webhookId) ?? 1) - 1));
   }

@@ -1,22 +1,30 @@
-// The webhook outbox: an EventBus persister that writes one delivery row per matching enabled webhook before anyone hears of the event.
+// The webhook outbox: an EventBus persister that writes one delivery row per matching enabled webhook before anyone hears of
+// the event (past what one tick may write, the event once with its webhooks, whose rows fanout.ts writes after).
 import { randomUUID } from 'node:crypto';
 import type { GatewayEvent } from '../events/catalogue.js';
 import type { EventPersister } from '../events/bus.js';
 import type { NewDelivery, OutboxRepo } from '../store/outbox.js';
+import type { FanoutExpander } from './fanout.js';
 import type { WebhookRegistry } from './registry.js';
+
+/** delivery rows one tick's events may write themselves; beyond, events are fanned out from the store (fanout.ts) */
+const TICK_ROWS = 250;
 
 export interface OutboxOptions {
   registry: WebhookRegistry;
   outbox: OutboxRepo;
   /** told of the rows just written (the dispatcher wakes and takes them) */
   onWritten?: (deliveries: readonly NewDelivery[]) => void;
+  /** takes the events one tick has no room for; without it, every event writes its rows at once */
+  fanout?: Pick<FanoutExpander, 'add' | 'waiting'>;
+  tickRows?: number;
 }
 
 /**
  * The envelope of DESIGN §3, `{id, event, session, timestamp, payload}`, as the exact JSON that is stored and sent:
  * the payload is serialised once per event and each delivery's body is built around it with its own id.
  */
-export function envelopeJson(deliveryId: string, event: GatewayEvent, payloadJson = JSON.stringify(event.payload ?? {})): string {
+export function envelopeJson(deliveryId: string, event: { event: string; session: string; timestamp: string; payload?: unknown }, payloadJson = JSON.stringify(event.payload ?? {})): string {
   return (
     `{"id":${JSON.stringify(deliveryId)},"event":${JSON.stringify(event.event)},"session":${JSON.stringify(event.session)},` +
     `"timestamp":${JSON.stringify(event.timestamp)},"payload":${payloadJson}}`
@@ -33,12 +41,20 @@ export function deliveryId(now = Date.now()): string {
   return `${ts.slice(0, 8)}-${ts.slice(8, 12)}-7${random.slice(15, 18)}${random.slice(18)}`;
 }
 
-export function createOutbox({ registry, outbox, onWritten }: OutboxOptions): EventPersister {
+export function createOutbox({ registry, outbox, onWritten, fanout, tickRows = TICK_ROWS }: OutboxOptions): EventPersister {
+  let writtenThisTick = 0;
   return function persistToOutbox(event: GatewayEvent): void {
     const targets = registry.matching(event.event, event.session);
     if (targets.length === 0) return;
     const payloadJson = JSON.stringify(event.payload ?? {});
     const now = Date.now();
+    if (fanout && (fanout.waiting || writtenThisTick + targets.length > tickRows)) {
+      const webhookIds = targets.map((webhook) => webhook.id);
+      fanout.add({ eventId: event.id, event: event.event, session: event.session, timestamp: event.timestamp, payload: payloadJson, webhookIds }, now);
+      return;
+    }
+    if (writtenThisTick === 0) setImmediate(() => (writtenThisTick = 0));
+    writtenThisTick += targets.length;
     const deliveries: NewDelivery[] = targets.map((webhook) => {
       const id = deliveryId(now);
       return { id, webhookId: webhook.id, eventId: event.id, event: event.event, session: event.session, body: envelopeJson(id, event, payloadJson) };

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { createApp } from '../../src/http/app.js';
 import type { Authenticators } from '../../src/http/middleware/authenticate.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
+import { createTickTransaction } from '../../src/store/db.js';
 
 describe('answers after the commit', () => {
   let server: Server;
@@ -21,7 +23,7 @@ describe('answers after the commit', () => {
       logger: createLogger('silent'),
       metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }) }),
       isDraining: () => false,
-      committed: () => pending?.promise,
+      commits: { mark: () => 0, committedSince: () => pending?.promise },
     });
     server = createServer(app.callback());
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -65,5 +67,61 @@ describe('answers after the commit', () => {
     const r = await response;
     assert.equal(r.status, 500);
     assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'INTERNAL');
+  });
+});
+
+// With the daemon's own tick transaction on SQLite: the request writes, then waits on something else (a send, a
+// download) while its tick's commit fails and another tick commits. Before, the answer waited on whatever tick was open
+// when it ended, found none, and said 2xx for a write that was gone.
+describe("answers after the commit of the request's own tick", () => {
+  it('a request whose tick was lost while it waited on something else is not answered 2xx', async () => {
+    const db = new Database(':memory:');
+    db.exec('CREATE TABLE notes (text TEXT NOT NULL)');
+    const lost: unknown[] = [];
+    const tick = createTickTransaction(db, (err) => lost.push(err));
+    const write = (text: string) => {
+      tick.join();
+      db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
+    };
+    const app = createApp({
+      routes: [
+        {
+          method: 'POST',
+          path: '/write-then-wait',
+          access: 'public',
+          summary: 'a write, then a wait',
+          operationId: 'writeThenWait',
+          responses: { 200: { data: {} } },
+          schema: {},
+          handler: async () => {
+            write('the request');
+            db.exec('ROLLBACK'); // what SQLite does on its own after a full disk or an I/O error: the tick's commit fails
+            await new Promise((r) => setTimeout(r, 50));
+            return { written: true };
+          },
+        },
+      ],
+      auth: {} as Authenticators,
+      logger: createLogger('silent'),
+      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }) }),
+      isDraining: () => false,
+      commits: tick,
+    });
+    const server = createServer(app.callback());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    try {
+      const response = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/write-then-wait`, { method: 'POST' });
+      // another tick, which commits, while the request waits
+      await new Promise((r) => setTimeout(r, 20));
+      write('another');
+      const r = await response;
+      assert.equal(lost.length, 1, "the request's tick was lost");
+      assert.deepEqual(db.prepare('SELECT text FROM notes').pluck().all(), ['another']);
+      assert.equal(r.status, 500, 'not a 2xx for a write that is gone');
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'INTERNAL');
+    } finally {
+      await new Promise<void>((done) => server.close(() => done()));
+      db.close();
+    }
   });
 });

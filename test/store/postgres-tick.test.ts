@@ -206,3 +206,19 @@ test('a write outside a transaction commits on its own and says so; on a lost co
   assert.equal(await committedValue('alone-after-loss'), kept ? 2 : undefined);
   assert.equal(db.prepare('SELECT count(*) FROM t WHERE k = ?').pluck().get('alone'), 1, 'the bridge works on the new connection');
 });
+
+test("committedSince: a tick lost after a request's mark fails its wait, though a later tick committed; a later mark does not see it", async () => {
+  const tick = createTickTransaction(db as never, () => {});
+  const mark = tick.mark();
+  tick.join();
+  insert().run('ledger-lost', 1);
+  insert().run('a', 1); // the key exists: the tick fails
+  const first = tick.committed()!;
+  await assert.rejects(first, /duplicate key/);
+  const laterMark = tick.mark();
+  tick.join();
+  insert().run('ledger-after', 2);
+  await assert.rejects(tick.committedSince(mark)!, /duplicate key/);
+  await tick.committedSince(laterMark);
+  assert.deepEqual([await committedValue('ledger-lost'), await committedValue('ledger-after')], [undefined, 2]);
+});

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { verifySignature, verifySignature256, verifyTimestampedSignature } from '../../src/webhooks/signer.js';
@@ -576,5 +576,37 @@ describe('signed timestamps and hidden header values (issue 16)', () => {
     const [d] = await receiver.waitForCount(1, '/masked');
     assert.equal(d!.headers.authorization, 'Bearer kept-through-mask');
     assert.equal(d!.headers['x-extra'], 'e');
+  });
+});
+
+describe('fan-out of a burst to many webhooks (issue 27)', () => {
+  test('a burst to 25 webhooks, past what one tick writes itself: every event reaches every webhook once, signed, and nothing is left to expand', async () => {
+    const hooks = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => createWebhook(daemon, { url: `${receiver.base}/fan-${i}`, events: ['message.received'], session: 'fan1' })),
+    );
+    try {
+      await pairedSession(daemon, 'fan1', '+15550100091');
+      const burst = await daemon.request('POST', '/api/sandbox/sessions/fan1/inbound/burst', { count: 100, contacts: 10 });
+      assert.equal(burst.status, 200, JSON.stringify(burst.body));
+      const arrived = () => receiver.received.filter((d) => d.path.startsWith('/fan-'));
+      await waitFor(() => arrived().length >= 2500, 60_000, '2,500 deliveries');
+      await sleep(200);
+      const all = arrived();
+      assert.equal(all.length, 2500, 'no delivery twice');
+      assert.equal(new Set(all.map((d) => d.json.id)).size, 2500, 'each delivery its own id');
+      for (const [i, hook] of hooks.entries()) {
+        const mine = all.filter((d) => d.path === `/fan-${i}`);
+        assert.equal(new Set(mine.map((d) => d.json.payload.messageId)).size, 100, `webhook ${i}: each message once`);
+        for (const d of mine) assert.equal(d.headers['x-webhook-signature'], hmac(hook.hmacKey, d.raw));
+      }
+      const db = openDaemonDb(daemon.dataDir);
+      try {
+        assert.equal(db.prepare('SELECT COUNT(*) FROM fanouts').pluck().get(), 0);
+      } finally {
+        db.close();
+      }
+    } finally {
+      for (const hook of hooks) await daemon.request('DELETE', `/api/webhooks/${hook.id}`);
+    }
   });
 });

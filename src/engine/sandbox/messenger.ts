@@ -185,7 +185,8 @@ export class SandboxMessenger {
 
   /** A burst of text messages from virtual contacts, delivered in slices so the daemon keeps answering. */
   async receiveBurst(count: number, contacts: number): Promise<void> {
-    const slice = 2000;
+    // about 10 ms of the daemon's time a slice (storing a message, its event and its deliveries): health answers between them
+    const slice = 50;
     for (let sent = 0; sent < count; sent += slice) {
       for (let i = sent; i < Math.min(count, sent + slice); i += 1) {
         const from = virtualContact(i % contacts);

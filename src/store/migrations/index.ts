@@ -12,6 +12,7 @@ import deliveryClaims, { postgres as deliveryClaimsPg } from './010-delivery-cla
 import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './011-lease-without-session-key.js';
 import auditRepeats, { postgres as auditRepeatsPg } from './012-audit-repeats.js';
 import webhookOwners, { postgres as webhookOwnersPg } from './013-webhook-owners.js';
+import eventFanouts, { postgres as eventFanoutsPg } from './014-event-fanouts.js';
 
 export interface Migration {
   version: number;
@@ -36,4 +37,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: 'lease-without-session-key', sql: leaseWithoutSessionKey, postgres: leaseWithoutSessionKeyPg },
   { version: 12, name: 'audit-repeats', sql: auditRepeats, postgres: auditRepeatsPg },
   { version: 13, name: 'webhook-owners', sql: webhookOwners, postgres: webhookOwnersPg },
+  { version: 14, name: 'event-fanouts', sql: eventFanouts, postgres: eventFanoutsPg },
 ];
