@@ -6,6 +6,7 @@ import makeWASocket, {
   normalizeMessageContent,
   proto,
   type BaileysEventMap,
+  type BinaryNode,
   type ConnectionState,
   type GroupMetadata,
   type SignalKeyStore,
@@ -270,6 +271,7 @@ export class BaileysSession implements EngineSession {
     // the mapper could not handle an event of this socket because the store failed: no confirmation may leave after it
     const mapping: { failure?: unknown } = {};
     this.gate = this.gateFor(sock, auth, mapping);
+    this.skipStoredRedeliveries(sock);
     // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
     sock.ev.on('creds.update', () => {
       if (this.sock !== sock) return;
@@ -355,16 +357,48 @@ export class BaileysSession implements EngineSession {
     setImmediate(() => this.confirmIfStored(sock, id, from, participant));
   }
 
+  /**
+   * A message WhatsApp delivers again after a crash, when the message and its Signal keys were committed but its receipt
+   * had not left: Baileys would fail to decrypt it (its keys are spent) and ask the sender for it again with a retry
+   * receipt, as if keys were lost. Found in the store before Baileys sees it, it is confirmed here (receipt and ack, held
+   * by the gate like any confirmation) and never reaches Baileys.
+   */
+  private skipStoredRedeliveries(sock: WASocket): void {
+    const ws = sock.ws as unknown as { emit(event: string | symbol, ...args: unknown[]): boolean };
+    const emit = ws.emit.bind(ws);
+    ws.emit = (event, ...args) => {
+      if (event === 'CB:message' && this.isStoredRedelivery(sock, args[0] as BinaryNode)) {
+        const node = args[0] as BinaryNode;
+        this.log.info({ messageId: node.attrs.id }, 'a stored message came again: confirming it without decrypting it');
+        void sock
+          .sendReceipt(node.attrs.from!, node.attrs.participant, [node.attrs.id!], undefined)
+          .then(() => sock.sendMessageAck(node))
+          .catch((err: unknown) => this.log.debug({ err }, 'confirmation of a redelivered message not sent'));
+        return true;
+      }
+      return emit(event, ...args);
+    };
+  }
+
+  private isStoredRedelivery(sock: WASocket, node: BinaryNode): boolean {
+    const { id, from, recipient } = node.attrs ?? {};
+    // `recipient`: the session's own message from another of its devices, which is not confirmed with a receipt
+    if (this.sock !== sock || !id || !from || recipient) return false;
+    return this.isStored(id);
+  }
+
   /** A store that cannot be read confirms nothing: WhatsApp delivers the message again. */
-  private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
-    if (this.sock !== sock) return;
+  private isStored(id: string): boolean {
     try {
-      const stored = this.options.messageStored ? this.options.messageStored(id) : this.ctx.lookupMessage(id) !== undefined;
-      if (!stored) return;
+      return this.options.messageStored ? this.options.messageStored(id) : this.ctx.lookupMessage(id) !== undefined;
     } catch (err) {
       this.log.warn({ err, messageId: id }, 'could not check whether a redelivered message is stored; not confirming it');
-      return;
+      return false;
     }
+  }
+
+  private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
+    if (this.sock !== sock || !this.isStored(id)) return;
     this.log.info({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
     void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }
