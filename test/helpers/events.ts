@@ -87,3 +87,12 @@ export async function collectEvents(daemon: TestDaemon, query = ''): Promise<Eve
     close: () => controller.abort(),
   };
 }
+
+/** Opens `GET /api/events/stream` with `key` and keeps it open (its controller goes into `held`); returns the status. */
+export async function openEventStream(daemon: TestDaemon, key: string, held: AbortController[]): Promise<number> {
+  const controller = new AbortController();
+  const res = await fetch(`${daemon.url}/api/events/stream`, { headers: { Authorization: `Bearer ${key}` }, signal: controller.signal });
+  if (res.status === 200) held.push(controller);
+  else await res.text();
+  return res.status;
+}

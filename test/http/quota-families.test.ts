@@ -3,6 +3,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { openEventStream } from '../helpers/events.js';
 
 const CONFIG = `
 events:
@@ -30,13 +31,7 @@ async function createKey(name: string, by: string, path: string): Promise<string
   return res.body.data.key as string;
 }
 
-async function openStream(key: string): Promise<number> {
-  const controller = new AbortController();
-  const res = await fetch(`${daemon.url}/api/events/stream`, { headers: { Authorization: `Bearer ${key}` }, signal: controller.signal });
-  if (res.status === 200) streams.push(controller);
-  else await res.text();
-  return res.status;
-}
+const openStream = (key: string) => openEventStream(daemon, key, streams);
 
 test('a key and the keys made from it share one stream quota; an unrelated key keeps its own', async () => {
   const parent = await createKey('parent', daemon.masterKey, '/api/admin/keys');

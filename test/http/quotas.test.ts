@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { openEventStream } from '../helpers/events.js';
 import { png } from '../engine/samples.js';
 import { principalId, quotaRefusal } from '../../src/quota.js';
 
@@ -60,13 +61,7 @@ test('the quota rules: a quota per caller, the reserve kept for the master key, 
   assert.equal(principalId(undefined), 'daemon');
 });
 
-async function openStream(key: string): Promise<number> {
-  const controller = new AbortController();
-  const res = await fetch(`${daemon.url}/api/events/stream`, { headers: { Authorization: `Bearer ${key}` }, signal: controller.signal });
-  if (res.status === 200) streams.push(controller);
-  else await res.text();
-  return res.status;
-}
+const openStream = (key: string) => openEventStream(daemon, key, streams);
 
 test('event streams: a key holds at most its quota, the others stop short of the reserve, the master key still gets one', async () => {
   for (let i = 0; i < 3; i++) assert.equal(await openStream(keyA), 200);

@@ -15,7 +15,7 @@ const MB = 1024 * 1024;
 
 async function writeMegabytes(file: string, withCheckpointer: boolean): Promise<number> {
   const db = openDatabase(file);
-  const checkpoints = withCheckpointer ? startCheckpointer(db, file, createLogger('silent'), 20) : undefined;
+  const checkpoints = withCheckpointer ? startCheckpointer(db, file, createLogger('silent'), 20, 20) : undefined;
   try {
     if (withCheckpointer) assert.ok((db.pragma('wal_autocheckpoint', { simple: true }) as number) >= 16 * 1000, "the daemon's connection checkpoints only past a large log");
     // the daemon's connection alone, at the same threshold: a log of 40 MB never reaches it

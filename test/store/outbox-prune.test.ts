@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../../src/store/db.js';
 import { createOutboxRepo, type DeliveryStatus, type OutboxRepo } from '../../src/store/outbox.js';
-import { createWebhooksRepo } from '../../src/store/webhooks.js';
-import { createSecretBox } from '../../src/auth/secret-box.js';
+import { insertWebhook } from '../helpers/webhook-rows.js';
 
 describe('outbox pruning', () => {
   let dir: string;
@@ -21,16 +20,7 @@ describe('outbox pruning', () => {
     dir = mkdtempSync(join(tmpdir(), 'outbox-prune-'));
     db = openDatabase(join(dir, 'gateway.db'));
     outbox = createOutboxRepo(db);
-    webhookId = createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 7))).insert({
-      url: 'http://127.0.0.1:9/hook',
-      events: [],
-      session: null,
-      enabled: true,
-      headers: [],
-      retries: { attempts: 0, delaySeconds: 0, policy: 'constant' },
-      hmacKey: 'sixteen-chars-ok',
-      signatureScheme: 'body',
-    }).id;
+    webhookId = insertWebhook(db, 'http://127.0.0.1:9/hook');
   });
 
   after(() => {

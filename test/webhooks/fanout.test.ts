@@ -6,12 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createSecretBox } from '../../src/auth/secret-box.js';
 import { createLogger } from '../../src/logger.js';
 import { createTickTransaction, openDatabase, type Db, type TickTransaction } from '../../src/store/db.js';
 import { createFanoutsRepo } from '../../src/store/fanouts.js';
 import { createOutboxRepo, type NewDelivery } from '../../src/store/outbox.js';
-import { createWebhooksRepo } from '../../src/store/webhooks.js';
+import { insertWebhook } from '../helpers/webhook-rows.js';
 import type { GatewayEvent } from '../../src/events/catalogue.js';
 import type { WebhookRegistry } from '../../src/webhooks/registry.js';
 import { FanoutExpander } from '../../src/webhooks/fanout.js';
@@ -29,19 +28,7 @@ describe('fan-out of events to many webhooks', () => {
     dir = mkdtempSync(join(tmpdir(), 'fanout-'));
     db = openDatabase(join(dir, 'gateway.db'));
     tick = createTickTransaction(db, (err) => assert.fail(String(err)));
-    const repo = createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 7)));
-    webhookIds = Array.from({ length: 10 }, (_, i) =>
-      repo.insert({
-        url: `http://127.0.0.1:9/hook-${i}`,
-        events: [],
-        session: null,
-        enabled: true,
-        headers: [],
-        retries: { attempts: 0, delaySeconds: 0, policy: 'constant' },
-        hmacKey: 'sixteen-chars-ok',
-        signatureScheme: 'body',
-      }).id,
-    );
+    webhookIds = Array.from({ length: 10 }, (_, i) => insertWebhook(db, `http://127.0.0.1:9/hook-${i}`));
   });
 
   after(() => {

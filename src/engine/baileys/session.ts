@@ -361,7 +361,8 @@ export class BaileysSession implements EngineSession {
    * A message WhatsApp delivers again after a crash, when the message and its Signal keys were committed but its receipt
    * had not left: Baileys would fail to decrypt it (its keys are spent) and ask the sender for it again with a retry
    * receipt, as if keys were lost. Found in the store before Baileys sees it, it is confirmed here (receipt and ack, held
-   * by the gate like any confirmation) and never reaches Baileys.
+   * by the gate like any confirmation) and never reaches Baileys. Only stanzas from the offline queue (`offline`) are
+   * looked up: that is how WhatsApp delivers what a device did not confirm, and live traffic pays no store read for it.
    */
   private skipStoredRedeliveries(sock: WASocket): void {
     const ws = sock.ws as unknown as { emit(event: string | symbol, ...args: unknown[]): boolean };
@@ -381,9 +382,9 @@ export class BaileysSession implements EngineSession {
   }
 
   private isStoredRedelivery(sock: WASocket, node: BinaryNode): boolean {
-    const { id, from, recipient } = node.attrs ?? {};
+    const { id, from, recipient, offline } = node.attrs ?? {};
     // `recipient`: the session's own message from another of its devices, which is not confirmed with a receipt
-    if (this.sock !== sock || !id || !from || recipient) return false;
+    if (this.sock !== sock || !offline || !id || !from || recipient) return false;
     return this.isStored(id);
   }
 
