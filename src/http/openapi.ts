@@ -7,6 +7,8 @@ import { EVENT_TYPES } from '../events/catalogue.js';
 import { eventEnvelopeSchema, eventPayloadSchemas } from '../events/schemas.js';
 import type { GatewayConfig } from '../config/types.js';
 import { errorStatus } from './error-status.js';
+import { EVENT_DESCRIPTIONS } from './schemas/event-descriptions.js';
+import { REQUEST_EXAMPLES } from './schemas/examples.js';
 import { resourceSchemas } from './schemas/resources.js';
 import type { RouteDef, RouteResponse } from './types.js';
 
@@ -17,7 +19,11 @@ export interface OpenApiOptions {
   config: GatewayConfig;
 }
 
-export const serverUrlOf = (config: GatewayConfig) => `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+/**
+ * `servers` is relative: the document is served by the daemon it describes, so "try it out" and generated clients
+ * reach whatever origin served it, a reverse proxy's included (an absolute loopback URL broke both behind one).
+ */
+export const SERVERS = [{ url: '/', description: 'the daemon that serves this document (GATEWAY_HOST, GATEWAY_PORT, or the proxy in front of it)' }];
 
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, OperationObject>> };
 type OperationObject = Record<string, unknown> & { operationId: string };
@@ -28,9 +34,11 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'NotFound',
   405: 'MethodNotAllowed',
+  408: 'RequestTimeout',
   409: 'Conflict',
   413: 'PayloadTooLarge',
   415: 'UnsupportedMediaType',
+  431: 'HeadersTooLarge',
   429: 'TooManyRequests',
   500: 'InternalError',
   501: 'NotImplemented',
@@ -50,9 +58,13 @@ export function openApiPath(routerPath: string): string {
 export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions): OpenApiDocument {
   const statuses = new Set<number>();
   const paths: OpenApiDocument['paths'] = {};
+  const methodsOf = new Map<string, number>();
+  for (const route of routes) methodsOf.set(route.path, (methodsOf.get(route.path) ?? 0) + 1);
   for (const route of routes) {
-    const operation = operationOf(route, options.config.server);
-    for (const status of errorStatusesOf(route)) statuses.add(status);
+    // a path that lacks some of the five methods answers the others 405 METHOD_NOT_ALLOWED (with `Allow`)
+    const errors = errorStatusesOf(route, methodsOf.get(route.path)! < ROUTE_METHODS);
+    const operation = operationOf(route, options.config.server, errors);
+    for (const status of errors) statuses.add(status);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation;
   }
   const tags = [...new Set(routes.map(tagOf))].map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
@@ -68,7 +80,7 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
         'The prose reference is docs/API.md; events and their payloads are in the `webhooks` section and docs/EVENTS.md.',
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    servers: [{ url: serverUrlOf(options.config), description: 'the daemon (GATEWAY_HOST, GATEWAY_PORT)' }],
+    servers: SERVERS,
     tags,
     paths,
     webhooks: webhooksOf(),
@@ -95,8 +107,11 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
   };
 }
 
-function operationOf(route: RouteDef, server: GatewayConfig['server']): OperationObject {
-  const parameters = [...parametersOf(route.schema.params, 'path'), ...parametersOf(route.schema.query, 'query')];
+/** GET, POST, PUT, PATCH, DELETE: the methods the router routes */
+const ROUTE_METHODS = 5;
+
+function operationOf(route: RouteDef, server: GatewayConfig['server'], errors: number[]): OperationObject {
+  const parameters = [...parametersOf(route, route.schema.params, 'path'), ...parametersOf(route, route.schema.query, 'query')];
   // a route that can answer 202 does so when asked with Prefer: respond-async
   if (route.responses[202]) {
     parameters.push({
@@ -110,31 +125,71 @@ function operationOf(route: RouteDef, server: GatewayConfig['server']): Operatio
   const operation: OperationObject = {
     operationId: route.operationId,
     summary: route.summary,
-    description: accessDescription(route),
+    description: [route.description, accessDescription(route), stateDependentDescription(route)].filter(Boolean).join('\n\n'),
     tags: [tagOf(route)],
     ...(parameters.length ? { parameters } : {}),
     ...(route.schema.body ? { requestBody: requestBodyOf(route, server) } : {}),
-    responses: { ...successResponses(route), ...errorResponses(route) },
+    responses: { ...successResponses(route), ...errorResponses(errors) },
     security: securityOf(route),
+    ...(route.deprecated ? { deprecated: true } : {}),
+    ...(route.stateDependent?.length ? { 'x-state-dependent': route.stateDependent } : {}),
   };
   if (route.access !== 'public' && route.access !== 'master' && route.access !== 'key') operation['x-required-scope'] = route.access;
   return operation;
 }
 
-function parametersOf(schema: object | undefined, where: 'path' | 'query'): Array<Record<string, unknown>> {
-  const s = schema as { properties?: Record<string, object>; required?: string[] } | undefined;
+function parametersOf(route: RouteDef, schema: object | undefined, where: 'path' | 'query'): Array<Record<string, unknown>> {
+  const s = schema as { properties?: Record<string, { description?: string }>; required?: string[] } | undefined;
   return Object.entries(s?.properties ?? {}).map(([name, property]) => ({
     name,
     in: where,
+    description: property.description ?? parameterDescription(route, name, where),
     required: where === 'path' || (s?.required ?? []).includes(name),
     schema: property,
   }));
 }
 
+/** What a parameter is, by its name (a schema's own `description` comes first). */
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  'path:session': 'the session name',
+  'path:messageId': 'the WhatsApp message id',
+  'path:mediaId': 'the media record id (a UUID, as in `mediaId` of messages and events)',
+  'path:groupId': 'the group JID, `…@g.us` (or the part before `@g.us`)',
+  'path:channelId': 'the channel (newsletter) JID, `…@newsletter` (or the number before `@newsletter`); responses call it `channelId` too',
+  'path:chatId': 'the chat: a phone number (E.164), user JID, LID or group JID',
+  'path:contactId': 'the contact: a phone number (E.164), user JID or LID',
+  'path:labelId': 'the label id',
+  'path:deliveryId': 'the delivery id (the event envelope id)',
+  'path:name': 'the backup file name',
+  'path:file': 'a file of the reference page',
+  'query:limit': 'the page size, 1–1000 (default 1000)',
+  'query:offset': 'how many items to skip (default 0); `X-Total-Count` gives the length of the whole list',
+  'query:v': 'a cache-busting version; any value',
+  'query:format': '`text` (the QR code as text) or `image` (a PNG data URL)',
+  'query:session': 'only what concerns this session',
+  'query:events': 'a comma list of event types (`*` or none: all of them)',
+  'query:status': 'only the deliveries in this state',
+  'query:action': 'only the entries of this action',
+  'query:outcome': 'only the entries with this outcome',
+  'query:inviteCode': 'the invite code: the part after https://chat.whatsapp.com/, not the link',
+};
+
+/** undefined for a parameter neither names: test/http/openapi.test.ts fails on it */
+function parameterDescription(route: RouteDef, name: string, where: 'path' | 'query'): string | undefined {
+  if (where === 'path' && name === 'id') return route.path.includes('/keys/') ? 'the API key id' : 'the webhook id';
+  return PARAMETER_DESCRIPTIONS[`${where}:${name}`];
+}
+
+function stateDependentDescription(route: RouteDef): string | undefined {
+  if (!route.stateDependent?.length) return undefined;
+  return `Refused by state, not by this schema (400 VALIDATION_FAILED naming the field): ${route.stateDependent.map((r) => `\`${r.path}\` ${r.rule}`).join('; ')}.`;
+}
+
 function requestBodyOf(route: RouteDef, server: GatewayConfig['server']): Record<string, unknown> {
   const limit = route.bodyLimit === 'media' ? server.mediaBodyLimitBytes : server.bodyLimitBytes;
-  const schema = route.schema.body as { required?: unknown[]; type?: string };
+  const schema = route.schema.body as { required?: unknown[]; type?: string; properties?: object };
   const optional = schema.required === undefined && schema.type === 'object';
+  const example = route.example?.body ?? REQUEST_EXAMPLES[route.operationId] ?? (isEmptyObject(schema) ? {} : undefined);
   return {
     required: !optional,
     description: `JSON, at most ${limit / 1024 / 1024} MB (413 PAYLOAD_TOO_LARGE beyond)`,
@@ -142,11 +197,13 @@ function requestBodyOf(route: RouteDef, server: GatewayConfig['server']): Record
     content: {
       'application/json': {
         schema: route.schema.body,
-        ...(route.example?.body !== undefined ? { example: route.example.body } : {}),
+        ...(example !== undefined ? { example } : {}),
       },
     },
   };
 }
+
+const isEmptyObject = (schema: { type?: string; properties?: object }) => schema.type === 'object' && Object.keys(schema.properties ?? {}).length === 0;
 
 const isList = (route: RouteDef) => Boolean((route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties?.limit);
 
@@ -157,7 +214,8 @@ function successResponses(route: RouteDef): Record<string, unknown> {
     if (isList(route)) headers['X-Total-Count'] = headerRef('XTotalCount');
     if (status === '202') headers['Preference-Applied'] = headerRef('PreferenceApplied');
     if ('raw' in response) {
-      out[status] = { description: response.description, headers, content: { [response.raw.contentType]: { schema: response.raw.schema ?? {} } } };
+      const types = Array.isArray(response.raw.contentType) ? response.raw.contentType : [response.raw.contentType];
+      out[status] = { description: response.description, headers, content: Object.fromEntries(types.map((type) => [type, { schema: response.raw.schema ?? {} }])) };
       continue;
     }
     const example = route.example?.data !== undefined && status !== '202' ? { example: { data: route.example.data } } : {};
@@ -182,8 +240,10 @@ function successResponses(route: RouteDef): Record<string, unknown> {
  * network (501, 502); a route that reads a body can get one too large (413) or not JSON (415); a backup or a cluster
  * route can find the store of the other kind (409).
  */
-export function errorStatusesOf(route: RouteDef): number[] {
-  const statuses = new Set([400, 500, 503]);
+export function errorStatusesOf(route: RouteDef, otherMethodsRefused = true): number[] {
+  // 408 (a body or headers too slow) and 431 (headers too large) can meet any request
+  const statuses = new Set([400, 408, 431, 500, 503]);
+  if (otherMethodsRefused) statuses.add(405);
   if (route.access !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
   const sessionScoped = route.path.includes(':session') || route.sessionFrom !== undefined;
   if (route.path.includes(':') || route.sessionFrom !== undefined) statuses.add(404);
@@ -194,8 +254,8 @@ export function errorStatusesOf(route: RouteDef): number[] {
   return [...statuses].sort((a, b) => a - b);
 }
 
-function errorResponses(route: RouteDef): Record<string, unknown> {
-  return Object.fromEntries(errorStatusesOf(route).map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
+function errorResponses(statuses: number[]): Record<string, unknown> {
+  return Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
 }
 
 function codesOf(status: number): ErrorCode[] {
@@ -355,6 +415,7 @@ function webhooksOf(): Record<string, unknown> {
         post: {
           operationId: `on${pascal(type)}`,
           summary: `the ${type} event, delivered to each matching webhook`,
+          description: `${EVENT_DESCRIPTIONS[type]} Delivered as a signed POST to every enabled webhook whose events and session match, and on GET /api/events/stream.`,
           tags: ['Events'],
           parameters: signature.map((name) => {
             const { required, description, schema } = WEBHOOK_HEADERS[name as keyof typeof WEBHOOK_HEADERS] as { required: boolean; description: string; schema: object };

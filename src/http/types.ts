@@ -35,7 +35,17 @@ export interface RouteInput<B = any, Q = any, P = any> {
 }
 
 /** One success answer of a route: the schema of `data` in `{data}`, or a body of another media type. */
-export type RouteResponse = { data: object; description?: string } | { raw: { contentType: string; schema?: object }; description: string };
+export type RouteResponse = { data: object; description?: string } | { raw: { contentType: string | string[]; schema?: object }; description: string };
+
+/**
+ * A rule the schema cannot say because it depends on what is stored (S3 fields required while no storage is set):
+ * documented on the operation (`x-state-dependent`), and the one 400 VALIDATION_FAILED the positive fuzz lets pass.
+ */
+export interface StateDependentRule {
+  /** JSON pointer of the field the 400 names */
+  path: string;
+  rule: string;
+}
 
 export interface RouteDef {
   method: HttpMethod;
@@ -45,6 +55,11 @@ export interface RouteDef {
   schema: RouteSchemas;
   /** one-line description (docs and the route table test) */
   summary: string;
+  /** more than the summary says: the operation's description, before who may call it */
+  description?: string;
+  /** an old form kept working (marked deprecated in the document); its description names the form to use */
+  deprecated?: true;
+  stateDependent?: StateDependentRule[];
   /** the OpenAPI operationId: a verb and a noun, as generated clients call it (`sendMessage`) */
   operationId: string;
   /** what the route answers on success, by status (errors come from src/http/openapi.ts) */

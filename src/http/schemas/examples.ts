@@ -1,0 +1,46 @@
+// Request body examples for the document, by operationId, for routes whose record gives none (an empty body's example
+// is `{}`). test/http/openapi.test.ts checks every example against its schema.
+
+const PNG_1PX = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const participants = { session: 'shop', participants: ['+15550002222'] };
+
+export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  requestPairingCode: { phoneNumber: '+15550001111' },
+  createApiKey: { name: 'shop-sender', scopes: ['messages:send', 'sessions:read'], sessions: ['shop'], rateLimitPerMinute: 600 },
+  createAdminKey: { name: 'crm', scopes: ['*'] },
+  editMessage: { text: 'Hello *world*, edited' },
+  reactToMessage: { chatId: '+15550001111', messageId: '3EB0C4A1F2D3E4B5A6C7', reaction: '👍' },
+  sendTyping: { chatId: '+15550001111', state: 'composing' },
+  markMessageSeen: { chatId: '+15550001111', messageId: '3EB0C4A1F2D3E4B5A6C7' },
+  starMessage: { chatId: '+15550001111', messageId: '3EB0C4A1F2D3E4B5A6C7', star: true },
+  setClientRules: { recipientMode: 'conversation', allowedActions: 'send_message,read_contact', rateLimitPerMinute: 30, dailySendCap: 500, allowedOrigins: 'https://shop.example.com' },
+  updateSettings: { autoPersist: true, s3: { region: 'eu-west-1', bucket: 'gateway-media', accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret-example' } },
+  updateWebhook: { events: ['message.received', 'message.ack'], enabled: true },
+  createGroup: { session: 'shop', name: 'Support', participants: ['+15550002222'] },
+  joinGroup: { code: 'AbCdEfGhIjK123' },
+  setGroupSubject: { session: 'shop', value: 'Support team' },
+  setGroupDescription: { session: 'shop', value: 'Questions about orders' },
+  setGroupPicture: { url: 'https://example.com/logo.png' },
+  addGroupParticipants: participants,
+  removeGroupParticipants: participants,
+  promoteGroupParticipants: participants,
+  demoteGroupParticipants: participants,
+  createChannel: { session: 'shop', name: 'Shop news', description: 'Offers and opening hours' },
+  setPresence: { presence: 'available' },
+  checkContacts: { phoneNumbers: ['+15550001111', '+15550002222'] },
+  setProfilePicture: { base64: PNG_1PX },
+  createLabel: { name: 'VIP', color: 3 },
+  updateLabel: { name: 'VIP customers' },
+  addLabelChats: { chatIds: ['+15550001111'] },
+  removeLabelChats: { chatIds: ['+15550001111'] },
+  sandboxPair: { phoneNumber: '+15550001111', pushName: 'Shop' },
+  sandboxInbound: { from: '+15550002222', type: 'text', text: 'Hi, is the shop open?' },
+  sandboxInboundBurst: { count: 100, contacts: 10 },
+  sandboxHistorySync: { messages: 50, chats: 5 },
+  sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
+  sandboxPresence: { from: '+15550002222', presence: 'composing' },
+  sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },
+  sandboxUpdateContact: { phoneNumber: '+15550002222', pushName: 'Alice' },
+  sandboxGroupAction: { from: '+15550002222', action: 'join', code: 'AbCdEfGhIjK123' },
+  sandboxChatAction: { chatId: '+15550002222', action: 'archive' },
+};
