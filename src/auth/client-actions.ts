@@ -8,6 +8,7 @@ export const SENDING_ACTIONS: ReadonlySet<ClientAction> = new Set(['send_message
 export const CAPPED_ACTIONS: ReadonlySet<ClientAction> = new Set(['send_message', 'send_reaction']);
 
 const TABLE: Array<{ method: string; path: string; action: ClientAction }> = [
+  { method: 'POST', path: '/api/sessions/:session/messages/send', action: 'send_message' },
   { method: 'POST', path: '/api/messages/send', action: 'send_message' },
   { method: 'POST', path: '/api/sessions/:session/messages/react', action: 'send_reaction' },
   { method: 'POST', path: '/api/sessions/:session/messages/typing', action: 'send_typing' },

@@ -53,7 +53,7 @@ export interface ClientGrant {
   release(): void;
 }
 
-const RECIPIENT_MODES = ['none', 'conversation', 'any'];
+export const RECIPIENT_MODES = ['none', 'conversation', 'any'];
 
 export class ClientRules {
   private readonly limiter: SlidingWindowLimiter;

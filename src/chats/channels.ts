@@ -9,6 +9,9 @@ import { channelJid } from './ids.js';
 import { loadPicture } from './picture.js';
 
 export interface ChannelView {
+  /** the channel JID, `…@newsletter`: what the paths call {channelId} */
+  channelId: string;
+  /** the same value under its first name (deprecated) */
   lid: string;
   name: string;
   description: string;
@@ -97,6 +100,7 @@ export class ChannelsService {
 
 export function channelView(channel: ChannelInfo): ChannelView {
   return {
+    channelId: channel.id,
     lid: channel.id,
     name: channel.name,
     description: channel.description,

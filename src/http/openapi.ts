@@ -125,14 +125,14 @@ function operationOf(route: RouteDef, server: GatewayConfig['server'], errors: n
   const operation: OperationObject = {
     operationId: route.operationId,
     summary: route.summary,
-    description: [route.description, accessDescription(route), stateDependentDescription(route)].filter(Boolean).join('\n\n'),
+    description: [route.description, accessDescription(route), rulesDescription(route)].filter(Boolean).join('\n\n'),
     tags: [tagOf(route)],
     ...(parameters.length ? { parameters } : {}),
     ...(route.schema.body ? { requestBody: requestBodyOf(route, server) } : {}),
     responses: { ...successResponses(route), ...errorResponses(errors) },
     security: securityOf(route),
     ...(route.deprecated ? { deprecated: true } : {}),
-    ...(route.stateDependent?.length ? { 'x-state-dependent': route.stateDependent } : {}),
+    ...(route.rulesBeyondSchema?.length ? { 'x-rules-beyond-schema': route.rulesBeyondSchema } : {}),
   };
   if (route.access !== 'public' && route.access !== 'master' && route.access !== 'key') operation['x-required-scope'] = route.access;
   return operation;
@@ -180,9 +180,10 @@ function parameterDescription(route: RouteDef, name: string, where: 'path' | 'qu
   return PARAMETER_DESCRIPTIONS[`${where}:${name}`];
 }
 
-function stateDependentDescription(route: RouteDef): string | undefined {
-  if (!route.stateDependent?.length) return undefined;
-  return `Refused by state, not by this schema (400 VALIDATION_FAILED naming the field): ${route.stateDependent.map((r) => `\`${r.path}\` ${r.rule}`).join('; ')}.`;
+function rulesDescription(route: RouteDef): string | undefined {
+  if (!route.rulesBeyondSchema?.length) return undefined;
+  const rules = route.rulesBeyondSchema.map((r) => `\`${r.path}\` ${r.rule}`).join('; ');
+  return `Rules beyond the schema (they depend on what is stored or on a file's bytes; 400 VALIDATION_FAILED naming the field): ${rules}.`;
 }
 
 function requestBodyOf(route: RouteDef, server: GatewayConfig['server']): Record<string, unknown> {

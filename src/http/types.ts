@@ -38,10 +38,11 @@ export interface RouteInput<B = any, Q = any, P = any> {
 export type RouteResponse = { data: object; description?: string } | { raw: { contentType: string | string[]; schema?: object }; description: string };
 
 /**
- * A rule the schema cannot say because it depends on what is stored (S3 fields required while no storage is set):
- * documented on the operation (`x-state-dependent`), and the one 400 VALIDATION_FAILED the positive fuzz lets pass.
+ * A rule the schema cannot say: it depends on what is stored (S3 fields required while no storage is set), on the
+ * bytes of a file, or compares values (a mention must appear in the text). Documented on the operation
+ * (`x-rules-beyond-schema`); the only 400 VALIDATION_FAILED the positive fuzz lets a schema-valid request get.
  */
-export interface StateDependentRule {
+export interface RuleBeyondSchema {
   /** JSON pointer of the field the 400 names */
   path: string;
   rule: string;
@@ -59,7 +60,8 @@ export interface RouteDef {
   description?: string;
   /** an old form kept working (marked deprecated in the document); its description names the form to use */
   deprecated?: true;
-  stateDependent?: StateDependentRule[];
+  /** the 400s a request the schema accepts may still get (see RuleBeyondSchema) */
+  rulesBeyondSchema?: RuleBeyondSchema[];
   /** the OpenAPI operationId: a verb and a noun, as generated clients call it (`sendMessage`) */
   operationId: string;
   /** what the route answers on success, by status (errors come from src/http/openapi.ts) */

@@ -1,7 +1,7 @@
 // ajv validators for route schemas, and the translation of ajv errors into VALIDATION_FAILED details that name the field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ValidationError, type ErrorDetail } from '../errors.js';
+import { GatewayError, ValidationError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { StreamedBase64 } from '../media/base64.js';
 import { ID_FORMATS, idFormatMessage } from './schemas/id-formats.js';
 
@@ -17,8 +17,27 @@ let bodyAjv: Ajv | undefined;
 let textAjv: Ajv | undefined;
 const ajvFor = (source: 'body' | 'query' | 'params'): Ajv =>
   source === 'body'
-    ? (bodyAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false }))))
-    : (textAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, coerceTypes: true, useDefaults: true }))));
+    ? (bodyAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, verbose: true }))))
+    : (textAjv ??= withIdFormats(addFormats(new Ajv({ allErrors: true, strict: false, verbose: true, coerceTypes: true, useDefaults: true }))));
+
+/**
+ * Extensions a schema may carry to keep its 400s as clear as the hand-written checks were (ajv's own sentences:
+ * "must match exactly one schema in oneOf", "must NOT be valid"):
+ * - `x-invalid-message`: the sentence for a failed `not`, `oneOf`, `anyOf`, `pattern` or `format` of that schema
+ *   (what failed inside a oneOf/anyOf/not it explains is not listed);
+ * - `x-invalid-path`: where that sentence points, under the value (default: the value itself);
+ * - `x-required-message`: the sentence for a missing property that schema requires;
+ * - `x-error-code`: a 400 code other than VALIDATION_FAILED for a value this schema refuses (INVALID_TTL), and
+ *   `x-error-message` the error's message then (the one the check after the schema gives, WEBHOOK_URL_REJECTED's).
+ */
+interface MessageExtensions {
+  'x-invalid-message'?: string;
+  'x-invalid-path'?: string;
+  'x-required-message'?: string;
+  'x-error-code'?: ErrorCode;
+  'x-error-message'?: string;
+}
+const extensionsOf = (e: ErrorObject) => (e.parentSchema ?? {}) as MessageExtensions;
 
 export type Validator = (value: unknown) => unknown;
 
@@ -33,10 +52,14 @@ export function compileValidator(schema: object, source: 'body' | 'query' | 'par
     }
     const textual = source === 'body' ? [] : textProblems(value as Record<string, unknown>, schema);
     if (textual.length === 0 && validate(source === 'body' ? withStandIns(value) : value)) return value;
-    const details = [...textual, ...(textual.length ? [] : mostSpecific(validate.errors ?? []).map((e) => detailOf(e, source)))];
+    const errors = textual.length ? [] : mostSpecific(validate.errors ?? []);
+    const details = [...textual, ...errors.map((e) => detailOf(e, source))];
     const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
     const [first] = unique;
-    throw new ValidationError(first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`, unique);
+    const message = first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`;
+    const coded = errors.find((e) => extensionsOf(e)['x-error-code'] !== undefined);
+    if (coded) throw new GatewayError(extensionsOf(coded)['x-error-code']!, extensionsOf(coded)['x-error-message'] ?? message, unique);
+    throw new ValidationError(message, unique);
   };
 }
 
@@ -79,11 +102,15 @@ function pointerEscape(key: string): string {
  * Drops what a failed oneOf/anyOf says about itself and its other branches ("s3 must be null", "must match exactly
  * one schema", "must match \"else\" schema") when a branch has errors deeper in: those name the field that is actually wrong.
  */
-function mostSpecific(errors: ErrorObject[]): ErrorObject[] {
+function mostSpecific(all: ErrorObject[]): ErrorObject[] {
+  // a oneOf/anyOf/not that explains itself (x-invalid-message) speaks for what failed inside it
+  const explained = all.filter((e) => ['oneOf', 'anyOf', 'not'].includes(e.keyword) && extensionsOf(e)['x-invalid-message'] !== undefined);
+  const errors = all.filter((e) => !explained.some((x) => x !== e && e.schemaPath.startsWith(`${x.schemaPath}/`)));
   const hasDeeper = (e: ErrorObject) => errors.some((other) => other.instancePath.startsWith(`${e.instancePath}/`));
   const isAlternativeNoise = (e: ErrorObject) =>
     e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if' || (e.keyword === 'type' && /\/(oneOf|anyOf)\/\d+\/type$/.test(e.schemaPath));
-  return errors.filter((e) => !(isAlternativeNoise(e) && hasDeeper(e)));
+  // an `if` fails only with what its then/else says: that is the error
+  return errors.filter((e) => !(isAlternativeNoise(e) && !explained.includes(e) && (hasDeeper(e) || (e.keyword === 'if' && errors.length > 1))));
 }
 
 function acceptsUndefined(schema: object): boolean {
@@ -98,9 +125,13 @@ function labelOf(path: string, source: string): string {
 
 function detailOf(e: ErrorObject, source: string): ErrorDetail {
   const params = e.params as Record<string, unknown>;
+  const own = extensionsOf(e);
+  if (own['x-invalid-message'] !== undefined && ['not', 'oneOf', 'anyOf', 'pattern', 'format'].includes(e.keyword)) {
+    return { path: `${e.instancePath}${own['x-invalid-path'] ?? ''}`, message: own['x-invalid-message'] };
+  }
   switch (e.keyword) {
     case 'required':
-      return { path: `${e.instancePath}/${pointerEscape(String(params.missingProperty))}`, message: 'is required' };
+      return { path: `${e.instancePath}/${pointerEscape(String(params.missingProperty))}`, message: own['x-required-message'] ?? 'is required' };
     case 'additionalProperties':
       return {
         path: `${e.instancePath}/${pointerEscape(String(params.additionalProperty))}`,

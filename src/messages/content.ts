@@ -41,10 +41,10 @@ export interface ContentFields {
   mentions?: string[];
 }
 
-const TYPE_ALIASES: Record<string, MessageType> = { audio: 'voice', document: 'file' };
-const MEDIA_KINDS = new Set<string>(['image', 'video', 'voice', 'file', 'sticker']);
+export const TYPE_ALIASES: Record<string, MessageType> = { audio: 'voice', document: 'file' };
+export const MEDIA_KINDS: ReadonlySet<string> = new Set<string>(['image', 'video', 'voice', 'file', 'sticker']);
 
-const FIELDS_BY_TYPE: Record<MessageType, string[]> = {
+export const FIELDS_BY_TYPE: Record<MessageType, string[]> = {
   text: ['text', 'linkPreview'],
   image: ['url', 'base64', 'mimeType', 'caption'],
   video: ['url', 'base64', 'mimeType', 'caption'],
@@ -55,7 +55,7 @@ const FIELDS_BY_TYPE: Record<MessageType, string[]> = {
   location: ['latitude', 'longitude', 'address', 'name'],
   contact: ['vcard'],
 };
-const CONTENT_FIELDS = new Set(Object.values(FIELDS_BY_TYPE).flat());
+export const CONTENT_FIELDS: ReadonlySet<string> = new Set(Object.values(FIELDS_BY_TYPE).flat());
 
 export function canonicalType(type: string): MessageType {
   return TYPE_ALIASES[type] ?? (type as MessageType);

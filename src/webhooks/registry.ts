@@ -15,12 +15,12 @@ export const MIN_HMAC_KEY_LENGTH = 16;
 /** webhooks only the master key may register, whatever the API keys hold */
 export const WEBHOOK_MASTER_RESERVE = 10;
 /** RFC 9110 token characters */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+export const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /**
  * Header names a webhook may not set: ours, the ones that would break the request (hop-by-hop and framing headers make
  * every delivery fail), and proxy credentials, which belong to no receiver.
  */
-const RESERVED_HEADERS = new Set([
+export const RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'content-type',
   'content-length',
   'host',
@@ -36,8 +36,8 @@ const RESERVED_HEADERS = new Set([
   'proxy-connection',
 ]);
 /** RFC 9110 field-value characters: visible ASCII, space, tab, and obs-text; no control characters */
-const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
-const RESERVED_PREFIX = 'x-webhook-';
+export const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+export const RESERVED_PREFIX = 'x-webhook-';
 export const DISABLED_ERROR = 'webhook disabled';
 /**
  * Custom header values (often the receiver's own tokens) never leave the daemon: responses carry this instead, and a

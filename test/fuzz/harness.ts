@@ -603,7 +603,7 @@ export async function maintain(daemon: TestDaemon, fx: Fixtures): Promise<void> 
     r.group = (await must(daemon, 'POST', `${base}/groups`, { session: MAIN, name: 'fuzz group', participants: [PEER_PHONE] })).id;
   }
   if (!r.channel || !(await found(daemon, `${base}/channels/${encodeURIComponent(r.channel)}`))) {
-    r.channel = (await must(daemon, 'POST', `${base}/channels`, { session: MAIN, name: 'fuzz channel' })).lid;
+    r.channel = (await must(daemon, 'POST', `${base}/channels`, { session: MAIN, name: 'fuzz channel' })).channelId;
   }
   const labels = (await must(daemon, 'GET', `${base}/labels`)) as { id: string }[];
   if (!labels.some((l) => l.id === r.label)) r.label = (await must(daemon, 'POST', `${base}/labels`, { name: 'fuzz', color: 1 })).id;

@@ -1,5 +1,7 @@
 // Operations routes (master key): take, list and download backups of the database; the status report `gateway doctor` reads.
 import { createBackupBody, backupParams, type CreateBackupBody } from '../schemas/admin.js';
+import { paging } from '../schemas/common.js';
+import { paged } from '../respond.js';
 import { listOf, ref } from '../schemas/resources.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
@@ -29,8 +31,12 @@ export function adminRoutes({ operations }: Services): RouteDef[] {
       responses: { 200: { data: listOf('Backup') } },
       access: 'master',
       summary: 'the backups in <dataDir>/backups, newest first',
-      schema: {},
-      handler: () => operations.backups.list(),
+      schema: { query: paging },
+      handler({ query, ctx }) {
+        const all = operations.backups.list();
+        const offset = query.offset ?? 0;
+        return paged(ctx, all.slice(offset, offset + (query.limit ?? 1000)), all.length);
+      },
     },
     {
       method: 'GET',

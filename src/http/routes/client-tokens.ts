@@ -24,7 +24,7 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       sessionFrom: 'body',
       audit: { action: 'client_token.mint', target: ({ body }) => body?.session, details: ({ body, data }) => ({ ephemeralId: body.ephemeralId, expiresAt: data.expiresAt }) },
       summary: 'mint a short-lived client token for one session and ephemeralId',
-      schema: { body: mintTokenBody },
+      schema: { body: mintTokenBody(config.clientTokens.maxTtlSeconds) },
       async handler({ body, ctx }) {
         const max = config.clientTokens.maxTtlSeconds;
         const ttl = body.ttlSeconds ?? Math.min(DEFAULT_TTL_SECONDS, max);

@@ -1,9 +1,9 @@
 // API-key routes: /api/account/keys (keys:manage; a key manages only the keys it created, within its own rights)
 // and the same under /api/admin/keys (master key: every key); GET /api/account says who the calling key is.
 import type { KeyOwner } from '../../auth/api-keys.js';
-import { emptyBody } from '../schemas/common.js';
+import { emptyBody, paging } from '../schemas/common.js';
 import { createKeyBody, keyParams, type CreateKeyBody } from '../schemas/keys.js';
-import { done } from '../respond.js';
+import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import { listOf, ref, withRequired } from '../schemas/resources.js';
 import type { AppContext, RouteDef } from '../types.js';
@@ -67,8 +67,12 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         operationId: admin ? 'listAdminKeys' : 'listApiKeys',
         responses: { 200: { data: listOf('ApiKey') } },
         summary: 'list API keys (never the keys themselves): all for the master key, those it created for an API key',
-        schema: {},
-        handler: ({ ctx }) => apiKeys.list(ownerOf(ctx)),
+        schema: { query: paging },
+        handler({ query, ctx }) {
+          const all = apiKeys.list(ownerOf(ctx));
+          const offset = query.offset ?? 0;
+          return paged(ctx, all.slice(offset, offset + (query.limit ?? 1000)), all.length);
+        },
       },
       {
         method: 'DELETE',

@@ -28,7 +28,8 @@ export function mediaRoutes({ mediaService, runtimeSettings, config }: Services)
       method: 'POST',
       path: '/api/sessions/:session/media/:mediaId/download',
       operationId: 'downloadMedia',
-      responses: { 200: { raw: { contentType: 'application/octet-stream', schema: { type: 'string', format: 'binary' } }, description: 'the decrypted file, with its own Content-Type and Content-Disposition' } },
+      // the file is served with its own type (image/jpeg, audio/ogg, application/pdf…): any type can come back
+      responses: { 200: { raw: { contentType: '*/*', schema: { type: 'string', format: 'binary' } }, description: 'the decrypted file, with its own Content-Type (the media record\'s mimeType) and Content-Disposition' } },
       access: 'media:read',
       sessionFrom: 'params',
       summary: 'the decrypted file, streamed with its Content-Type',
@@ -72,6 +73,13 @@ export function mediaRoutes({ mediaService, runtimeSettings, config }: Services)
       audit: { action: 'settings.update', details: ({ body }) => ({ fields: settingFields(body as RuntimeSettingsPatch) }) },
       summary: 'change run-time settings; s3 fields merge, s3: null removes the storage',
       schema: { body: settingsBody },
+      rulesBeyondSchema: [
+        { path: '/s3/bucket', rule: 'is required while no S3 storage is stored' },
+        { path: '/s3/accessKeyId', rule: 'is required while no S3 storage is stored' },
+        { path: '/s3/secretAccessKey', rule: 'is required while no S3 storage is stored' },
+        { path: '/autoPersist', rule: 'true needs S3 settings, stored or in this body' },
+        { path: '/s3/endpoint', rule: 'must be a public host unless media.s3AllowPrivateEndpoint is set' },
+      ],
       handler: ({ body }) => runtimeSettings.update(body as RuntimeSettingsPatch, (next) => checkSettings(next, endpointPolicy)),
     },
   ];

@@ -1,13 +1,66 @@
 // Message routes: send (with Prefer: respond-async), poll vote, the stored messages of a session, edit, delete, react, typing, seen, star.
 import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
 import { sessionParams, emptyBody, paging } from '../schemas/common.js';
-import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, starBody, typingBody } from '../schemas/messages.js';
+import { checkBodySession } from '../../chats/ids.js';
+import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, sendMessageBodyWithSession, starBody, typingBody } from '../schemas/messages.js';
+import type { RuleBeyondSchema } from '../types.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
+/** What a send may be refused for that the schema cannot say (it reads the file, the text, or the session's contacts). */
+const SEND_RULES: RuleBeyondSchema[] = [
+  { path: '/url', rule: "must lead to a file of the message type's kind (e.g. an image for image messages)" },
+  { path: '/base64', rule: "must be base64 (one alphabet) of a file of the message type's kind" },
+  { path: '/mentions', rule: 'each must also appear in the text (or caption) as @<number>' },
+  { path: '/vcard', rule: 'must be a vCard 3.0 with BEGIN, VERSION:3.0, FN and END lines' },
+  { path: '/pollOptions', rule: 'must not repeat an option once spaces around are trimmed' },
+  { path: '/statusViewers', rule: 'is required when the session knows no contacts to show a status post to' },
+];
+
 export function messageRoutes({ messaging }: Services): RouteDef[] {
+  /** The send route: the session in the path (documented), or in the body (the old form, deprecated, kept working). */
+  const sendRoute = (path: '/api/sessions/:session/messages/send' | '/api/messages/send'): RouteDef => {
+    const inPath = path.includes(':session');
+    return {
+      method: 'POST',
+      path,
+      operationId: inPath ? 'sendMessage' : 'sendMessageSessionInBody',
+      ...(inPath ? {} : { deprecated: true as const, description: 'The old form of POST /api/sessions/{session}/messages/send, with the session in the body; it keeps working.' }),
+      example: {
+        body: { ...(inPath ? {} : { session: 'shop' }), chatId: '+15550001111', type: 'text', text: 'Hello *world*' },
+        data: {
+          messageId: '3EB0C4A1F2D3E4B5A6C7',
+          status: 'sent',
+          timestamp: '2026-01-01T00:00:00.000Z',
+          chatId: '15550001111@s.whatsapp.net',
+          phoneNumber: '+15550001111',
+          lid: '200000000000001@lid',
+        },
+      },
+      responses: { 200: { data: ref('SendResult') }, 202: { data: ref('CommandAccepted'), description: 'accepted (`Prefer: respond-async`); the outcome arrives as a command.result event' } },
+      access: 'messages:send',
+      sessionFrom: inPath ? 'params' : 'body',
+      summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
+      schema: inPath ? { params: sessionParams, body: sendMessageBody } : { body: sendMessageBodyWithSession },
+      bodyLimit: 'media',
+      rulesBeyondSchema: SEND_RULES,
+      async handler({ params, body, ctx }) {
+        if (inPath && body.session !== undefined) checkBodySession(params.session, body.session);
+        const send = (inPath ? { ...body, session: params.session } : body) as SendBody;
+        const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal };
+        if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
+          const accepted = messaging.sendAsync(send, caller);
+          ctx.status = 202;
+          ctx.set('Preference-Applied', 'respond-async');
+          return accepted;
+        }
+        return messaging.send(send, caller);
+      },
+    };
+  };
+
   return [
     {
       method: 'GET',
@@ -23,38 +76,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
         return paged(ctx, messages, total);
       },
     },
-    {
-      method: 'POST',
-      path: '/api/messages/send',
-      operationId: 'sendMessage',
-      example: {
-        body: { session: 'shop', chatId: '+15550001111', type: 'text', text: 'Hello *world*' },
-        data: {
-          messageId: '3EB0C4A1F2D3E4B5A6C7',
-          status: 'sent',
-          timestamp: '2026-01-01T00:00:00.000Z',
-          chatId: '15550001111@s.whatsapp.net',
-          phoneNumber: '+15550001111',
-          lid: '200000000000001@lid',
-        },
-      },
-      responses: { 200: { data: ref('SendResult') }, 202: { data: ref('CommandAccepted'), description: 'accepted (`Prefer: respond-async`); the outcome arrives as a command.result event' } },
-      access: 'messages:send',
-      sessionFrom: 'body',
-      summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
-      schema: { body: sendMessageBody },
-      bodyLimit: 'media',
-      async handler({ body, ctx }) {
-        const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal };
-        if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
-          const accepted = messaging.sendAsync(body as SendBody, caller);
-          ctx.status = 202;
-          ctx.set('Preference-Applied', 'respond-async');
-          return accepted;
-        }
-        return messaging.send(body as SendBody, caller);
-      },
-    },
+    sendRoute('/api/sessions/:session/messages/send'),
+    sendRoute('/api/messages/send'),
     {
       method: 'POST',
       path: '/api/messages/poll-vote',

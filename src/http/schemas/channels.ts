@@ -1,18 +1,18 @@
 // Schemas of the channel routes (SPEC §4 "Channels").
-import { sessionName } from './common.js';
+import { bodySession, channelRef, sessionName } from './common.js';
 
 export const channelParams = {
   type: 'object',
   required: ['session', 'channelId'],
-  properties: { session: sessionName, channelId: { type: 'string', minLength: 1, maxLength: 128 } },
+  properties: { session: sessionName, channelId: channelRef },
 } as const;
 
 export const createChannelBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['session', 'name'],
+  required: ['name'],
   properties: {
-    session: sessionName,
+    session: bodySession,
     name: { type: 'string', minLength: 1, maxLength: 100 },
     description: { type: 'string', maxLength: 2048 },
     profileUrl: { type: 'string', minLength: 1, maxLength: 4096 },

@@ -1,9 +1,18 @@
 // Schema pieces shared by several route files.
-import { idString } from './id-formats.js';
+import { channelRef, groupRef, idString } from './id-formats.js';
+
+export { channelRef, groupRef };
 
 export const SESSION_NAME_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$';
 
 export const sessionName = { type: 'string', minLength: 1, maxLength: 64, pattern: SESSION_NAME_PATTERN } as const;
+
+/** A write body that repeats the session of its path (SPEC §4): optional, and when given it must be that session. */
+export const bodySession = {
+  ...sessionName,
+  description: "optional; when given, the session named in the path (400 VALIDATION_FAILED otherwise: it once was required, and is kept for old clients)",
+  'x-equals-path-parameter': 'session',
+} as const;
 
 export const sessionParams = {
   type: 'object',

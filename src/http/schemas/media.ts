@@ -11,8 +11,10 @@ export const settingsBody = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    autoPersist: { type: 'boolean' },
+    autoPersist: { type: 'boolean', description: 'upload received media to S3 as it arrives; needs S3 settings (stored, or in this body)' },
     s3: {
+      description:
+        'null removes the storage; an object merges into the stored settings, so `bucket`, `accessKeyId` and `secretAccessKey` are required while none are stored (400 VALIDATION_FAILED naming the first one missing)',
       oneOf: [
         { type: 'null' },
         {

@@ -368,7 +368,8 @@ export const resourceSchemas = {
     ['creatorLid'],
   ),
   Channel: resource('a channel (newsletter)', {
-    lid: jid,
+    channelId: { ...jid, description: 'the channel JID (`…@newsletter`), the {channelId} of its paths' },
+    lid: { ...jid, deprecated: true, description: 'the same value as channelId, under its first name; kept for old clients' },
     name: str,
     description: str,
     profileUrl: nullableStr,

@@ -17,7 +17,15 @@ export const createSessionBody = {
   properties: {
     name: sessionName,
     start: { type: 'boolean' },
-    proxy: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^(https?|socks5h?)://' },
+    proxy: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 2048,
+      // what checkProxyUrl (src/net/url-guard.ts) reads before its host policy: the scheme, then a host (credentials allowed)
+      pattern: '^(https?|socks5h?)://(?:[^/?#@\\s]*@)?(?:\\[[0-9A-Fa-f:.]+\\]|[^/?#@\\s:\\[\\]]+)(?::[0-9]{1,5})?(?:[/?#]\\S*)?$',
+      description: 'http://, https://, socks5:// or socks5h:// with a host (credentials allowed); a public host unless private targets are allowed (400 PROXY_URL_REJECTED)',
+      'x-invalid-message': 'is not a proxy URL (http, https, socks5 or socks5h://[user:password@]host[:port])',
+    },
     engine: { enum: ENGINE_NAMES },
     /** closed: only the settings below; anything else (of any size) would be stored and echoed on every read */
     config: {

@@ -1,7 +1,7 @@
 // Schemas of the webhook routes (SPEC §4 "Webhooks"); the rules a schema cannot say (URL policy, header names) live in src/webhooks/registry.ts.
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings } from '../../webhooks/retry-policy.js';
-import { MAX_HEADERS, MIN_HMAC_KEY_LENGTH } from '../../webhooks/registry.js';
+import { HEADER_VALUE, MAX_HEADERS, MIN_HMAC_KEY_LENGTH, RESERVED_HEADERS, RESERVED_PREFIX, HEADER_NAME } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES, type SignatureScheme } from '../../store/webhooks.js';
 import { SESSION_NAME_PATTERN, pagingProperties, sessionName } from './common.js';
 
@@ -23,7 +23,22 @@ export interface CreateWebhookBody {
 
 export type UpdateWebhookBody = Partial<Omit<CreateWebhookBody, 'session'>> & { session?: string | null };
 
-const url = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+/** what checkTargetUrl (src/net/url-guard.ts) reads before its host policy: an http(s) URL with a host and no credentials */
+/** `[Cc][Oo]…`: a pattern has no case-insensitive flag */
+const anyCase = (text: string) => text.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`).replace(/\./g, '\\.');
+const HEADER_NAME_PATTERN = `^(?!(?:${[...RESERVED_HEADERS].map(anyCase).join('|')})$)(?!${anyCase(RESERVED_PREFIX)})${HEADER_NAME.source.slice(1)}`;
+const HEADER_VALUE_PATTERN = HEADER_VALUE.source;
+
+const url = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 2048,
+  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\s]+(?:[/?#].*)?$',
+  description: 'https, on a public host (plain http and private hosts only where webhooks.allowPrivateTargets is set: 400 WEBHOOK_URL_REJECTED otherwise); no username or password',
+  'x-error-code': 'WEBHOOK_URL_REJECTED',
+  'x-error-message': 'Webhook URL rejected: it is not an http(s) URL with a host and no username or password.',
+  'x-invalid-message': 'is not an http(s) URL with a host and no username or password',
+} as const;
 const events = { type: 'array', maxItems: EVENT_TYPES.length + 1, items: { enum: [...EVENT_TYPES, '*'] } } as const;
 const headers = {
   type: 'array',
@@ -32,8 +47,20 @@ const headers = {
     type: 'object',
     additionalProperties: false,
     required: ['name', 'value'],
-    properties: { name: { type: 'string', minLength: 1, maxLength: 256 }, value: { type: 'string', maxLength: 4096 } },
+    properties: {
+      name: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        pattern: HEADER_NAME_PATTERN,
+        description: `an RFC 9110 token; not one the gateway sets (${[...RESERVED_HEADERS].join(', ')}, X-Webhook-*); names are unique ignoring case`,
+        'x-invalid-message': 'is not a header name a webhook may set (RFC 9110 token characters; not Content-Type, Host, X-Webhook-… and the other headers the gateway sets)',
+      },
+      value: { type: 'string', maxLength: 4096, pattern: HEADER_VALUE_PATTERN, description: 'no control characters but tab', 'x-invalid-message': 'must not contain control characters (CR, LF, NUL, …)' },
+    },
   },
+  description: 'custom headers sent with every delivery; names unique ignoring case (400 VALIDATION_FAILED otherwise)',
+  'x-unique-ignoring-case': 'name',
 } as const;
 const retries = {
   type: 'object',

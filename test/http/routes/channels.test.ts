@@ -45,9 +45,10 @@ describe('channels', () => {
   test('create: 201 with the channel record; newsletter.update created; body rules', async () => {
     const res = await api('POST', 'owner', '/channels', { session: 'owner', name: 'News', description: 'Daily news', profileUrl: `${base}/logo.jpg` });
     assert.equal(res.status, 201, JSON.stringify(res.body));
-    channelId = res.body.data.lid;
+    channelId = res.body.data.channelId;
     assert.match(channelId, /^\d+@newsletter$/);
     assert.deepEqual(res.body.data, {
+      channelId,
       lid: channelId,
       name: 'News',
       description: 'Daily news',
