@@ -111,17 +111,58 @@ function validString(schema: Schema): fc.Arbitrary<string> {
   if (schema.format === 'uuid') return fc.uuid();
   if (schema.format === 'date-time') return fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((d) => d.toISOString());
   if (typeof schema.pattern === 'string') {
-    const pattern = new RegExp(schema.pattern);
+    const pattern = new RegExp(schema.pattern, 'u');
+    const generable = new RegExp(withoutLookarounds(schema.pattern), 'u');
     const lengthOk = (s: string) => s.length >= minLength && s.length <= (schema.maxLength ?? Infinity);
     // an unanchored pattern lets anything follow the match: control characters there reach headers and file names
     return fc.noShrink(
       fc
-        .tuple(fc.stringMatching(pattern), fc.constantFrom('', '', '', '', '\r\nX-Injected: 1', '\u0000', '\t', ' ;x=y', '/../../x'))
+        .tuple(fc.stringMatching(generable), fc.constantFrom('', '', '', '', '\r\nX-Injected: 1', '\u0000', '\t', ' ;x=y', '/../../x'))
         .map(([matched, tail]) => matched + tail)
         .filter((s) => lengthOk(s) && pattern.test(s)),
     );
   }
   return fc.string({ minLength, maxLength, unit: fc.oneof({ arbitrary: fc.constantFrom(...'abcxyz019 +-_.@'), weight: 4 }, { arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }), weight: 1 }) });
+}
+
+/**
+ * A pattern without its lookaheads (`(?!…)`, `(?=…)`), which fast-check cannot generate from: strings are generated
+ * from the rest and kept when the whole pattern matches them.
+ */
+export function withoutLookarounds(pattern: string): string {
+  let out = '';
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] === '\\') {
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else if (pattern[i] === '[') {
+      const end = classEnd(pattern, i);
+      out += pattern.slice(i, end + 1);
+      i = end;
+    } else if (pattern.startsWith('(?!', i) || pattern.startsWith('(?=', i)) {
+      i = groupEnd(pattern, i);
+    } else out += pattern[i];
+  }
+  return out;
+}
+
+function classEnd(pattern: string, start: number): number {
+  for (let i = start + 1; i < pattern.length; i++) {
+    if (pattern[i] === '\\') i++;
+    else if (pattern[i] === ']') return i;
+  }
+  return pattern.length - 1;
+}
+
+function groupEnd(pattern: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < pattern.length; i++) {
+    if (pattern[i] === '\\') i++;
+    else if (pattern[i] === '[') i = classEnd(pattern, i);
+    else if (pattern[i] === '(') depth++;
+    else if (pattern[i] === ')' && --depth === 0) return i;
+  }
+  return pattern.length - 1;
 }
 
 function validObject(schema: Schema, hints: Hints, depth: number): fc.Arbitrary<Record<string, unknown>> {

@@ -47,7 +47,7 @@ const LOAD_FIELDS: Record<string, string> = {
 };
 const LOAD_BUDGET = 2000;
 
-function clampLoad(route: string, body: string | undefined): string | undefined {
+export function clampLoad(route: string, body: string | undefined): string | undefined {
   const field = LOAD_FIELDS[route];
   if (!field || body === undefined) return body;
   try {
@@ -120,7 +120,7 @@ function learn(fx: Fixtures, o: Outcome): void {
 }
 
 /** `pick` chooses between the fixture and what the fuzz created (the same case picks the same one in the same state). */
-function resolveRefs(text: string, fx: Fixtures, encode: boolean, pick = 0): string {
+export function resolveRefs(text: string, fx: Fixtures, encode: boolean, pick = 0): string {
   return text.replace(REF_TOKEN, (token, name: string) => {
     const learned = fx.learned[name as 'message' | 'media'] ?? [];
     const choice = pick % (learned.length + 1);
@@ -138,7 +138,7 @@ function printable(c: FuzzCase): FuzzCase & { [fc.toStringMethod](): string } {
   });
 }
 
-function hintsFor(route: RouteDef): Hints {
+export function hintsFor(route: RouteDef): Hints {
   const id = routeId(route);
   const keyRoute = route.path.includes('/keys/');
   const phones = [MAIN_PHONE, PEER_PHONE, '15550000003', '+9990000000'];
@@ -438,6 +438,11 @@ export class Fuzzer {
 
   /** The property every request must hold; throws a readable reason otherwise. */
   async check(c: FuzzCase): Promise<void> {
+    await this.exchange(c);
+  }
+
+  /** Sends one case as `check` does (fixtures kept, answer recorded and checked against the contract) and returns the answer. */
+  async exchange(c: FuzzCase): Promise<Outcome> {
     if (++this.sinceMaintenance >= 150) {
       this.sinceMaintenance = 0;
       await maintain(this.daemon, this.fx);
@@ -461,6 +466,7 @@ export class Fuzzer {
     }
     const problem = problemOf(c, outcome);
     if (problem) throw new Error(`${problem}\n  answer: ${outcome.status} ${short(outcome.text, 600)}`);
+    return outcome;
   }
 
   private record(o: Outcome): void {

@@ -19,6 +19,7 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
     sessionFrom: 'params',
     summary: `${on ? '' : 'un'}${what} a channel`,
     schema: { params: channelParams, body: emptyBody },
+    rulesBeyondSchema: [{ path: '/channelId', rule: what === 'follow' ? "must not be the session's own channel (its owner cannot unfollow it)" : 'must be a channel the session follows' }],
     async handler({ params }) {
       if (what === 'follow') await channels.follow(params.session, params.channelId, on);
       else await channels.mute(params.session, params.channelId, on);

@@ -1,9 +1,9 @@
 // GET /api/events/stream: live events over Server-Sent Events, filtered by session and event type (operators, `gateway events tail`).
 import { PassThrough } from 'node:stream';
 import { ServerBusyError, ValidationError } from '../../errors.js';
-import { isEventType } from '../../events/catalogue.js';
+import { EVENT_TYPES, isEventType } from '../../events/catalogue.js';
 import { QuotaCounter } from '../../quota.js';
-import { sessionName } from '../schemas/common.js';
+import { csvOf, sessionName } from '../schemas/common.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
@@ -31,7 +31,10 @@ export function eventRoutes({ bus, apiKeys, config }: Services, streams: Set<Pas
         query: {
           type: 'object',
           additionalProperties: false,
-          properties: { session: sessionName, events: { type: 'string', maxLength: 2000 } },
+          properties: {
+            session: sessionName,
+            events: { type: 'string', maxLength: 2000, pattern: csvOf(['*', ...EVENT_TYPES]), 'x-invalid-message': 'must be a comma list of event types (or *)' },
+          },
         },
       },
       handler({ query, ctx }) {

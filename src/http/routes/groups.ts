@@ -2,7 +2,7 @@
 import { checkBodySession } from '../../chats/ids.js';
 import type { ParticipantAction } from '../../engine/types.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
-import { createGroupBody, descriptionBody, groupParams, joinBody, joinQuery, participantsBody, pictureBody, subjectBody } from '../schemas/groups.js';
+import { createGroupBody, descriptionBody, groupParams, joinBody, joinQuery, participantsBody, pictureBody, PICTURE_RULES, subjectBody } from '../schemas/groups.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import { listOf, ref, withRequired } from '../schemas/resources.js';
@@ -161,6 +161,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'set the group picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB; admins)',
       schema: { params: groupParams, body: pictureBody },
+      rulesBeyondSchema: PICTURE_RULES,
       bodyLimit: 'media',
       async handler({ params, body, ctx }) {
         if (body.session !== undefined) checkBodySession(params.session, body.session);

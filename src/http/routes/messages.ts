@@ -2,22 +2,12 @@
 import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
 import { sessionParams, emptyBody, paging } from '../schemas/common.js';
 import { checkBodySession } from '../../chats/ids.js';
-import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, sendMessageBodyWithSession, starBody, typingBody } from '../schemas/messages.js';
-import type { RuleBeyondSchema } from '../types.js';
+import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, sendMessageBodyWithSession, SEND_RULES, starBody, typingBody } from '../schemas/messages.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
-/** What a send may be refused for that the schema cannot say (it reads the file, the text, or the session's contacts). */
-const SEND_RULES: RuleBeyondSchema[] = [
-  { path: '/url', rule: "must lead to a file of the message type's kind (e.g. an image for image messages)" },
-  { path: '/base64', rule: "must be base64 (one alphabet) of a file of the message type's kind" },
-  { path: '/mentions', rule: 'each must also appear in the text (or caption) as @<number>' },
-  { path: '/vcard', rule: 'must be a vCard 3.0 with BEGIN, VERSION:3.0, FN and END lines' },
-  { path: '/pollOptions', rule: 'must not repeat an option once spaces around are trimmed' },
-  { path: '/statusViewers', rule: 'is required when the session knows no contacts to show a status post to' },
-];
 
 export function messageRoutes({ messaging }: Services): RouteDef[] {
   /** The send route: the session in the path (documented), or in the body (the old form, deprecated, kept working). */
@@ -174,6 +164,10 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'star or unstar a message',
       schema: { params: sessionParams, body: starBody },
+      rulesBeyondSchema: [
+        { path: '/fromMe', rule: 'is required for a message the gateway has not stored' },
+        { path: '/participant', rule: 'is required for a group message the session did not send and the gateway has not stored' },
+      ],
       async handler({ params, body }) {
         const starred = await messaging.star(params.session, body);
         return done(starred ? 'message starred' : 'message unstarred');

@@ -2,7 +2,7 @@
 // contact's, with the session's own number (GET …/contacts/{id}/picture).
 import { checkBodySession } from '../../chats/ids.js';
 import { emptyBody, sessionParams } from '../schemas/common.js';
-import { pictureBody } from '../schemas/groups.js';
+import { pictureBody, PICTURE_RULES } from '../schemas/groups.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
 import { ref } from '../schemas/resources.js';
@@ -21,6 +21,7 @@ export function profileRoutes({ profile }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: "set the session's own profile picture from an HTTPS URL or base64 (JPEG or PNG, ≤ 5 MB)",
       schema: { params: sessionParams, body: pictureBody },
+      rulesBeyondSchema: PICTURE_RULES,
       bodyLimit: 'media',
       async handler({ params, body, ctx }) {
         if (body.session !== undefined) checkBodySession(params.session, body.session);

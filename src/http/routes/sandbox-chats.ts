@@ -102,7 +102,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
 }
 
 /** Phone digits of a number or user JID. */
-function numberOf(raw: string, path: string): string {
+function numberOf(text: string, path: string): string {
+  const raw = text.trim();
   const digits = raw.includes('@') ? (jidKind(raw) === 'user' ? jidUser(raw) : null) : phoneDigits(raw);
   if (!digits) throw ValidationError.field(path, 'is not a phone number or user JID');
   return digits;

@@ -5,6 +5,7 @@ import { jidKind, jidUser, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { sessionParams } from '../schemas/common.js';
 import { burstBody, disconnectBody, historyBody, inboundBody, pairBody } from '../schemas/sandbox.js';
+import { SEND_RULES } from '../schemas/messages.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
 import type { ContactAction } from '../../engine/sandbox/messenger.js';
 import type { OutgoingContent } from '../../engine/types.js';
@@ -55,6 +56,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'a virtual contact sends a message to the session, or reacts to, edits, revokes, reads or votes on one',
       schema: { params: sessionParams, body: inboundBody },
+      rulesBeyondSchema: SEND_RULES,
       bodyLimit: 'media',
       async handler({ params, body }) {
         const messenger = connectedMessenger(sessions, params.session);
@@ -94,6 +96,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each), and `media` messages',
       schema: { params: sessionParams, body: historyBody },
+      rulesBeyondSchema: [{ path: '/media', rule: "each item's base64 must be a file of its type's kind" }],
       bodyLimit: 'media',
       async handler({ params, body }) {
         const started = performance.now();
@@ -123,7 +126,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
   ];
 }
 
-function contactDigits(from: string): string {
+function contactDigits(raw: string): string {
+  const from = raw.trim();
   const digits = from.includes('@') ? (jidKind(from) === 'user' ? jidUser(from) : null) : phoneDigits(from);
   if (!digits) throw ValidationError.field('/from', 'is not a phone number or user JID');
   return digits;

@@ -1,7 +1,8 @@
 // Schemas of the client-token and client-rules routes.
 import { CLIENT_ACTIONS } from '../../auth/client-actions.js';
 import { RECIPIENT_MODES } from '../../auth/client-rules.js';
-import { sessionName } from './common.js';
+import { csvOf, sessionName } from './common.js';
+import { originListPattern } from './url-patterns.js';
 
 /** `ttlSeconds` is bounded by the daemon's clientTokens.maxTtlSeconds, so the schema is made with it. */
 export const mintTokenBody = (maxTtlSeconds: number) =>
@@ -23,8 +24,7 @@ export const mintTokenBody = (maxTtlSeconds: number) =>
     },
   }) as const;
 
-/** a comma list of client actions (spaces and empty items ignored) */
-const ACTIONS_CSV = `^[\\s,]*(?:(?:${CLIENT_ACTIONS.join('|')})\\s*(?:,[\\s,]*|$))*$`;
+const ACTIONS_CSV = csvOf(CLIENT_ACTIONS);
 
 export const clientRulesBody = {
   type: 'object',
@@ -44,8 +44,8 @@ export const clientRulesBody = {
     allowedOrigins: {
       type: 'string',
       maxLength: 8000,
-      pattern: '^[\\s,]*(?:[Hh][Tt][Tt][Pp][Ss]?://[^\\s,/?#@]+/?[\\s,]*)*$',
-      description: 'a comma list of origins as browsers send them (`https://app.example.com`, `http://localhost:3000`: lowercase, no default port, no path); empty: any origin',
+      pattern: originListPattern(),
+      description: 'a comma list of origins as browsers send them (`https://app.example.com`, `http://localhost:3000`: lowercase, a name or IPv4 address, no default port, no path); empty: any origin',
       'x-invalid-message': 'must be a comma list of origins like https://app.example.com',
     },
   },

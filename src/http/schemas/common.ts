@@ -48,3 +48,25 @@ export const personId = idString('wa-person');
 /** any chat: a person, group, channel or status@broadcast */
 export const chatId = idString('wa-chat');
 export const groupId = idString('wa-group');
+
+/** A pattern of a comma list of these words (spaces around items and empty items ignored, as the routes split them). */
+export function csvOf(words: readonly string[]): string {
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  return `^[\\s,]*(?:(?:${escaped.join('|')})\\s*(?:,[\\s,]*|$))*$`;
+}
+
+/**
+ * "When `field` is one of `values`, these fields are required", as JSON Schema. The properties are repeated in the
+ * subschemas and `unevaluatedProperties: true` said, for linters that read each subschema alone.
+ */
+export function requiredWhen(field: string, values: readonly string[], required: readonly string[], properties: Record<string, object>, message: string) {
+  return {
+    if: { required: [field], properties: { [field]: values.length === 1 ? { const: values[0] } : { enum: values } }, unevaluatedProperties: true },
+    then: {
+      required,
+      'x-required-message': message,
+      properties: Object.fromEntries(required.map((name) => [name, properties[name]])),
+      unevaluatedProperties: true,
+    },
+  } as const;
+}

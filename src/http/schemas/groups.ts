@@ -1,4 +1,5 @@
 // Schemas of the group routes (SPEC §4 "Groups", limits of §8: name ≤ 25 characters, ≤ 256 participants per request).
+import type { RuleBeyondSchema } from '../types.js';
 import { bodySession, groupRef, personId, sessionName } from './common.js';
 
 export const groupParams = {
@@ -71,3 +72,9 @@ export const joinBody = {
   required: ['code'],
   properties: { session: bodySession, code: { type: 'string', minLength: 1, maxLength: 1024, pattern: INVITE_CODE_PATTERN, description: INVITE_CODE_DESCRIPTION, 'x-invalid-message': INVITE_CODE_MESSAGE } },
 } as const;
+
+/** What a picture may be refused for that the schema cannot say: it reads the file. */
+export const PICTURE_RULES: RuleBeyondSchema[] = [
+  { path: '/base64', rule: 'must be base64 of a JPEG or PNG of at most 5 MB and 16 megapixels' },
+  { path: '/url', rule: 'must lead to a JPEG or PNG of at most 5 MB and 16 megapixels' },
+];

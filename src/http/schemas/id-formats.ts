@@ -56,6 +56,16 @@ export const ID_FORMATS = {
     pattern: trimmed(GROUP_JID),
     description: 'a group JID (`120363000000000001@g.us`)',
   },
+  /** a chat a label can be put on: a person or a group */
+  'wa-person-or-group': {
+    validate: (value) => {
+      const kind = kindOf(value);
+      return kind === 'user' || kind === 'lid' || kind === 'group';
+    },
+    message: 'is not a phone number, user JID, LID or group JID',
+    pattern: trimmed(PHONE, USER_JID, LID, GROUP_JID),
+    description: 'a person (phone number, user JID or LID) or a group JID (`…@g.us`)',
+  },
   /** any chat: phone number, user JID, LID, group, channel or status@broadcast */
   'wa-chat': {
     validate: (value) => normalizeJid(value) !== null,

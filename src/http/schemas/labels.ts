@@ -1,5 +1,6 @@
 // Schemas of the label routes (SPEC §4 "Labels"; bodies of DESIGN §3: {name, color}, {name?, color?}, {chatIds:[…]} or a bare array).
-import { chatId, sessionName } from './common.js';
+import { idString } from './id-formats.js';
+import { sessionName } from './common.js';
 
 export const labelParams = {
   type: 'object',
@@ -25,7 +26,7 @@ export const updateLabelBody = {
   properties: { name, color },
 } as const;
 
-const chatIds = { type: 'array', minItems: 1, maxItems: 1000, items: chatId } as const;
+const chatIds = { type: 'array', minItems: 1, maxItems: 1000, items: idString('wa-person-or-group') } as const;
 
 /** `{chatIds: [...]}`, or the array alone. */
 export const labelChatsBody = {

@@ -1,6 +1,7 @@
 // Schemas of the message routes (SPEC §4 "Messages", limits of §8, field names of DESIGN §3).
 import { MIME_PATTERN } from '../../media/mime.js';
 import { CONTENT_FIELDS, FIELDS_BY_TYPE, MEDIA_KINDS, TYPE_ALIASES } from '../../messages/content.js';
+import type { RuleBeyondSchema } from '../types.js';
 import { bodySession, chatId, personId, sessionName } from './common.js';
 
 /** Content fields shared by the send route and the sandbox inbound route. */
@@ -169,3 +170,13 @@ export const starBody = {
     participant: personId,
   },
 } as const;
+
+/** What a send may be refused for that the schema cannot say (it reads the file, the text, or the session's contacts). */
+export const SEND_RULES: RuleBeyondSchema[] = [
+  { path: '/url', rule: "must lead to a file of the message type's kind (e.g. an image for image messages)" },
+  { path: '/base64', rule: "must be base64 (one alphabet) of a file of the message type's kind" },
+  { path: '/mentions', rule: 'each must also appear in the text (or caption) as @<number>' },
+  { path: '/vcard', rule: 'must be a vCard 3.0 with BEGIN, VERSION:3.0, FN and END lines' },
+  { path: '/pollOptions', rule: 'must not repeat an option once spaces around are trimmed' },
+  { path: '/statusViewers', rule: 'is required when the session knows no contacts to show a status post to' },
+];

@@ -1,5 +1,5 @@
 // Schemas of the sandbox control routes for presence, calls, contact profiles, groups and chat state (DESIGN §6).
-import { chatId, groupId, personId, phoneOrUserJid } from './common.js';
+import { chatId, groupId, personId, phoneOrUserJid, requiredWhen } from './common.js';
 
 const from = phoneOrUserJid;
 
@@ -45,6 +45,13 @@ export const sandboxContactBody = {
   },
 } as const;
 
+const groupActionProperties = {
+  code: { type: 'string', minLength: 1, maxLength: 64 },
+  groupId,
+  value: { type: 'string', maxLength: 2048 },
+  participants: { type: 'array', minItems: 1, maxItems: 256, items: personId },
+} as const;
+
 export const sandboxGroupBody = {
   type: 'object',
   additionalProperties: false,
@@ -52,11 +59,14 @@ export const sandboxGroupBody = {
   properties: {
     from,
     action: { enum: ['join', 'leave', 'subject', 'description', 'add', 'remove', 'promote', 'demote'] },
-    code: { type: 'string', minLength: 1, maxLength: 64 },
-    groupId,
-    value: { type: 'string', maxLength: 2048 },
-    participants: { type: 'array', minItems: 1, maxItems: 256, items: personId },
+    ...groupActionProperties,
   },
+  allOf: [
+    requiredWhen('action', ['join'], ['code'], groupActionProperties, 'is required for join'),
+    requiredWhen('action', ['leave'], ['groupId'], groupActionProperties, 'is required for leave'),
+    requiredWhen('action', ['subject', 'description'], ['groupId', 'value'], groupActionProperties, 'is required for this action'),
+    requiredWhen('action', ['add', 'remove', 'promote', 'demote'], ['groupId', 'participants'], groupActionProperties, 'is required for this action'),
+  ],
 } as const;
 
 export const sandboxChatBody = {

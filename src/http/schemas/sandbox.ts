@@ -1,7 +1,7 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
-import { groupId, phoneNumber, phoneOrUserJid } from './common.js';
-import { contentProperties } from './messages.js';
+import { groupId, phoneNumber, phoneOrUserJid, requiredWhen } from './common.js';
+import { contentProperties, contentRules } from './messages.js';
 
 /**
  * The most messages one burst or one history sync may ask for. Each is ingested in one request and fans out to every
@@ -39,6 +39,7 @@ export const historyBody = {
           caption: contentProperties.caption,
           filename: contentProperties.filename,
         },
+        allOf: contentRules,
       },
     },
   },
@@ -69,6 +70,13 @@ export const disconnectBody = {
 
 const { type: _contentType, ...contentFields } = contentProperties;
 
+const inboundProperties = (): Record<string, object> => ({
+  text: contentProperties.text,
+  messageId: { type: 'string', minLength: 1, maxLength: 128 },
+  reaction: { type: 'string', maxLength: 32 },
+  options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
+});
+
 /** A virtual contact sends a message, or acts on one (reaction, edit, revoke, read, vote). */
 export const inboundBody = {
   type: 'object',
@@ -84,6 +92,14 @@ export const inboundBody = {
     options: { type: 'array', maxItems: 12, items: { type: 'string', minLength: 1, maxLength: 100 } },
     senderLidOnly: { type: 'boolean', description: 'the network names the sender by LID only (1:1 messages)' },
   },
+  allOf: [
+    ...contentRules,
+    requiredWhen('type', ['reaction'], ['messageId', 'reaction'], inboundProperties(), 'is required for reaction'),
+    requiredWhen('type', ['edit'], ['messageId', 'text'], inboundProperties(), 'is required for edit'),
+    requiredWhen('type', ['revoke'], ['messageId'], inboundProperties(), 'is required for revoke'),
+    requiredWhen('type', ['read'], ['messageId'], inboundProperties(), 'is required for read'),
+    requiredWhen('type', ['vote'], ['messageId', 'options'], inboundProperties(), 'is required for vote'),
+  ],
 } as const;
 
 export const burstBody = {

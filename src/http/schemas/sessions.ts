@@ -1,6 +1,7 @@
 // Schemas of the session routes (SPEC §4 "Sessions").
 import { ENGINE_NAMES } from '../../engine/types.js';
 import { phoneNumber, sessionName } from './common.js';
+import { urlPattern } from './url-patterns.js';
 
 export interface CreateSessionBody {
   name: string;
@@ -21,8 +22,8 @@ export const createSessionBody = {
       type: 'string',
       minLength: 1,
       maxLength: 2048,
-      // what checkProxyUrl (src/net/url-guard.ts) reads before its host policy: the scheme, then a host (credentials allowed)
-      pattern: '^(https?|socks5h?)://(?:[^/?#@\\s]*@)?(?:\\[[0-9A-Fa-f:.]+\\]|[^/?#@\\s:\\[\\]]+)(?::[0-9]{1,5})?(?:[/?#]\\S*)?$',
+      // what checkProxyUrl (src/net/url-guard.ts) and checkProxy read before the host policy: the scheme, then a host (credentials allowed)
+      pattern: urlPattern(['http', 'https', 'socks5', 'socks5h'], { credentials: true }),
       description: 'http://, https://, socks5:// or socks5h:// with a host (credentials allowed); a public host unless private targets are allowed (400 PROXY_URL_REJECTED)',
       'x-invalid-message': 'is not a proxy URL (http, https, socks5 or socks5h://[user:password@]host[:port])',
     },

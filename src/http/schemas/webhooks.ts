@@ -4,6 +4,7 @@ import { MAX_ATTEMPTS, MAX_DELAY_SECONDS, RETRY_POLICY_NAMES, type RetrySettings
 import { HEADER_VALUE, MAX_HEADERS, MIN_HMAC_KEY_LENGTH, RESERVED_HEADERS, RESERVED_PREFIX, HEADER_NAME } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES, type SignatureScheme } from '../../store/webhooks.js';
 import { SESSION_NAME_PATTERN, pagingProperties, sessionName } from './common.js';
+import { urlPattern } from './url-patterns.js';
 
 export interface WebhookHeaderBody {
   name: string;
@@ -33,7 +34,7 @@ const url = {
   type: 'string',
   minLength: 1,
   maxLength: 2048,
-  pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^/?#@\\s]+(?:[/?#].*)?$',
+  pattern: urlPattern(['http', 'https'], { credentials: false }),
   description: 'https, on a public host (plain http and private hosts only where webhooks.allowPrivateTargets is set: 400 WEBHOOK_URL_REJECTED otherwise); no username or password',
   'x-error-code': 'WEBHOOK_URL_REJECTED',
   'x-error-message': 'Webhook URL rejected: it is not an http(s) URL with a host and no username or password.',
