@@ -27,7 +27,8 @@ const ajvFor = (source: 'body' | 'query' | 'params'): Ajv =>
  *   (what failed inside a oneOf/anyOf/not it explains is not listed);
  * - `x-invalid-path`: where that sentence points, under the value (default: the value itself);
  * - `x-required-message`: the sentence for a missing property that schema requires;
- * - `x-error-code`: a 400 code other than VALIDATION_FAILED for a value this schema refuses (INVALID_TTL), and
+ * - `x-error-code`: a 400 code other than VALIDATION_FAILED for a value this schema refuses by its value (pattern,
+ *   format, enum, bounds: INVALID_TTL), when nothing else is wrong with the request, and
  *   `x-error-message` the error's message then (the one the check after the schema gives, WEBHOOK_URL_REJECTED's).
  */
 interface MessageExtensions {
@@ -38,6 +39,9 @@ interface MessageExtensions {
   'x-error-message'?: string;
 }
 const extensionsOf = (e: ErrorObject) => (e.parentSchema ?? {}) as MessageExtensions;
+/** x-error-code names what the value is, not its shape: a wrong type or length stays VALIDATION_FAILED */
+const CODED_KEYWORDS = new Set(['pattern', 'format', 'enum', 'const', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+const hasOwnCode = (e: ErrorObject) => CODED_KEYWORDS.has(e.keyword) && extensionsOf(e)['x-error-code'] !== undefined;
 
 export type Validator = (value: unknown) => unknown;
 
@@ -57,7 +61,8 @@ export function compileValidator(schema: object, source: 'body' | 'query' | 'par
     const unique = details.filter((d, i) => details.findIndex((o) => o.path === d.path && o.message === d.message) === i);
     const [first] = unique;
     const message = first ? `${labelOf(first.path, source)} ${first.message}` : `invalid ${source}`;
-    const coded = errors.find((e) => extensionsOf(e)['x-error-code'] !== undefined);
+    // a code of its own only when that rule is all that refuses the value (an empty url is a plain VALIDATION_FAILED)
+    const coded = errors.length > 0 && errors.every(hasOwnCode) ? errors[0] : undefined;
     if (coded) throw new GatewayError(extensionsOf(coded)['x-error-code']!, extensionsOf(coded)['x-error-message'] ?? message, unique);
     throw new ValidationError(message, unique);
   };
@@ -113,6 +118,19 @@ function mostSpecific(all: ErrorObject[]): ErrorObject[] {
   return errors.filter((e) => !(isAlternativeNoise(e) && !explained.includes(e) && (hasDeeper(e) || (e.keyword === 'if' && errors.length > 1))));
 }
 
+/**
+ * "Exactly one of url or base64" (a oneOf of `{required: [field]}`) points at the field to add when none is given
+ * (the first), or at the one too many when several are.
+ */
+function exactlyOnePath(e: ErrorObject): string | undefined {
+  if (e.keyword !== 'oneOf') return undefined;
+  const alternatives = (e.schema as Array<{ required?: string[] }> | undefined) ?? [];
+  const fields = alternatives.map((alt) => alt.required?.[0]);
+  if (fields.some((f) => f === undefined)) return undefined;
+  const passing = (e.params as { passingSchemas?: number[] | null }).passingSchemas;
+  return `/${pointerEscape(fields[passing ? passing[1]! : 0]!)}`;
+}
+
 function acceptsUndefined(schema: object): boolean {
   return (schema as { required?: unknown[] }).required === undefined && (schema as { type?: string }).type === 'object';
 }
@@ -127,7 +145,7 @@ function detailOf(e: ErrorObject, source: string): ErrorDetail {
   const params = e.params as Record<string, unknown>;
   const own = extensionsOf(e);
   if (own['x-invalid-message'] !== undefined && ['not', 'oneOf', 'anyOf', 'pattern', 'format'].includes(e.keyword)) {
-    return { path: `${e.instancePath}${own['x-invalid-path'] ?? ''}`, message: own['x-invalid-message'] };
+    return { path: `${e.instancePath}${own['x-invalid-path'] ?? exactlyOnePath(e) ?? ''}`, message: own['x-invalid-message'] };
   }
   switch (e.keyword) {
     case 'required':

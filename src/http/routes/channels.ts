@@ -38,7 +38,7 @@ export function channelRoutes({ channels }: Services): RouteDef[] {
       summary: 'create a channel owned by the session',
       schema: { params: sessionParams, body: createChannelBody },
       async handler({ params, body, ctx }) {
-        if (body.session !== undefined) checkBodySession(params.session, body.session);
+        checkBodySession(params.session, body.session);
         const channel = await channels.create(params.session, body, ctx.state.principal);
         ctx.status = 201;
         return channel;

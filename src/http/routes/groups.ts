@@ -21,7 +21,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
     summary,
     schema: { params: groupParams, body: participantsBody },
     async handler({ params, body }) {
-      if (body.session !== undefined) checkBodySession(params.session, body.session);
+      checkBodySession(params.session, body.session);
       return groups.updateParticipants(params.session, params.groupId, action, body.participants);
     },
   });
@@ -37,7 +37,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       summary: 'create a group; the session becomes its super admin; results per participant',
       schema: { params: sessionParams, body: createGroupBody },
       async handler({ params, body, ctx }) {
-        if (body.session !== undefined) checkBodySession(params.session, body.session);
+        checkBodySession(params.session, body.session);
         const group = await groups.create(params.session, body.name, body.participants ?? []);
         ctx.status = 201;
         return group;
@@ -132,7 +132,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       summary: 'rename the group (admins)',
       schema: { params: groupParams, body: subjectBody },
       async handler({ params, body }) {
-        if (body.session !== undefined) checkBodySession(params.session, body.session);
+        checkBodySession(params.session, body.session);
         await groups.setSubject(params.session, params.groupId, body.value);
         return done('group subject updated');
       },
@@ -147,7 +147,7 @@ export function groupRoutes({ groups }: Services): RouteDef[] {
       summary: 'set the group description; empty clears it (admins)',
       schema: { params: groupParams, body: descriptionBody },
       async handler({ params, body }) {
-        if (body.session !== undefined) checkBodySession(params.session, body.session);
+        checkBodySession(params.session, body.session);
         await groups.setDescription(params.session, params.groupId, body.value);
         return done('group description updated');
       },

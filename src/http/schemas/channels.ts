@@ -10,7 +10,7 @@ export const channelParams = {
 export const createChannelBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['name'],
+  required: ['session', 'name'],
   properties: {
     session: bodySession,
     name: { type: 'string', minLength: 1, maxLength: 100 },

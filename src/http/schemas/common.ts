@@ -7,10 +7,10 @@ export const SESSION_NAME_PATTERN = '^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$';
 
 export const sessionName = { type: 'string', minLength: 1, maxLength: 64, pattern: SESSION_NAME_PATTERN } as const;
 
-/** A write body that repeats the session of its path (SPEC §4): optional, and when given it must be that session. */
+/** A write body that repeats the session of its path (SPEC §4): it must be that session (`x-equals-path-parameter`). */
 export const bodySession = {
   ...sessionName,
-  description: "optional; when given, the session named in the path (400 VALIDATION_FAILED otherwise: it once was required, and is kept for old clients)",
+  description: 'the session named in the path, repeated (SPEC §4); another is refused (400 VALIDATION_FAILED naming /session)',
   'x-equals-path-parameter': 'session',
 } as const;
 

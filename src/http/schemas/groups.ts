@@ -11,7 +11,7 @@ export const groupParams = {
 export const createGroupBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['name'],
+  required: ['session', 'name'],
   properties: {
     session: bodySession,
     name: { type: 'string', minLength: 1, maxLength: 25, pattern: '\\S', 'x-invalid-message': 'must not be blank' },
@@ -22,7 +22,7 @@ export const createGroupBody = {
 export const subjectBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['value'],
+  required: ['session', 'value'],
   properties: { session: bodySession, value: { type: 'string', minLength: 1, maxLength: 25, pattern: '\\S', 'x-invalid-message': 'must not be blank' } },
 } as const;
 
@@ -30,7 +30,7 @@ export const subjectBody = {
 export const descriptionBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['value'],
+  required: ['session', 'value'],
   properties: { session: bodySession, value: { type: 'string', maxLength: 2048 } },
 } as const;
 
@@ -44,20 +44,20 @@ export const pictureBody = {
     base64: { type: 'string', minLength: 1, contentEncoding: 'base64', contentMediaType: 'image/jpeg', description: 'the picture, base64 (or a data: URI); JPEG or PNG, ≤ 5 MB' },
   },
   oneOf: [{ required: ['url'] }, { required: ['base64'] }],
-  'x-invalid-message': 'needs exactly one of url or base64',
+  'x-invalid-message': 'exactly one of url or base64 is required',
 } as const;
 
 export const participantsBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['participants'],
+  required: ['session', 'participants'],
   properties: { session: bodySession, participants: { type: 'array', minItems: 1, maxItems: 256, items: personId } },
 } as const;
 
 /** src/chats/ids.ts inviteCode(): 6–64 letters, digits, - or _, spaces around ignored; never the link */
 const INVITE_CODE_PATTERN = '^\\s*[A-Za-z0-9_-]{6,64}\\s*$';
 const INVITE_CODE_DESCRIPTION = 'the invite code: the part after https://chat.whatsapp.com/ (6–64 letters, digits, - or _), not the link';
-const INVITE_CODE_MESSAGE = 'is not an invite code (6–64 letters, digits, - or _): send only the part after https://chat.whatsapp.com/, not the link';
+const INVITE_CODE_MESSAGE = 'is not an invite code: send only the invite code (the part after https://chat.whatsapp.com/: 6–64 letters, digits, - or _), not the link';
 
 export const joinQuery = {
   type: 'object',

@@ -65,7 +65,7 @@ export const contentRules = Object.entries(FIELDS_BY_TYPE).map(([type, fields]) 
         ...Object.fromEntries([...required, ...media].map((field) => [field, contentField(field)])),
         ...Object.fromEntries(refused.map((field) => [field, { not: {}, 'x-invalid-message': `is not used by ${type} messages` }])),
       },
-      ...(media.length ? { oneOf: [{ required: ['url'] }, { required: ['base64'] }], 'x-invalid-message': 'needs exactly one of url or base64 (media messages)' } : {}),
+      ...(media.length ? { oneOf: [{ required: ['url'] }, { required: ['base64'] }], 'x-invalid-message': 'exactly one of url or base64 is required' } : {}),
       ...open,
     },
   };

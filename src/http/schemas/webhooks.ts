@@ -27,7 +27,7 @@ export type UpdateWebhookBody = Partial<Omit<CreateWebhookBody, 'session'>> & { 
 /** what checkTargetUrl (src/net/url-guard.ts) reads before its host policy: an http(s) URL with a host and no credentials */
 /** `[Cc][Oo]…`: a pattern has no case-insensitive flag */
 const anyCase = (text: string) => text.replace(/[a-z]/g, (c) => `[${c}${c.toUpperCase()}]`).replace(/\./g, '\\.');
-const HEADER_NAME_PATTERN = `^(?!(?:${[...RESERVED_HEADERS].map(anyCase).join('|')})$)(?!${anyCase(RESERVED_PREFIX)})${HEADER_NAME.source.slice(1)}`;
+const RESERVED_NAME_PATTERN = `^(?:(?:${[...RESERVED_HEADERS].map(anyCase).join('|')})$|${anyCase(RESERVED_PREFIX)})`;
 const HEADER_VALUE_PATTERN = HEADER_VALUE.source;
 
 const url = {
@@ -53,9 +53,10 @@ const headers = {
         type: 'string',
         minLength: 1,
         maxLength: 256,
-        pattern: HEADER_NAME_PATTERN,
+        pattern: HEADER_NAME.source,
         description: `an RFC 9110 token; not one the gateway sets (${[...RESERVED_HEADERS].join(', ')}, X-Webhook-*); names are unique ignoring case`,
-        'x-invalid-message': 'is not a header name a webhook may set (RFC 9110 token characters; not Content-Type, Host, X-Webhook-… and the other headers the gateway sets)',
+        'x-invalid-message': "is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only)",
+        allOf: [{ not: { pattern: RESERVED_NAME_PATTERN }, 'x-invalid-message': 'is set by the gateway and cannot be overridden' }],
       },
       value: { type: 'string', maxLength: 4096, pattern: HEADER_VALUE_PATTERN, description: 'no control characters but tab', 'x-invalid-message': 'must not contain control characters (CR, LF, NUL, …)' },
     },
