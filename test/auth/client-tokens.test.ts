@@ -195,6 +195,7 @@ describe('enforcement', () => {
     const chat = encodeURIComponent(B);
     const samples: Record<string, (t: string) => Promise<{ status: number; body: any }>> = {
       'POST /api/messages/send': (t) => sendText(t),
+      'POST /api/sessions/:session/messages/send': (t) => asClient(t, 'POST', '/api/sessions/a/messages/send', { chatId: B, type: 'text', text: 'by the path form' }),
       'POST /api/sessions/:session/messages/react': (t) => asClient(t, 'POST', '/api/sessions/a/messages/react', { chatId: B, messageId: seedId, reaction: '👍' }),
       'POST /api/sessions/:session/messages/typing': (t) => asClient(t, 'POST', '/api/sessions/a/messages/typing', { chatId: B, state: 'composing' }),
       'POST /api/sessions/:session/messages/seen': (t) => asClient(t, 'POST', '/api/sessions/a/messages/seen', { chatId: B, messageId: seedId }),
