@@ -1,9 +1,22 @@
 // `npm run fuzz -- --runs N --seed S [--path P]`: a long fuzz run against one daemon; prints its figures, and on a
 // failure the seed, path and shrunk request so `--seed S --path P` replays it.
+// `npm run fuzz -- --positive --runs N --seed S`: requests the document allows (test/fuzz/positive.ts); prints the
+// drift (400 VALIDATION_FAILED outside the documented rules) and fails when there is any.
 import { Fuzzer, parseArgs, runFuzz } from './harness.js';
+import { runPositive } from './positive.js';
 
-const options = parseArgs(process.argv.slice(2), { runs: 10_000, seed: Date.now() % 2 ** 31 });
+const args = process.argv.slice(2);
+const options = parseArgs(args.filter((a) => a !== '--positive'), { runs: 10_000, seed: Date.now() % 2 ** 31 });
 const fuzzer = await Fuzzer.start();
+if (args.includes('--positive')) {
+  const started = Date.now();
+  const stats = await runPositive(fuzzer, { numRuns: options.numRuns, seed: options.seed });
+  const { drifts, byOperation, ...figures } = stats;
+  console.log(JSON.stringify({ seed: options.seed, runs: options.numRuns, ...figures, operations: Object.keys(byOperation).length, drift: drifts.length, seconds: Number(((Date.now() - started) / 1000).toFixed(1)) }, null, 2));
+  for (const drift of drifts) console.error(`drift ${drift.operationId}: ${drift.request}\n  → ${drift.answer}`);
+  await fuzzer.close();
+  process.exit(drifts.length || fuzzer.stats.fiveXx ? 1 : 0);
+}
 let failed = false;
 const started = Date.now();
 const progress = setInterval(() => {

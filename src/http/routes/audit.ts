@@ -31,6 +31,7 @@ export function auditRoutes({ audit }: Services): RouteDef[] {
       access: 'audit:read',
       summary: 'the audit log of admin actions, newest first (filters: action, actor, target, outcome, since, until)',
       schema: { query: auditQuery },
+      rulesBeyondSchema: [{ path: '/until', rule: 'must not be before since' }],
       handler({ query, ctx }) {
         const principal = ctx.state.principal;
         if (principal?.kind === 'key' && principal.sessions) {

@@ -37,6 +37,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'the simulated phone scans the QR (or enters the pairing code); with `history`, it then sends that seeded history once (history.sync)',
       schema: { params: sessionParams, body: pairBody },
+      rulesBeyondSchema: [{ path: '/code', rule: 'must be the pairing code the session requested, when it requested one' }],
       handler({ params, body }) {
         const sandbox = sandboxSession(sessions, params.session);
         let digits: string | undefined;
@@ -96,7 +97,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'the phone sends a history sync of `messages` messages across `chats` chats (history.sync events of 5,000 messages each), and `media` messages',
       schema: { params: sessionParams, body: historyBody },
-      rulesBeyondSchema: [{ path: '/media', rule: "each item's base64 must be a file of its type's kind" }],
+      rulesBeyondSchema: [{ path: '/base64', rule: "each media item's base64 must be base64 of a file of its type's kind (the 400 names /base64)" }],
       bodyLimit: 'media',
       async handler({ params, body }) {
         const started = performance.now();

@@ -11,7 +11,7 @@ export const sandboxPresenceBody = {
     from,
     presence: { enum: ['available', 'unavailable', 'composing', 'recording', 'paused'] },
     /** ISO 8601 or Unix seconds */
-    lastSeen: { type: ['string', 'integer'], minimum: 0, maximum: 99_999_999_999, maxLength: 64 },
+    lastSeen: { type: ['string', 'integer'], minimum: 0, maximum: 99_999_999_999, maxLength: 64, format: 'date-time', description: 'ISO 8601 (date-time) or Unix seconds' },
     chatId: groupId,
   },
 } as const;
