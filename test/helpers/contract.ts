@@ -96,6 +96,10 @@ export function checkResponse(method: string, url: string, status: number, heade
   if (!template || !operation) {
     // no such route (404) or method (405): the answer is still the error envelope
     if (status < 400) throw new ContractDrift(`${what}: ${status} from a path and method the document does not have`);
+    // a 405 is documented on the operations of its path (the methods it has)
+    if (status === 405 && template && !Object.values(template.operations).some((op) => op.responses['405'])) {
+      throw new ContractDrift(`${what}: 405 on ${template.path}, whose operations do not document it`);
+    }
     if (isJson) validateAt(`/components/schemas/Error${status}`, body, what);
     return;
   }
@@ -116,6 +120,8 @@ export function checkResponse(method: string, url: string, status: number, heade
   if (status === 429 && !headers.get('retry-after')) {
     throw new ContractDrift(`${what}: no Retry-After`);
   }
+  // a file served with its own type (a media download): any type, JSON included, is what the document says
+  if (content['*/*']) return;
   if (!isJson) {
     if (content['application/json'] && text !== '') throw new ContractDrift(`${what}: documented as JSON, answered ${headers.get('content-type')}`);
     return;

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import fc from 'fast-check';
 import addFormatsModule from 'ajv-formats';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -11,6 +12,7 @@ import { EVENT_TYPES } from '../../src/events/catalogue.js';
 import { routeTable, standaloneDocument } from '../../src/http/document.js';
 import { errorStatus } from '../../src/http/error-status.js';
 import { openApiPath } from '../../src/http/openapi.js';
+import { ID_FORMATS } from '../../src/http/schemas/id-formats.js';
 import { runCli } from '../helpers/cli.js';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
@@ -46,6 +48,17 @@ describe('the OpenAPI document', () => {
       for (const p of item.post.parameters) if (!p.description) missing.push(`webhook ${type}: header ${p.name}`);
     }
     assert.deepEqual(missing, []);
+  });
+
+  test('each wa-* format and its pattern in the document accept the same strings', () => {
+    const tricky = ['', ' ', '+', '0123456', '+1 (555) 000-1111', '+15550001111', ' 15550001111 ', '1555000111122233', '15550001111@s.whatsapp.net', '15550001111:3@s.whatsapp.net',
+      '15550001111@c.us', ' 15550001111@s.whatsapp.net\n', '200000000000001@lid', '120363000000000001@g.us', '1-2-3-4@g.us', '12345678901@newsletter', 'status@broadcast',
+      'a@s.whatsapp.net', '15550001111@s.whatsapp.net ', '++15550001111', '(+1)5550001111', '+1\u00a05550001111', '1555@g.us', 'x'.repeat(10)];
+    for (const [name, format] of Object.entries(ID_FORMATS)) {
+      const pattern = new RegExp(format.pattern, 'u');
+      for (const value of tricky) assert.equal(pattern.test(value), format.validate(value), `${name} ${JSON.stringify(value)}`);
+      fc.assert(fc.property(fc.stringMatching(pattern, { size: 'small' }), (value) => format.validate(value)), { numRuns: 300, seed: 28 });
+    }
   });
 
   test('servers is relative: "try it out" and clients reach whatever origin served the document', () => {
@@ -103,6 +116,8 @@ describe('the OpenAPI document', () => {
 
   test('examples exist for the main routes and fit their schemas', () => {
     const ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateSchema: false }));
+    // the wa-* formats are annotations for a generic validator: their patterns carry the rule
+    for (const name of Object.keys(ID_FORMATS)) ajv.addFormat(name, true);
     ajv.addSchema(doc, 'openapi.json');
     const escape = (s: string) => s.replace(/~/g, '~0').replace(/\//g, '~1');
     const checked: string[] = [];
