@@ -26,6 +26,7 @@ const ajvFor = (source: 'body' | 'query' | 'params'): Ajv =>
  * - `x-invalid-message`: the sentence for a failed `not`, `oneOf`, `anyOf`, `pattern` or `format` of that schema
  *   (what failed inside a oneOf/anyOf/not it explains is not listed);
  * - `x-invalid-path`: where that sentence points, under the value (default: the value itself);
+ * - `x-csv-of`: the words of a comma list (with its pattern): a 400 names the unknown ones;
  * - `x-required-message`: the sentence for a missing property that schema requires;
  * - `x-error-code`: a 400 code other than VALIDATION_FAILED for a value this schema refuses by its value (pattern,
  *   format, enum, bounds: INVALID_TTL), when nothing else is wrong with the request, and
@@ -144,6 +145,11 @@ function labelOf(path: string, source: string): string {
 function detailOf(e: ErrorObject, source: string): ErrorDetail {
   const params = e.params as Record<string, unknown>;
   const own = extensionsOf(e);
+  const words = (e.parentSchema as { 'x-csv-of'?: string[] } | undefined)?.['x-csv-of'];
+  if (e.keyword === 'pattern' && words && typeof e.data === 'string') {
+    const unknown = e.data.split(',').map((item) => item.trim()).filter((item) => item && !words.includes(item));
+    if (unknown.length) return { path: e.instancePath, message: `unknown: ${unknown.join(', ')} (known: ${words.join(', ')})` };
+  }
   if (own['x-invalid-message'] !== undefined && ['not', 'oneOf', 'anyOf', 'pattern', 'format'].includes(e.keyword)) {
     return { path: `${e.instancePath}${own['x-invalid-path'] ?? exactlyOnePath(e) ?? ''}`, message: own['x-invalid-message'] };
   }

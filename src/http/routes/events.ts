@@ -33,7 +33,7 @@ export function eventRoutes({ bus, apiKeys, config }: Services, streams: Set<Pas
           additionalProperties: false,
           properties: {
             session: sessionName,
-            events: { type: 'string', maxLength: 2000, pattern: csvOf(['*', ...EVENT_TYPES]), 'x-invalid-message': 'must be a comma list of event types (or *)' },
+            events: { type: 'string', maxLength: 2000, pattern: csvOf(['*', ...EVENT_TYPES]), 'x-csv-of': ['*', ...EVENT_TYPES], 'x-invalid-message': 'must be a comma list of event types (or *)' },
           },
         },
       },

@@ -38,7 +38,7 @@ export const clientRulesBody = {
       'x-error-message': `recipientMode must be one of ${RECIPIENT_MODES.join(', ')}`,
     },
     enabled: { type: 'boolean' },
-    allowedActions: { type: 'string', maxLength: 1000, pattern: ACTIONS_CSV, description: `a comma list of: ${CLIENT_ACTIONS.join(', ')}`, 'x-invalid-message': `must be a comma list of: ${CLIENT_ACTIONS.join(', ')}` },
+    allowedActions: { type: 'string', maxLength: 1000, pattern: ACTIONS_CSV, 'x-csv-of': CLIENT_ACTIONS, description: `a comma list of: ${CLIENT_ACTIONS.join(', ')}`, 'x-invalid-message': `must be a comma list of: ${CLIENT_ACTIONS.join(', ')}` },
     rateLimitPerMinute: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     dailySendCap: { type: 'integer', minimum: 0, maximum: 100_000_000 },
     allowedOrigins: {
