@@ -51,7 +51,7 @@ export function shellExamples(markdown: string): ShellExample[] {
 function adapt(script: string, daemon: TestDaemon): string {
   const prelude = [
     'set -euo pipefail',
-    'gateway() { node "$GATEWAY_BIN" "$@"; }',
+    'gateway() { "$NODE" "$GATEWAY_BIN" "$@"; }',
     // an answer over 399 fails the example, as a non-zero exit does
     'curl() { command curl --silent --show-error --fail-with-body --max-time 20 "$@"; }',
   ];
@@ -71,6 +71,7 @@ function run(script: string, daemon: TestDaemon): Run {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: daemon.dataDir,
+      NODE: process.execPath,
       GATEWAY_BIN: BIN,
       GATEWAY_URL: daemon.url,
       GATEWAY_MASTER_KEY: MASTER_KEY,
