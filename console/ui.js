@@ -164,8 +164,10 @@ export function formatChat(jid) {
   return jid;
 }
 
+/** A chat by name when the contacts know it ("Alice (+15550001111)"), else as formatChat shows it. */
 export function Chat({ jid, name }) {
-  return html`<span title=${jid}>${name || formatChat(jid)}</span>`;
+  const shown = formatChat(jid);
+  return html`<span title=${jid}>${name && name !== shown ? `${name} (${shown})` : shown}</span>`;
 }
 
 export function formatDuration(seconds) {

@@ -57,8 +57,22 @@ function SendTest({ session }) {
   </section>`;
 }
 
-function Messages({ session }) {
+/** The names the session's contacts go by, by JID and LID (only for a key with contacts:read; else none). */
+function useContactNames(session, allowed) {
+  const contacts = useLoad(async () => (allowed ? (await api('GET', `/api/sessions/${encodeURIComponent(session)}/contacts${query({ limit: 1000 })}`)).data : []), [session, allowed]);
+  const names = new Map();
+  for (const contact of contacts.value ?? []) {
+    const name = contact.savedName ?? contact.name ?? contact.businessName;
+    if (!name) continue;
+    names.set(contact.id, name);
+    if (contact.lid) names.set(contact.lid, name);
+  }
+  return names;
+}
+
+function Messages({ session, caps }) {
   const messages = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/messages${query({ limit: 20 })}`)).data, [session]);
+  const names = useContactNames(session, caps.can('contacts:read'));
   useEvents((event) => {
     if (event.session === session && (event.event === 'message.sent' || event.event === 'message.received')) messages.reload();
   });
@@ -70,7 +84,7 @@ function Messages({ session }) {
       ? html`<${Table} label="Recent messages" head=${['When', 'Chat', 'Direction', 'Type', 'Text', 'Status']}>
           ${messages.value.map(
             (m) => html`<tr data-message=${m.messageId}>
-              <td><time datetime=${m.timestamp}>${formatTime(m.timestamp)}</time></td><td><${Chat} jid=${m.chatId} /></td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
+              <td><time datetime=${m.timestamp}>${formatTime(m.timestamp)}</time></td><td><${Chat} jid=${m.chatId} name=${names.get(m.chatId)} /></td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
             </tr>`,
           )}
         <//>`
@@ -128,7 +142,7 @@ export function Session({ id, caps, stream }) {
       </section>
       ${s.status !== 'CONNECTED' && manage ? html`<${Pairing} session=${s} master=${caps.master} onChange=${() => session.reload()} />` : null}
       ${s.status === 'CONNECTED' && caps.can('messages:send') ? html`<${SendTest} session=${s.name} />` : null}
-      <${Messages} session=${s.name} />
+      <${Messages} session=${s.name} caps=${caps} />
       <${LiveEvents} session=${s.name} stream=${stream} />
       ${manage ? html`<${ClientRules} session=${s.name} />` : null}
     </div>`;
