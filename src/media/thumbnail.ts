@@ -4,6 +4,7 @@
 // IMAGE_MAX_PIXELS is never decoded, the decode has a deadline and never runs on the event loop.
 import { readFile } from 'node:fs/promises';
 import { checkImageSize, renderJpeg } from './image.js';
+import { readImageSize } from './image-size.js';
 
 /** the longer side of a thumbnail, px */
 export const THUMBNAIL_SIDE = 100;
@@ -32,7 +33,14 @@ export async function imageThumbnail(source: { data: Buffer } | { path: string; 
   const deadline = Date.now() + TIMEOUT_MS;
   for (const quality of QUALITIES) {
     const jpeg = await renderJpeg(data, { kind: 'fit', side: THUMBNAIL_SIDE, quality }, { timeoutMs: deadline - Date.now() });
-    if (jpeg.length <= THUMBNAIL_MAX_BYTES) return { jpeg, width, height };
+    if (jpeg.length <= THUMBNAIL_MAX_BYTES) return { jpeg, ...upright(width, height, jpeg) };
   }
   throw new Error(`no thumbnail within ${THUMBNAIL_MAX_BYTES / 1024} KB`);
+}
+
+/** The header's dimensions as shown: jimp turns a photo by its EXIF orientation, the header gives them unturned. */
+function upright(width: number, height: number, thumbnail: Buffer): { width: number; height: number } {
+  const shown = readImageSize(thumbnail);
+  const turned = shown !== undefined && shown.width !== shown.height && width !== height && shown.width > shown.height !== width > height;
+  return turned ? { width: height, height: width } : { width, height };
 }

@@ -87,6 +87,22 @@ test('an image sent from a downloaded file carries one too', async () => {
   assertThumbnail(imageMessage(sent), 300, 600);
 });
 
+/** the JPEG of `png` with an EXIF orientation 6 (shown turned 90° clockwise), as phones write portrait photos */
+async function turnedJpeg(png: Buffer): Promise<Buffer> {
+  const jpeg = await (await Jimp.read(png)).getBuffer('image/jpeg', { quality: 80 });
+  const tiff = Buffer.from([0x4d, 0x4d, 0, 0x2a, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0, 0, 0]);
+  const exif = Buffer.concat([Buffer.from('Exif\0\0', 'latin1'), tiff]);
+  const app1 = Buffer.concat([Buffer.from([0xff, 0xe1, (exif.length + 2) >> 8, (exif.length + 2) & 0xff]), exif]);
+  return Buffer.concat([jpeg.subarray(0, 2), app1, jpeg.subarray(2)]);
+}
+
+test('a photo turned by its EXIF orientation gets its dimensions as shown', async () => {
+  const data = await turnedJpeg(await picture(800, 400));
+  assert.deepEqual(readImageSize(data), { format: 'jpeg', width: 800, height: 400 }, 'the header gives them unturned');
+  const sent = await harness().sendMessage(PEER, { type: 'image', media: { mimeType: 'image/jpeg', size: data.length, data } }, {});
+  assertThumbnail(imageMessage(sent), 400, 800);
+});
+
 test('an image that cannot be thumbnailed is still sent, without a thumbnail and without Baileys decoding it itself', async () => {
   // readable by any decoder (a PNG with zeros after its end), but past the size the gateway reads for a thumbnail:
   // with no thumbnail given, Baileys would make one with sharp
