@@ -4,9 +4,10 @@
 import { html } from 'htm/preact';
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, capabilities, forgetKey, openEventStream, storedKey, storeKey, whenUnauthorized } from './api.js';
+import { api, capabilities, forgetKey, storedKey, storeKey, whenUnauthorized } from './api.js';
 import { requestRefresh, useReachable } from './connection.js';
 import { publish } from './events.js';
+import { openSharedEventStream } from './shared-stream.js';
 import { ErrorBox, Field } from './ui.js';
 import { Overview } from './pages/overview.js';
 import { Sessions } from './pages/sessions.js';
@@ -97,7 +98,7 @@ function Shell({ account, onSignOut }) {
       setStream({ live: false, unavailable: true });
       return undefined;
     }
-    return openEventStream(publish, ({ refused, ...state }) => setStream(refused ? { live: false, unavailable: true } : state));
+    return openSharedEventStream(publish, ({ refused, ...state }) => setStream(refused ? { live: false, unavailable: true } : state));
   }, [account]);
   // the event stream needs webhooks:manage: without it, every view loads again on a timer
   useEffect(() => {
