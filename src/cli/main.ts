@@ -1,7 +1,7 @@
 // The commander program: global options, one register() per command file, errors printed as one line with an exit code.
 import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.js';
-import { CliError } from './client.js';
+import { CliError, takeServiceEnvironment, type GlobalOptions } from './client.js';
 import { ExitCode } from './exit-codes.js';
 import { COMMANDS } from './commands/index.js';
 import { forTerminal, printText } from './output.js';
@@ -15,7 +15,8 @@ export function buildProgram(): Command {
     .option('-c, --config <file>', 'gateway.yaml path (default: GATEWAY_CONFIG or ./gateway.yaml)')
     .option('--json', 'print raw JSON for scripts')
     .configureOutput({ outputError: (message, write) => write(forTerminal(message)) })
-    .exitOverride();
+    .exitOverride()
+    .hook('preAction', (_program, action) => takeServiceEnvironment(action.optsWithGlobals<GlobalOptions>()));
   for (const register of COMMANDS) register(program);
   hintHelpAfterUsageErrors(program);
   return program;
