@@ -32,6 +32,9 @@ export function takeServiceEnvironment(globals: GlobalOptions): void {
   }
 }
 
+/** The environment file takeServiceEnvironment read, if any. */
+export const serviceEnvFileRead = (): string | undefined => envFileRead;
+
 /** The configuration for commands that work on the files themselves; an invalid one exits with the configuration code. */
 export function loadCliConfig(globals: GlobalOptions): GatewayConfig {
   try {
