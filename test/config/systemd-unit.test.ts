@@ -68,6 +68,16 @@ describe('the systemd unit', () => {
     assert.equal(options.get('NoExecPaths'), undefined);
   });
 
+  test("the README's install steps match the unit: its path, the environment file, the CLI on PATH", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Running under systemd'), readme.indexOf('\n## ', readme.indexOf('## Running under systemd') + 3));
+    assert.match(section, /sudo cp config\/gateway\.service \/etc\/systemd\/system\/session-gateway\.service/);
+    assert.match(section, /sudo ln -s \/opt\/session-gateway\/bin\/gateway \/usr\/local\/bin\/gateway/);
+    assert.ok(section.includes(`sudo tee ${options.get('EnvironmentFile')![0]}`), 'the README writes the file the unit reads');
+    assert.match(section, /GATEWAY_CONFIG=\/etc\/session-gateway\/gateway\.yaml/);
+    assert.match(section, /sudo -u gateway gateway sessions list/);
+  });
+
   test(ANALYZE ? 'systemd-analyze verify finds nothing' : 'systemd-analyze verify (SKIPPED: systemd-analyze is not installed)', { skip: !ANALYZE }, () => {
     const run = spawnSync('systemd-analyze', ['verify', installed], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
