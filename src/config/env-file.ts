@@ -25,11 +25,13 @@ export function parseEnvFile(text: string): Record<string, string> {
 
 /**
  * The environment file the CLI takes in: only when it names no configuration itself (no --config, no GATEWAY_CONFIG, no
- * ./gateway.yaml); GATEWAY_ENV_FILE names another one (then it must exist), the default one is read when it exists and
- * this user can read it.
+ * ./gateway.yaml); GATEWAY_ENV_FILE names another one (then it must exist), or none when set empty; the default one is
+ * read when it exists and this user can read it.
  */
 export function serviceEnvFile(configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (configFlag || env.GATEWAY_CONFIG || existsSync(resolve('gateway.yaml'))) return undefined;
+  // set and empty: no environment file at all (a script, a test, that must not pick up the host's service)
+  if (env.GATEWAY_ENV_FILE === '') return undefined;
   if (env.GATEWAY_ENV_FILE) {
     const named = resolve(env.GATEWAY_ENV_FILE);
     if (!existsSync(named)) throw new ConfigError(`environment file not found: ${named} (GATEWAY_ENV_FILE)`);
