@@ -43,7 +43,8 @@ describe('restore and doctor as a user other than the daemon', () => {
   before(async () => {
     // the other user must reach the files inside
     chmodSync(work, 0o755);
-    const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    // SQLite even in the suite's PostgreSQL pass: restore works on gateway.db
+    const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_STORE: 'sqlite' } });
     try {
       assert.equal((await daemon.request('POST', '/api/sessions', { name: 'kept' })).status, 201);
       const taken = await daemon.request('POST', '/api/admin/backups', {});
