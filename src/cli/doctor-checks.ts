@@ -120,7 +120,7 @@ function diskCheck(dataDir: string, store: GatewayConfig['store']['kind']): Chec
  * A file this user may not read or write (EACCES, EPERM) is not a damaged database: SQLite reports both as "unable to
  * open database file", and a restore would not help. Says whose the files are and how to give them back.
  */
-function accessCheck(dataDir: string, dbFile: string): Check | undefined {
+export function accessCheck(dataDir: string, dbFile: string, command: 'doctor' | 'serve' = 'doctor'): Check | undefined {
   const needs: Array<[string, number]> = [[dataDir, constants.R_OK | constants.W_OK | constants.X_OK]];
   for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) needs.push([file, constants.R_OK | constants.W_OK]);
   for (const [path, mode] of needs) {
@@ -145,11 +145,13 @@ function accessCheck(dataDir: string, dbFile: string): Check | undefined {
           return 'the daemon\'s user';
         }
       })();
-      return fail(
-        'database',
-        `cannot open ${path}: permission denied (${code})${whose}${me === undefined ? '' : `; doctor runs as ${userName(me)}`}. This is not damage: the file is not this user's to open`,
-        `run doctor as the user the daemon runs as (sudo -u ${dirOwner} gateway doctor); if a command run as root left files owned by root, give them back: sudo chown -R ${dirOwner}: ${dataDir}`,
-      );
+      const detail = `cannot open ${path}: permission denied (${code})${whose}${me === undefined ? '' : `; ${command} runs as ${userName(me)}`}. This is not damage: the file is not this user's to open`;
+      if (command === 'serve') {
+        // the daemon's user is the one running: the files go back to it
+        const mine = me === undefined ? 'the daemon\'s user' : userName(me);
+        return fail('database', detail, `give the data directory back to the daemon's user (a command run as root may have left files owned by root): sudo chown -R ${mine}: ${dataDir}`);
+      }
+      return fail('database', detail, `run doctor as the user the daemon runs as (sudo -u ${dirOwner} gateway doctor); if a command run as root left files owned by root, give them back: sudo chown -R ${dirOwner}: ${dataDir}`);
     }
   }
   return undefined;

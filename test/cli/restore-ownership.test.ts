@@ -114,7 +114,7 @@ describe('restore and doctor as a user other than the daemon', () => {
     assert.deepEqual(readdirSync(dataDir), before);
   });
 
-  test('doctor, as a user who cannot open the database, says permission denied and the fix, not damage', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
+  test('doctor and serve, as a user who cannot open the database, say permission denied and the fix, not damage', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
     // what a restore run with sudo used to leave: the daemon user's directory, root's database, 0600
     const dataDir = join(work, 'left-by-root');
     mkdirSync(dataDir, { mode: 0o700 });
@@ -128,5 +128,11 @@ describe('restore and doctor as a user other than the daemon', () => {
     assert.match(database.detail, new RegExp(`cannot open ${join(dataDir, 'gateway.db')}: permission denied \\(EACCES\\) \\(owned by root, mode 600\\); doctor runs as nobody`));
     assert.doesNotMatch(database.detail + database.fix, /quick_check|gateway restore/);
     assert.match(database.fix!, new RegExp(`sudo -u nobody gateway doctor.*sudo chown -R nobody: ${dataDir}`));
+
+    // and the daemon as that user says the same, where SQLite says only "unable to open database file"
+    const serve = await runAs(NOBODY, ['serve'], work, { ...env, GATEWAY_DATA_DIR: dataDir, GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_LOG_LEVEL: 'warn' });
+    assert.equal(serve.code, 1, serve.stdout + serve.stderr);
+    assert.match(serve.stderr, new RegExp(`^error: cannot open ${join(dataDir, 'gateway.db')}: permission denied \\(EACCES\\) \\(owned by root, mode 600\\); serve runs as nobody`));
+    assert.match(serve.stderr, new RegExp(`fix: .*sudo chown -R nobody: ${dataDir}`));
   });
 });

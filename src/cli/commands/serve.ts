@@ -1,8 +1,10 @@
 // `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError, resolveConfigPath } from '../../config/load.js';
 import type { GatewayConfig } from '../../config/types.js';
 import { ExitCode } from '../exit-codes.js';
+import { accessCheck } from '../doctor-checks.js';
 import { CliError, loadCliConfig, serviceEnvFileRead, type GlobalOptions } from '../client.js';
 
 export function register(program: Command): void {
@@ -41,7 +43,13 @@ export function register(program: Command): void {
         daemon = await startDaemon(config);
       } catch (err) {
         if (err instanceof ConfigError) throw new CliError(err.message, ExitCode.Config);
-        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        const code = (err as NodeJS.ErrnoException).code;
+        // SQLite says only "unable to open database file": files another user owns (a restore run as root) are named
+        if (config.store.kind === 'sqlite' && (code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'EPERM')) {
+          const denied = accessCheck(config.dataDir, join(config.dataDir, 'gateway.db'), 'serve');
+          if (denied) throw new CliError(`${denied.detail}\nfix: ${denied.fix}`, ExitCode.Failure);
+        }
+        if (code === 'EADDRINUSE') {
           throw new CliError(`${config.host}:${config.port} is taken by another program: choose another port (port in gateway.yaml, GATEWAY_PORT, or serve --port)`, ExitCode.Failure);
         }
         throw err;
