@@ -1,6 +1,7 @@
 // The console's only way to the daemon: the documented API, with the key kept in sessionStorage (never a URL or cookie),
 // and the live event stream read with fetch() so the key travels in the Authorization header.
 import { sseData } from '../src/events/sse.js';
+import { markReachable, markUnreachable, requestRefresh } from './connection.js';
 
 const KEY_ITEM = 'gateway.console.key';
 
@@ -17,9 +18,15 @@ export class ApiError extends Error {
   }
 }
 
+/** Why the console signs out by itself: a 401 to the stored key. */
+export const UNAUTHORIZED_REASON = 'Your key was revoked or is invalid.';
+
 let onUnauthorized = () => {};
-/** Called when the key stops working (revoked, or the daemon's master key changed). */
+/** Called with the reason when the key stops working (revoked, or the daemon's master key changed). */
 export const whenUnauthorized = (handler) => (onUnauthorized = handler);
+
+/** Answers a proxy gives for a daemon that is down: treated like no answer at all. */
+const GATEWAY_DOWN = new Set([502, 503, 504]);
 
 /** One API call: resolves to {data, total} (total from X-Total-Count on lists); rejects with an ApiError. */
 export async function api(method, path, body, key = storedKey()) {
@@ -33,8 +40,11 @@ export async function api(method, path, body, key = storedKey()) {
   try {
     response = await fetch(path, init);
   } catch {
+    markUnreachable();
     throw new ApiError(0, 'NETWORK', 'the daemon could not be reached');
   }
+  if (GATEWAY_DOWN.has(response.status)) markUnreachable();
+  else markReachable();
   const text = await response.text();
   let json;
   try {
@@ -44,7 +54,7 @@ export async function api(method, path, body, key = storedKey()) {
   }
   if (!response.ok) {
     const error = json?.error ?? {};
-    if (response.status === 401 && key === storedKey()) onUnauthorized();
+    if (response.status === 401 && key === storedKey()) onUnauthorized(UNAUTHORIZED_REASON);
     throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? response.statusText);
   }
   const total = response.headers.get('X-Total-Count');
@@ -72,27 +82,37 @@ export function capabilities(account) {
 
 /**
  * Reads GET /api/events/stream (Server-Sent Events) with fetch, since EventSource cannot send the key in a header.
- * Calls onEvent(envelope) per event and onState({live, error}) as the stream opens or fails; reconnects after a drop.
+ * Calls onEvent(envelope) per event and onState({live, refused, error}) as the stream opens or fails; reconnects after
+ * a drop, and asks every view to load again when it reopens (events sent while it was down are not replayed).
+ * A refused stream (403: the key lacks the scope) stops with `refused`, and the shell polls instead.
  * Returns a function that closes it.
  */
 export function openEventStream(onEvent, onState) {
   const controller = new AbortController();
   const pause = (ms) => new Promise((done) => setTimeout(done, ms));
   (async () => {
+    let opened = false;
     while (!controller.signal.aborted) {
       try {
         const response = await fetch('/api/events/stream', { headers: { Authorization: `Bearer ${storedKey()}`, Accept: 'text/event-stream' }, signal: controller.signal, cache: 'no-store' });
         if (!response.ok) {
+          if (GATEWAY_DOWN.has(response.status)) markUnreachable();
           const error = (await response.json().catch(() => undefined))?.error;
-          onState({ live: false, error: new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? response.statusText) });
-          if (response.status === 401 || response.status === 403) return;
+          const refused = response.status === 403;
+          onState({ live: false, refused, error: new ApiError(response.status, error?.code ?? `HTTP_${response.status}`, error?.message ?? response.statusText) });
+          if (response.status === 401) onUnauthorized(UNAUTHORIZED_REASON);
+          if (response.status === 401 || refused) return;
         } else {
+          markReachable();
           onState({ live: true });
+          if (opened) requestRefresh();
+          opened = true;
           await readEvents(response.body, onEvent);
           onState({ live: false, error: new ApiError(0, 'STREAM_ENDED', 'the event stream ended; reconnecting') });
         }
       } catch (err) {
         if (controller.signal.aborted) return;
+        markUnreachable();
         onState({ live: false, error: new ApiError(0, 'NETWORK', 'the event stream was cut; reconnecting') });
       }
       await pause(2000);

@@ -1,4 +1,5 @@
-// One event stream for the whole console, fanned out to the pages that listen (no polling anywhere).
+// One event stream for the whole console, fanned out to the pages that listen (where the stream is refused, the shell
+// polls instead: connection.js).
 import { useEffect, useRef } from 'preact/hooks';
 
 const listeners = new Set();

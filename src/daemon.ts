@@ -39,6 +39,7 @@ import { createOutbox } from './webhooks/outbox.js';
 import { FanoutExpander } from './webhooks/fanout.js';
 import { WebhookRegistry } from './webhooks/registry.js';
 import { createOutboxRepo } from './store/outbox.js';
+import { createActivityRepo } from './store/activity.js';
 import { createFanoutsRepo } from './store/fanouts.js';
 import { createWebhooksRepo } from './store/webhooks.js';
 import { ClientRules } from './auth/client-rules.js';
@@ -69,6 +70,7 @@ import { createAuditRepo } from './store/audit.js';
 import { createPresenceRepo } from './store/presence.js';
 import { Backups, recordRestore, scheduleInterval } from './ops/backups.js';
 import { operationsStatus } from './ops/status.js';
+import { recentActivity } from './ops/activity.js';
 
 export interface Daemon {
   url: string;
@@ -208,6 +210,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   pruneMessages.unref();
   const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
   const startedAt = Date.now();
+  const activityRepo = createActivityRepo(db);
   const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
   const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
@@ -239,6 +242,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       backups,
       status: () =>
         operationsStatus({ version: VERSION, startedAt, store, sessions: sessionsRepo, outbox: outboxRepo, webhooks, media: mediaService, backups, backupSchedule: config.backup.schedule }),
+      activity: (window) => recentActivity(activityRepo, webhooks, window),
     },
   };
   bus.subscribe(metrics.observeEvent);

@@ -4,8 +4,8 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ConfirmButton, ErrorBox, Field, formatTime, Secret, Table, useAction, useLoad } from '../ui.js';
-
-const SCOPES = ['sessions:read', 'sessions:manage', 'messages:send', 'chats:manage', 'contacts:read', 'media:read', 'webhooks:manage', 'keys:manage', '*'];
+// the daemon's own list, bundled at build time: a scope added there is offered here
+import { SCOPES } from '../../src/auth/scopes.js';
 
 function CreateKey({ caps, base, onCreated }) {
   const sessions = useLoad(async () => (await api('GET', '/api/sessions')).data.map((s) => s.name), []);
@@ -59,7 +59,7 @@ export function Keys({ caps }) {
     ${created ? html`<div class="card" data-testid="new-key"><${Secret} label=${`API key “${created.name}”`} value=${created.key} /></div>` : null}
     ${list.value?.length === 0 ? html`<p>No API keys yet.</p>` : null}
     ${list.value?.length
-      ? html`<${Table} label="API keys" head=${['Name', 'Prefix', 'Scopes', 'Sessions', 'Created', 'Last used', '']}>
+      ? html`<${Table} label="API keys" head=${['Name', 'Prefix', 'Scopes', 'Sessions', 'Created', 'Last used', 'Actions']}>
           ${list.value.map(
             (k) => html`<tr data-key=${k.id}>
               <td>${k.name}</td><td><code>${k.prefix}</code></td><td>${k.scopes.join(', ')}</td><td>${k.sessions ? k.sessions.join(', ') || '(none)' : 'all'}</td>

@@ -1,11 +1,13 @@
-// Pairing a session: the QR drawn on a canvas and redrawn when it rotates (session.qr), a countdown to its expiry, and
-// the pairing-code flow. The session page swaps this out for the account once session.status says CONNECTED.
+// Pairing a session: the QR drawn on a canvas and redrawn when it rotates (session.qr, or the QR route loaded again
+// where the event stream is refused), a countdown to its expiry, and the pairing-code flow; a sandbox session has no
+// phone to scan with, so the master key gets "Simulate scan" (the sandbox's pair route). The session page swaps this out
+// for the account once session.status says CONNECTED.
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import QRCode from 'qrcode';
 import { api } from '../api.js';
 import { useEvents } from '../events.js';
-import { ErrorBox, Field, useAction } from '../ui.js';
+import { ErrorBox, Field, useAction, useLoad } from '../ui.js';
 
 function useCountdown(expiresAt) {
   const [now, setNow] = useState(Date.now());
@@ -25,43 +27,54 @@ function QrCanvas({ text }) {
   return html`<canvas ref=${canvas} class="qr" role="img" aria-label="Pairing QR code: scan it in WhatsApp, Linked devices" data-qr=${text}></canvas>`;
 }
 
-export function Pairing({ session }) {
-  const [qr, setQr] = useState();
-  const [error, setError] = useState();
+export function Pairing({ session, master, onChange }) {
+  const [liveQr, setLiveQr] = useState();
   const [phone, setPhone] = useState('');
   const [code, setCode] = useState();
   const action = useAction();
   const path = `/api/sessions/${encodeURIComponent(session.name)}`;
   const waiting = session.status === 'CONNECTING';
+  const sandbox = session.engine === 'sandbox';
 
-  useEffect(() => {
-    if (!waiting) return;
-    api('GET', `${path}/pairing/qr`)
-      .then(({ data }) => (setQr(data), setError(undefined)))
-      .catch((err) => (err.code === 'QR_NOT_AVAILABLE' ? setQr(undefined) : setError(err)));
+  // 409 QR_NOT_AVAILABLE: no QR yet (the session is still reaching the pairing step); the next event or poll brings it
+  const loaded = useLoad(async () => {
+    if (!waiting) return null;
+    try {
+      return (await api('GET', `${path}/pairing/qr`)).data;
+    } catch (err) {
+      if (err.code === 'QR_NOT_AVAILABLE') return null;
+      throw err;
+    }
   }, [session.name, waiting]);
+  useEffect(() => setLiveQr(undefined), [loaded.value]);
   useEvents((event) => {
-    if (event.session === session.name && event.event === 'session.qr') setQr(event.payload);
+    if (event.session === session.name && event.event === 'session.qr') setLiveQr(event.payload);
   });
+  const qr = waiting ? (liveQr ?? loaded.value) : undefined;
   const seconds = useCountdown(qr?.expiresAt);
 
   const requestCode = (event) => {
     event.preventDefault();
     action.run(async () => setCode((await api('POST', `${path}/pairing/code`, { phoneNumber: phone.trim() })).data.code));
   };
-  const start = () => action.run(() => api('POST', `${path}/start`));
+  const start = () => action.run(async () => (await api('POST', `${path}/start`), onChange?.()));
+  const simulateScan = () => action.run(async () => (await api('POST', `/api/sandbox/sessions/${encodeURIComponent(session.name)}/pair`, phone.trim() ? { phoneNumber: phone.trim() } : {}), onChange?.()));
 
   return html`<section class="card" aria-labelledby="h-pairing" data-testid="pairing">
     <h2 id="h-pairing">Pairing</h2>
-    ${!waiting ? html`<p>The session is not running. Start it to get a QR code.</p><button type="button" class="primary" onClick=${start}>Start pairing</button>` : null}
+    ${!waiting ? html`<p>The session is not running. Start it to get a QR code.</p><button type="button" class="primary" onClick=${start} disabled=${action.busy}>Start pairing</button>` : null}
     ${waiting && qr
       ? html`<div class="pairing">
           <${QrCanvas} text=${qr.qr} />
-          <p aria-live="polite">Scan in WhatsApp → Settings → Linked devices. ${seconds !== undefined ? html`This code changes in <strong data-testid="countdown">${seconds}</strong> s.` : null}</p>
+          <p aria-live="polite">
+            ${sandbox ? 'A sandbox session: no phone can scan this code; simulate the scan instead. ' : 'Scan in WhatsApp → Settings → Linked devices. '}
+            ${seconds !== undefined ? html`This code changes in <strong data-testid="countdown">${seconds}</strong> s.` : null}
+          </p>
         </div>`
       : null}
-    ${waiting && !qr && !error ? html`<p>Waiting for the QR code…</p>` : null}
-    <${ErrorBox} error=${error} />
+    ${waiting && !qr && !loaded.error ? html`<p>Waiting for the QR code…</p>` : null}
+    ${waiting && sandbox && master ? html`<p><button type="button" class="primary" onClick=${simulateScan} disabled=${action.busy}>Simulate scan</button> <small>the sandbox's phone links this session${phone.trim() ? ` as ${phone.trim()}` : ''}</small></p>` : null}
+    <${ErrorBox} error=${loaded.error} />
     <form onSubmit=${requestCode} class="form inline">
       <${Field} label="Or link with a phone number" hint="E.164, e.g. +15550001111"><input name="phoneNumber" type="tel" required value=${phone} onInput=${(e) => setPhone(e.currentTarget.value)} /><//>
       <button type="submit" disabled=${action.busy}>Get pairing code</button>

@@ -4,7 +4,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
 import { useEvents } from '../events.js';
-import { ErrorBox, Field, formatTime, StatusBadge, Table, useAction, useLoad } from '../ui.js';
+import { Chat, ErrorBox, Field, formatTime, StatusBadge, Table, useAction, useLoad, useShownStatus } from '../ui.js';
 import { SessionActions } from './sessions.js';
 import { Pairing } from './pairing.js';
 import { ClientRules } from './client-rules.js';
@@ -57,8 +57,22 @@ function SendTest({ session }) {
   </section>`;
 }
 
-function Messages({ session }) {
+/** The names the session's contacts go by, by JID and LID (only for a key with contacts:read; else none). */
+function useContactNames(session, allowed) {
+  const contacts = useLoad(async () => (allowed ? (await api('GET', `/api/sessions/${encodeURIComponent(session)}/contacts${query({ limit: 1000 })}`)).data : []), [session, allowed]);
+  const names = new Map();
+  for (const contact of contacts.value ?? []) {
+    const name = contact.savedName ?? contact.name ?? contact.businessName;
+    if (!name) continue;
+    names.set(contact.id, name);
+    if (contact.lid) names.set(contact.lid, name);
+  }
+  return names;
+}
+
+function Messages({ session, caps }) {
   const messages = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/messages${query({ limit: 20 })}`)).data, [session]);
+  const names = useContactNames(session, caps.can('contacts:read'));
   useEvents((event) => {
     if (event.session === session && (event.event === 'message.sent' || event.event === 'message.received')) messages.reload();
   });
@@ -70,7 +84,7 @@ function Messages({ session }) {
       ? html`<${Table} label="Recent messages" head=${['When', 'Chat', 'Direction', 'Type', 'Text', 'Status']}>
           ${messages.value.map(
             (m) => html`<tr data-message=${m.messageId}>
-              <td>${formatTime(m.timestamp)}</td><td>${m.chatId}</td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
+              <td><time datetime=${m.timestamp}>${formatTime(m.timestamp)}</time></td><td><${Chat} jid=${m.chatId} name=${names.get(m.chatId)} /></td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
             </tr>`,
           )}
         <//>`
@@ -102,17 +116,19 @@ export function Session({ id, caps, stream }) {
     if (event.session === id && ['session.status', 'session.connected', 'session.logged_out'].includes(event.event)) session.reload();
   });
   const s = session.value;
+  const shownStatus = useShownStatus(s?.status);
   const manage = caps.can('sessions:manage');
-  if (session.error) return html`<h1>Session ${id}</h1><${ErrorBox} error=${session.error} />`;
+  if (session.error && !s) return html`<h1>Session ${id}</h1><${ErrorBox} error=${session.error} />`;
   if (!s) return html`<h1>Session ${id}</h1><p>Loading…</p>`;
   const deleted = () => (location.hash = '#/sessions');
   return html`<h1>Session ${s.name} <${StatusBadge} status=${s.status} reason=${s.statusReason} /></h1>
+    <${ErrorBox} error=${session.error} />
     ${manage ? html`<${SessionActions} session=${s} onDone=${(gone) => (gone ? deleted() : session.reload())} />` : null}
     <div class="cards">
       <section class="card" aria-labelledby="h-account">
         <h2 id="h-account">Account</h2>
         <dl>
-          <dt>Status</dt><dd data-testid="status">${s.status}</dd>
+          <dt>Status</dt><dd data-testid="status">${shownStatus}</dd>
           <dt>Phone</dt><dd>${s.phoneNumber ?? '—'}</dd>
           <dt>Name</dt><dd>${s.pushName ?? '—'}</dd>
           ${s.businessName ? html`<dt>Business</dt><dd>${s.businessName}</dd>` : null}
@@ -121,12 +137,12 @@ export function Session({ id, caps, stream }) {
           <dt>Engine</dt><dd>${s.engine}</dd>
           ${s.proxy ? html`<dt>Proxy</dt><dd>${s.proxy}</dd>` : null}
           <dt>Safe mode</dt><dd>${s.config?.safeMode ? 'on' : 'off'}</dd>
-          <dt>Created</dt><dd>${formatTime(s.createdAt)}</dd>
+          <dt>Created</dt><dd><time datetime=${s.createdAt}>${formatTime(s.createdAt)}</time></dd>
         </dl>
       </section>
-      ${s.status !== 'CONNECTED' && manage ? html`<${Pairing} session=${s} />` : null}
+      ${s.status !== 'CONNECTED' && manage ? html`<${Pairing} session=${s} master=${caps.master} onChange=${() => session.reload()} />` : null}
       ${s.status === 'CONNECTED' && caps.can('messages:send') ? html`<${SendTest} session=${s.name} />` : null}
-      <${Messages} session=${s.name} />
+      <${Messages} session=${s.name} caps=${caps} />
       <${LiveEvents} session=${s.name} stream=${stream} />
       ${manage ? html`<${ClientRules} session=${s.name} />` : null}
     </div>`;

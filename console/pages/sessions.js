@@ -1,7 +1,9 @@
-// The sessions list, live (session.status from the event stream), with create and the lifecycle actions.
+// The sessions list, live (session.status from the event stream, or loaded again without it), with create and the
+// lifecycle actions.
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
+import { useRefresh } from '../connection.js';
 import { useEvents } from '../events.js';
 import { ConfirmButton, ErrorBox, Field, StatusBadge, Table, useAction, useLoad } from '../ui.js';
 
@@ -58,11 +60,13 @@ export function Sessions({ caps }) {
     if (event.event === 'session.status') setLive((s) => ({ ...s, [event.session]: event.payload }));
     if (event.event === 'session.connected' || event.event === 'session.logged_out') list.reload();
   });
+  // statuses heard before a refresh are older than the list it loads
+  useRefresh(() => setLive({}));
   const manage = caps.can('sessions:manage');
   const rows = (list.value ?? []).map((session) => ({ ...session, ...(live[session.name] ? { status: live[session.name].status, statusReason: live[session.name].statusReason } : {}) }));
   return html`<h1>Sessions</h1>
     <${ErrorBox} error=${list.error} />
-    ${rows.length === 0 && !list.loading ? html`<p>No sessions yet.</p>` : null}
+    ${list.value?.length === 0 && !list.error ? html`<p>No sessions yet.</p>` : null}
     ${rows.length
       ? html`<${Table} label="Sessions" head=${['Name', 'Status', 'Phone', 'Engine', ...(manage ? ['Actions'] : [])]}>
           ${rows.map(

@@ -1,9 +1,17 @@
-// One webhook: edit it, delete it, and its delivery log (status filter, paging, a delivery's body and last error, retry).
+// One webhook: edit it, rotate its signing key (shown once), delete it, and its delivery log (status filter, paging, a
+// delivery's body and last error, retry). #/webhooks/7/failed opens the log on its failed deliveries (the overview links so).
 import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, query } from '../api.js';
-import { ConfirmButton, ErrorBox, formatTime, Table, useAction, useLoad } from '../ui.js';
-import { WebhookForm } from './webhooks.js';
+import { ConfirmButton, ErrorBox, formatTime, Secret, Table, useAction, useLoad } from '../ui.js';
+import { newSigningKey, WebhookForm } from './webhooks.js';
+
+const STATUSES = ['pending', 'succeeded', 'failed'];
+/** the status filter a link asked for: #/webhooks/{id}/{status} */
+const statusInHash = () => {
+  const wanted = location.hash.split('/')[3];
+  return STATUSES.includes(wanted) ? wanted : '';
+};
 
 const PAGE_SIZE = 20;
 
@@ -23,7 +31,7 @@ function DeliveryDetail({ webhookId, delivery }) {
 }
 
 function Deliveries({ webhookId }) {
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState(statusInHash);
   const [offset, setOffset] = useState(0);
   const [open, setOpen] = useState();
   const log = useLoad(async () => api('GET', `/api/webhooks/${webhookId}/deliveries${query({ status, limit: PAGE_SIZE, offset })}`), [webhookId, status, offset]);
@@ -35,14 +43,14 @@ function Deliveries({ webhookId }) {
     <div class="toolbar">
       <label class="label" for="delivery-status">Status</label>
         <select id="delivery-status" name="status" value=${status} onChange=${(e) => (setStatus(e.currentTarget.value), setOffset(0))}>
-          <option value="">all</option><option value="pending">pending</option><option value="succeeded">succeeded</option><option value="failed">failed</option>
+          <option value="">all</option>${STATUSES.map((s) => html`<option value=${s}>${s}</option>`)}
         </select>
       <button type="button" onClick=${log.reload}>Refresh</button>
     </div>
     <${ErrorBox} error=${log.error || retry.error} />
     ${rows.length === 0 && !log.loading ? html`<p>No deliveries.</p>` : null}
     ${rows.length
-      ? html`<${Table} label="Deliveries" head=${['When', 'Event', 'Status', 'Attempts', 'HTTP', '']}>
+      ? html`<${Table} label="Deliveries" head=${['When', 'Event', 'Status', 'Attempts', 'HTTP', 'Actions']}>
           ${rows.map(
             (d) => html`<tr data-delivery=${d.id} data-status=${d.status}>
                 <td>${formatTime(d.createdAt)}</td><td><code>${d.event}</code></td><td><span class="badge ${d.status === 'succeeded' ? 'ok' : d.status === 'failed' ? 'off' : 'wait'}">${d.status}</span></td>
@@ -64,6 +72,27 @@ function Deliveries({ webhookId }) {
   </section>`;
 }
 
+/** A new signing key, made here and sent with PUT: the answer never holds a key, so this is the one time it shows. */
+function RotateKey({ webhookId }) {
+  const [key, setKey] = useState();
+  const rotate = useAction();
+  return html`<div class="rotate">
+    <${ConfirmButton}
+      label="Rotate signing key"
+      danger=${false}
+      question="Replace the signing key? The receiver must check with the new one from the next attempt."
+      onConfirm=${() =>
+        rotate.run(async () => {
+          const hmacKey = newSigningKey();
+          await api('PUT', `/api/webhooks/${webhookId}`, { hmacKey });
+          setKey(hmacKey);
+        })}
+    />
+    <${ErrorBox} error=${rotate.error} />
+    ${key ? html`<div data-testid="rotated-key"><${Secret} label="New signing key (hmacKey)" value=${key} /></div>` : null}
+  </div>`;
+}
+
 export function Webhook({ id }) {
   const webhook = useLoad(async () => (await api('GET', `/api/webhooks/${encodeURIComponent(id)}`)).data, [id]);
   const remove = useAction();
@@ -76,6 +105,7 @@ export function Webhook({ id }) {
       <section class="card" aria-labelledby=${`h-webhook-edit-${w.id}`}>
         <h2 id=${`h-webhook-edit-${w.id}`}>Settings</h2>
         <${WebhookForm} key=${w.updatedAt} webhook=${w} onSaved=${() => webhook.reload()} />
+        <${RotateKey} webhookId=${w.id} />
         <${ConfirmButton} label="Delete" question=${`Delete webhook ${w.id}?`} onConfirm=${() => remove.run(async () => (await api('DELETE', `/api/webhooks/${w.id}`), (location.hash = '#/webhooks')))} />
         <${ErrorBox} error=${remove.error} />
       </section>

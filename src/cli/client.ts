@@ -1,5 +1,6 @@
 // The CLI's one HTTP client: finds the daemon (flag, env, gateway.yaml, default), sends the master key, surfaces the daemon's errors.
-import { loadConfig } from '../config/load.js';
+import { applyServiceEnvFile, DEFAULT_ENV_FILE } from '../config/env-file.js';
+import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { GatewayConfig } from '../config/types.js';
 import { ExitCode } from './exit-codes.js';
 
@@ -19,6 +20,20 @@ export class CliError extends Error {
     this.name = 'CliError';
   }
 }
+
+let envFileRead: string | undefined;
+
+/** Before any command runs: takes in the service's environment file when the command line names no configuration. */
+export function takeServiceEnvironment(globals: GlobalOptions): void {
+  try {
+    envFileRead = applyServiceEnvFile(globals.config);
+  } catch (err) {
+    throw new CliError((err as Error).message, ExitCode.Config);
+  }
+}
+
+/** The environment file takeServiceEnvironment read, if any. */
+export const serviceEnvFileRead = (): string | undefined => envFileRead;
 
 /** The configuration for commands that work on the files themselves; an invalid one exits with the configuration code. */
 export function loadCliConfig(globals: GlobalOptions): GatewayConfig {
@@ -40,16 +55,12 @@ export interface DaemonClient {
 
 export function createClient(options: GlobalOptions): DaemonClient {
   const env = process.env;
-  const fileConfig = (() => {
-    try {
-      return loadConfig({ configPath: options.config, env: {} });
-    } catch {
-      return undefined;
-    }
-  })();
-  const fromFile = fileConfig ? `http://${hostForUrl(fileConfig.host)}:${fileConfig.port}` : undefined;
-  const baseUrl = (options.url ?? env.GATEWAY_URL ?? fromFile ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  const masterKey = options.masterKey ?? env.GATEWAY_MASTER_KEY ?? fileConfig?.auth.masterKey;
+  // the same configuration and environment as every other command: a named file that is missing or invalid stops here
+  // (exit 4) rather than sending the request, keyless, to the default address
+  const config = loadCliConfig(options);
+  const configPath = resolveConfigPath({ configPath: options.config });
+  const baseUrl = (options.url ?? env.GATEWAY_URL ?? `http://${hostForUrl(config.host)}:${config.port}`).replace(/\/+$/, '');
+  const masterKey = options.masterKey ?? env.GATEWAY_MASTER_KEY ?? config.auth.masterKey;
 
   async function raw(method: string, path: string, init: { headers?: Record<string, string>; body?: string; signal?: AbortSignal } = {}) {
     const headers: Record<string, string> = { ...init.headers };
@@ -74,6 +85,7 @@ export function createClient(options: GlobalOptions): DaemonClient {
       parsed = undefined;
     }
     if (!response.ok) {
+      if (response.status === 401 && !masterKey) throw new CliError(`${parsed?.error?.code ?? 'UNAUTHORIZED'}: ${parsed?.error?.message ?? 'no key'}\n${noKeyAdvice(configPath, envFileRead)}`);
       if (parsed?.error) throw new CliError(`${parsed.error.code}: ${parsed.error.message}`);
       throw new CliError(`HTTP ${response.status} from ${method} ${path}`);
     }
@@ -95,4 +107,15 @@ export function createClient(options: GlobalOptions): DaemonClient {
 function hostForUrl(host: string): string {
   if (host === '0.0.0.0' || host === '::') return '127.0.0.1';
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Why the CLI had no key to send, and how to point it at the service's configuration. */
+function noKeyAdvice(configPath: string | undefined, envFile: string | undefined): string {
+  const read = configPath
+    ? `it read ${configPath}${envFile ? ` (named in ${envFile})` : ''}, which sets no auth.masterKey`
+    : `it found no configuration (no --config, GATEWAY_CONFIG, ./gateway.yaml or ${DEFAULT_ENV_FILE})`;
+  return (
+    `the CLI sent no key: ${read}. Point it at the service's configuration: --config /etc/session-gateway/gateway.yaml, ` +
+    `GATEWAY_CONFIG, or GATEWAY_ENV_FILE=<the unit's EnvironmentFile>, as a user who can read it (sudo -u gateway gateway …); or set GATEWAY_MASTER_KEY`
+  );
 }

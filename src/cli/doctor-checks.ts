@@ -1,13 +1,14 @@
 // The checks of `gateway doctor`: files and configuration read here, the daemon's state read through its API
 // (GET /api/health, GET /api/admin/status). Each gives a verdict and, when not ok, the fix.
-import { existsSync, readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, statSync, statfsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { loadConfig } from '../config/load.js';
+import { loadConfig, resolveConfigPath } from '../config/load.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { OperationsStatus } from '../ops/status.js';
 import { inspectDatabase, LATEST_SCHEMA_VERSION } from '../store/database-file.js';
 import { createClient, type GlobalOptions } from './client.js';
+import { userName } from './file-owner.js';
 
 export type Verdict = 'ok' | 'warn' | 'fail';
 
@@ -52,10 +53,11 @@ export async function runChecks(globals: GlobalOptions, thresholds: DoctorThresh
   checks.push(masterKeyCheck(globals.masterKey ?? config.auth.masterKey));
   const dataDir = resolve(config.dataDir);
   const dbFile = join(dataDir, 'gateway.db');
-  checks.push(...permissionChecks(dataDir, dbFile, globals.config ?? process.env.GATEWAY_CONFIG ?? (existsSync('gateway.yaml') ? 'gateway.yaml' : undefined)));
-  checks.push(diskCheck(dataDir));
-  checks.push(...databaseChecks(dbFile));
-  checks.push(...(await daemonChecks(globals, thresholds)));
+  const store = config.store.kind;
+  checks.push(...permissionChecks(dataDir, dbFile, resolveConfigPath({ configPath: globals.config })));
+  checks.push(diskCheck(dataDir, store));
+  checks.push(...(store === 'sqlite' ? databaseChecks(dataDir, dbFile) : [ok('database', 'PostgreSQL (store.postgres.url): the daemon reports whether it reaches it; back it up with pg_dump (docs/SCALING.md)')]));
+  checks.push(...(await daemonChecks(globals, thresholds, store)));
   checks.push(...versionChecks());
   return checks;
 }
@@ -84,7 +86,11 @@ function permissionChecks(dataDir: string, dbFile: string, configPath: string | 
   if (mode(dataDir) & 0o077) loose.push(`${dataDir} (${mode(dataDir).toString(8)})`);
   const files = [dbFile, `${dbFile}-wal`, `${dbFile}-shm`, ...(configPath ? [resolve(configPath)] : [])];
   const backups = join(dataDir, 'backups');
-  if (existsSync(backups)) files.push(...readdirSync(backups).filter((name) => name.endsWith('.db')).map((name) => join(backups, name)));
+  try {
+    files.push(...readdirSync(backups).filter((name) => name.endsWith('.db')).map((name) => join(backups, name)));
+  } catch {
+    // none yet, or not this user's to list (the database check says so)
+  }
   for (const file of files) if (existsSync(file) && mode(file) & 0o077) loose.push(`${file} (${mode(file).toString(8)})`);
   const uid = process.getuid?.();
   const foreign = uid !== undefined && statSync(dataDir).uid !== uid && uid !== 0;
@@ -95,19 +101,65 @@ function permissionChecks(dataDir: string, dbFile: string, configPath: string | 
   return [ok('permissions', `${dataDir} is 0700 and its database, backups and config are 0600`)];
 }
 
-function diskCheck(dataDir: string): Check {
+function diskCheck(dataDir: string, store: GatewayConfig['store']['kind']): Check {
   if (!existsSync(dataDir)) return warn('disk', `${dataDir} does not exist`, 'check dataDir / GATEWAY_DATA_DIR');
   const fs = statfsSync(dataDir);
   const free = fs.bavail * fs.bsize;
   const share = fs.blocks ? fs.bavail / fs.blocks : 1;
   const detail = `${Math.round(free / MB)} MB free (${Math.round(share * 100)}%) on the file system of ${dataDir}`;
-  const fix = 'free space (old backups in <dataDir>/backups, lower backup.keep, messages.retentionDays, media.localCacheMaxBytes) or grow the disk: SQLite fails writes when it is full';
+  const fix =
+    store === 'sqlite'
+      ? 'free space (old backups in <dataDir>/backups, lower backup.keep, messages.retentionDays, media.localCacheMaxBytes) or grow the disk: SQLite fails writes when it is full'
+      : 'free space (lower media.localCacheMaxBytes, or move media to S3) or grow the disk: the media cache lives here (the database is PostgreSQL\'s, on its own host)';
   if (free < 256 * MB || share < 0.02) return fail('disk', detail, fix);
   if (free < 2048 * MB || share < 0.1) return warn('disk', detail, fix);
   return ok('disk', detail);
 }
 
-function databaseChecks(dbFile: string): Check[] {
+/**
+ * A file this user may not read or write (EACCES, EPERM) is not a damaged database: SQLite reports both as "unable to
+ * open database file", and a restore would not help. Says whose the files are and how to give them back.
+ */
+export function accessCheck(dataDir: string, dbFile: string, command: 'doctor' | 'serve' = 'doctor'): Check | undefined {
+  const needs: Array<[string, number]> = [[dataDir, constants.R_OK | constants.W_OK | constants.X_OK]];
+  for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) needs.push([file, constants.R_OK | constants.W_OK]);
+  for (const [path, mode] of needs) {
+    try {
+      accessSync(path, mode);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') continue;
+      if (code !== 'EACCES' && code !== 'EPERM') throw err;
+      const me = process.getuid?.();
+      let whose = '';
+      try {
+        const stat = statSync(path);
+        whose = ` (owned by ${userName(stat.uid)}, mode ${(stat.mode & 0o777).toString(8)})`;
+      } catch {
+        // not even visible: the directory is closed to this user
+      }
+      const dirOwner = (() => {
+        try {
+          return userName(statSync(dataDir).uid);
+        } catch {
+          return 'the daemon\'s user';
+        }
+      })();
+      const detail = `cannot open ${path}: permission denied (${code})${whose}${me === undefined ? '' : `; ${command} runs as ${userName(me)}`}. This is not damage: the file is not this user's to open`;
+      if (command === 'serve') {
+        // the daemon's user is the one running: the files go back to it
+        const mine = me === undefined ? 'the daemon\'s user' : userName(me);
+        return fail('database', detail, `give the data directory back to the daemon's user (a command run as root may have left files owned by root): sudo chown -R ${mine}: ${dataDir}`);
+      }
+      return fail('database', detail, `run doctor as the user the daemon runs as (sudo -u ${dirOwner} gateway doctor); if a command run as root left files owned by root, give them back: sudo chown -R ${dirOwner}: ${dataDir}`);
+    }
+  }
+  return undefined;
+}
+
+function databaseChecks(dataDir: string, dbFile: string): Check[] {
+  const denied = accessCheck(dataDir, dbFile);
+  if (denied) return [denied];
   if (!existsSync(dbFile)) return [warn('database', `${dbFile} does not exist yet`, 'start the daemon once (it creates the database), or check dataDir / GATEWAY_DATA_DIR')];
   const inspection = inspectDatabase(dbFile, 'quick');
   const checks: Check[] = [];
@@ -128,7 +180,7 @@ function databaseChecks(dbFile: string): Check[] {
   return checks;
 }
 
-async function daemonChecks(globals: GlobalOptions, t: DoctorThresholds): Promise<Check[]> {
+async function daemonChecks(globals: GlobalOptions, t: DoctorThresholds, store: GatewayConfig['store']['kind']): Promise<Check[]> {
   const client = createClient(globals);
   let status: OperationsStatus;
   try {
@@ -174,7 +226,8 @@ async function daemonChecks(globals: GlobalOptions, t: DoctorThresholds): Promis
   else checks.push(fail('s3', `the S3 storage does not answer: ${status.s3.error ?? 'unknown error'}`, 'check the endpoint, bucket and credentials (`gateway settings show`, the daemon log has S3\'s own error)'));
 
   const last = status.backups.last;
-  if (!last) checks.push(warn('backups', `no backup in <dataDir>/backups (backup.schedule: ${status.backups.schedule})`, 'take one (`gateway backup`) and set backup.schedule (e.g. daily) in gateway.yaml'));
+  if (store === 'postgres') checks.push(ok('backups', 'PostgreSQL store: back it up with pg_dump (docs/SCALING.md); `gateway backup` and backup.schedule copy a SQLite store only'));
+  else if (!last) checks.push(warn('backups', `no backup in <dataDir>/backups (backup.schedule: ${status.backups.schedule})`, 'take one (`gateway backup`) and set backup.schedule (e.g. daily) in gateway.yaml'));
   else checks.push(ok('backups', `${status.backups.count} backup(s); the newest ${formatSeconds(age(last.createdAt))} old (backup.schedule: ${status.backups.schedule})`));
   return checks;
 }

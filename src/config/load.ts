@@ -1,6 +1,6 @@
 // Loads gateway.yaml, overlays GATEWAY_* env vars on the defaults, and validates the result against config/gateway.schema.json.
 import { readFileSync, existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { Ajv } from 'ajv';
 import { createRequire } from 'node:module';
 import { DEFAULT_CONFIG } from './defaults.js';
@@ -62,10 +62,14 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   const path = resolveConfigPath(options);
   const fromFile = path ? readYaml(path, options.configPath !== undefined || env.GATEWAY_CONFIG !== undefined) : {};
   const merged = deepMerge(structuredClone(DEFAULT_CONFIG) as unknown as Record<string, unknown>, fromFile);
+  // a relative dataDir (the default ./data included) is the config file's neighbour, wherever the command runs from;
+  // GATEWAY_DATA_DIR, like any path typed in a shell, is relative to the current directory
+  if (path && typeof merged.dataDir === 'string' && !isAbsolute(merged.dataDir)) merged.dataDir = resolve(dirname(path), merged.dataDir);
   const problems = applyEnv(merged, env);
   if (problems.length) throw new ConfigError('invalid environment', problems);
   validate(merged, path);
   const config = merged as unknown as GatewayConfig;
+  config.dataDir = resolve(config.dataDir);
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['server.headersTimeoutMs: must not exceed server.requestTimeoutMs']);
   }
@@ -92,9 +96,15 @@ function readYaml(path: string, required: boolean): Record<string, unknown> {
     if (required) throw new ConfigError(`config file not found: ${path}`);
     return {};
   }
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read ${path}: ${(err as Error).message}`);
+  }
   let parsed: unknown;
   try {
-    parsed = yaml().parse(readFileSync(path, 'utf8'));
+    parsed = yaml().parse(text);
   } catch (err) {
     throw new ConfigError(`${path} is not valid YAML: ${(err as Error).message}`);
   }

@@ -20,6 +20,7 @@ import type { WebhookRegistry } from '../webhooks/registry.js';
 import type { AuditLog } from '../audit/log.js';
 import type { Backups } from '../ops/backups.js';
 import type { OperationsStatus } from '../ops/status.js';
+import type { Activity, ActivityWindow } from '../ops/activity.js';
 import type { Cluster } from '../cluster/cluster.js';
 
 export interface Services {
@@ -48,8 +49,8 @@ export interface Services {
   webhooks: WebhookRegistry;
   /** the cluster this daemon is a node of (store.kind: postgres); undefined on SQLite */
   cluster?: Pick<Cluster, 'status' | 'move'>;
-  /** backups and the status report of the admin operations routes */
-  operations: { backups: Backups; status(): Promise<OperationsStatus> };
+  /** backups, the status report and the recent activity of the admin operations routes */
+  operations: { backups: Backups; status(): Promise<OperationsStatus>; activity(window: ActivityWindow): Activity };
   /** the audit log of admin actions (routes marked `audit` record into it; other admin work calls record()) */
   audit: AuditLog;
 }

@@ -65,7 +65,7 @@ export interface RouteDef {
   /** the OpenAPI operationId: a verb and a noun, as generated clients call it (`sendMessage`) */
   operationId: string;
   /** what the route answers on success, by status (errors come from src/http/openapi.ts) */
-  responses: Partial<Record<200 | 201 | 202, RouteResponse>>;
+  responses: Partial<Record<200 | 201 | 202 | 302, RouteResponse>>;
   /** request body and `data` examples for the document */
   example?: { body?: unknown; data?: unknown };
   /** where the session this route acts on is found, for session-limited keys and client tokens */

@@ -1,4 +1,4 @@
-// Decoding images (link-preview thumbnails, profile and group pictures, later the thumbnails of sent images): the
+// Decoding images (link-preview thumbnails, profile and group pictures, the thumbnails of sent images): the
 // dimensions are read from the header first and an image past IMAGE_MAX_PIXELS is refused without a decode; the decode
 // itself (jimp, synchronous) runs in a worker thread with memory limits and a deadline, never on the event loop.
 // (A 48 KB PNG declaring 20000×20000 px took 1.8 GB and 50 s of the event loop when jimp decoded it in the daemon.)

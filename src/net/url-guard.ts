@@ -110,6 +110,12 @@ export function isInternalHostname(hostname: string): boolean {
 }
 
 const LABELS: Record<UrlRejectionCode, string> = { WEBHOOK_URL_REJECTED: 'Webhook URL', MEDIA_URL_REJECTED: 'Media URL', PROXY_URL_REJECTED: 'Proxy URL' };
+/** The gateway.yaml setting that lifts the https-only and public-host rules for each kind of URL. */
+const PRIVATE_SETTING: Record<UrlRejectionCode, string> = {
+  WEBHOOK_URL_REJECTED: 'webhooks.allowPrivateTargets',
+  MEDIA_URL_REJECTED: 'media.allowPrivateUrls',
+  PROXY_URL_REJECTED: 'webhooks.allowPrivateTargets',
+};
 
 function reject(code: UrlRejectionCode, reason: string, field = '/url'): never {
   throw new GatewayError(code, `${LABELS[code]} rejected: ${reason}.`, [{ path: field, message: reason }]);
@@ -165,7 +171,7 @@ export function checkTargetUrl(raw: string, policy: UrlPolicy, code: UrlRejectio
 
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowPrivateTargets)) {
     if (url.protocol === 'http:') {
-      reject(code, 'it must use https (plain http is accepted only when private targets are allowed)');
+      reject(code, `it must use https (plain http is accepted only with ${PRIVATE_SETTING[code]})`);
     }
     reject(code, `the scheme "${url.protocol.replace(/:$/, '')}" is not allowed; use https`);
   }

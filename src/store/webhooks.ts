@@ -3,15 +3,14 @@ import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
 import { contextOf } from './sealed-columns.js';
 import type { RetryPolicyName, RetrySettings } from '../webhooks/retry-policy.js';
+import { SIGNATURE_SCHEMES, type SignatureScheme } from '../webhooks/signature-schemes.js';
 
 export interface WebhookHeader {
   name: string;
   value: string;
 }
 
-/** What the signature covers: the body alone, or `${X-Webhook-Timestamp}.${body}` (replay-resistant). */
-export type SignatureScheme = 'body' | 'timestamp.body';
-export const SIGNATURE_SCHEMES: readonly SignatureScheme[] = ['body', 'timestamp.body'];
+export { SIGNATURE_SCHEMES, type SignatureScheme };
 
 export interface WebhookRow {
   id: number;

@@ -1,5 +1,6 @@
 // Webhook registrations: validated CRUD, the delivery log, manual retry, and an in-memory cache of enabled webhooks for matching.
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { EVENT_TYPES, isEventType } from '../events/catalogue.js';
 import { GatewayError, ValidationError, notFound } from '../errors.js';
 import type { DeliveryRow, DeliveryStatus, OutboxRepo } from '../store/outbox.js';
@@ -230,6 +231,8 @@ export class WebhookRegistry {
       signatureScheme: patch.signatureScheme ?? current.signatureScheme,
     };
     if (patch.hmacKey !== undefined) checkHmacKey(patch.hmacKey);
+    // a PUT that changes nothing (`{}`, or the values already stored) writes nothing: updatedAt stays put
+    if (sameFields(fields, current)) return webhookView(current);
     const row = this.deps.webhooks.update(id, fields, DISABLED_ERROR);
     if (!row) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
     this.changed({ type: 'updated', webhookId: id });
@@ -326,6 +329,11 @@ export function normaliseEvents(events: string[] | undefined): string[] {
     if (!isEventType(e)) throw ValidationError.field(`/events/${i}`, `unknown event type "${e}"; one of: ${EVENT_TYPES.join(', ')}, or "*"`);
   });
   return [...new Set(events)];
+}
+
+/** Whether the new settings equal the stored ones, field by field (the row's id and times aside). */
+function sameFields(fields: WebhookFields, current: WebhookRow): boolean {
+  return (Object.keys(fields) as (keyof WebhookFields)[]).every((key) => isDeepStrictEqual(fields[key], current[key]));
 }
 
 /** Puts the stored value back for every header sent with the masked value; a mask for a header not stored is refused. */

@@ -205,7 +205,7 @@ test("an operator's day in the console, every page accessible and screenshotted,
   // a webhook to a local receiver: its delivery shows in the log, signed with the key the console showed once
   await goTo(page, '#/webhooks', 'Webhooks');
   await page.getByLabel('URL', { exact: true }).fill(`${receiver.base}/hook`);
-  await page.getByLabel('Events', { exact: true }).fill('message.sent');
+  await page.getByLabel('message.sent', { exact: true }).check();
   await page.getByLabel('Only this session', { exact: true }).fill('demo');
   await page.getByLabel('Attempts', { exact: true }).fill('0');
   await page.getByRole('button', { name: 'Create webhook' }).click();

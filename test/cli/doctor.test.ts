@@ -135,12 +135,13 @@ describe('gateway doctor', () => {
     }
   });
 
-  test('an invalid configuration is a failed check, not a crash', async () => {
+  test('an invalid configuration is a failed check, not a crash, and exits 4 as every command does with it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-doctor-config-'));
     try {
       writeFileSync(join(dir, 'gateway.yaml'), 'port: 70000\n', { mode: 0o600 });
-      const { code, report } = await doctor({ GATEWAY_MASTER_KEY: MASTER_KEY }, dir);
-      assert.equal(code, 1);
+      const { code, report, stderr } = await doctor({ GATEWAY_MASTER_KEY: MASTER_KEY }, dir);
+      assert.equal(code, 4);
+      assert.match(stderr, /gateway\.yaml.*\n.*port: must be <= 65535/);
       assert.equal(check(report, 'config').verdict, 'fail');
       assert.match(check(report, 'config').detail, /port: must be <= 65535/);
     } finally {

@@ -45,7 +45,9 @@ describe('gateway init', { concurrency: true }, () => {
     const config = loadConfig({ configPath: path, env: {} });
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.port, 3000);
-    assert.equal(config.dataDir, './data');
+    // ./data in the file, beside it once loaded
+    assert.match(text, /^dataDir: \.\/data$/m);
+    assert.equal(config.dataDir, join(dir, 'data'));
     assert.equal(config.engine.default, 'baileys');
     assert.match(config.auth.masterKey ?? '', /^svc_master_[A-Za-z0-9_-]{43}$/);
     assert.ok(config.auth.masterKey!.length >= 32);

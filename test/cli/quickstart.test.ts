@@ -76,7 +76,7 @@ test('README quick start: init --yes, serve, sessions create/pair with the sandb
 
     pair = launch(dir, ['sessions', 'pair', 'demo', '--timeout', '30']);
     // the QR is on the screen: pair started the session and drew it
-    await waitFor(() => /scan with WhatsApp/.test(pair!.output()) || pair!.child.exitCode !== null, 15_000, 'the QR drawn by `sessions pair`');
+    await waitFor(() => /gateway sandbox pair demo` to simulate the scan/.test(pair!.output()) || pair!.child.exitCode !== null, 15_000, 'the QR drawn by `sessions pair`');
     assert.equal(pair.child.exitCode, null, `pair ended early:\n${pair.output()}`);
 
     // terminal 3: the simulated phone scans it (the README's curl, with the key from gateway.yaml)

@@ -2,7 +2,7 @@
 // gateway.yaml, or printed once for the environment); sessions come back without pairing, webhooks sign with their key,
 // the old key opens nothing; a wrong current key or a running daemon changes nothing.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -173,5 +173,25 @@ describe('rotate-master-key with GATEWAY_ENCRYPTION_KEY, master key from the env
 
     // without the encryption key the daemon refuses to start: losing it loses the sessions
     await assert.rejects(startDaemon({ dataDir, env: { GATEWAY_MASTER_KEY: newKey } }), /master key changed without `gateway rotate-master-key`/);
+  });
+});
+
+describe('rotate-master-key run as root on the service user\'s gateway.yaml', () => {
+  const root = process.getuid?.() === 0;
+  test(root ? 'the new gateway.yaml keeps its owner' : 'the new gateway.yaml keeps its owner (needs root: not run as root here)', { skip: !root }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rotate-owner-'));
+    try {
+      const file = join(dir, 'gateway.yaml');
+      writeFileSync(file, YAML(OLD_KEY), { mode: 0o600 });
+      chownSync(file, 65534, 65534);
+      const port = await freePort();
+      const run = await runCli(['rotate-master-key'], { cwd: dir, env: { GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${port}`, GATEWAY_MASTER_KEY: '' } });
+      assert.equal(run.code, 0, run.stderr);
+      assert.notEqual(parse(readFileSync(file, 'utf8')).auth.masterKey, OLD_KEY);
+      const stat = statSync(file);
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [65534, 65534, 0o600]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

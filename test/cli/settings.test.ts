@@ -33,6 +33,7 @@ describe('gateway settings', () => {
       '--prefix', 'tenant-a',
       '--presign-seconds', '600',
       '--auto-persist',
+      '--json',
     );
     assert.equal(set.code, 0, set.stderr);
     assert.ok(!set.stdout.includes(SECRET) && !set.stderr.includes(SECRET), set.stdout);
@@ -52,7 +53,20 @@ describe('gateway settings', () => {
     // what the command printed is the daemon's view of the new settings
     assert.equal(JSON.parse(set.stdout).s3.bucket, 'gw-media');
 
-    const show = await gateway('settings', 'show');
+    // for people by default: a listing, not JSON
+    const listed = await gateway('settings', 'show');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(!listed.stdout.includes(SECRET), listed.stdout);
+    assert.throws(() => JSON.parse(listed.stdout));
+    assert.match(listed.stdout, /^S3 storage:\n/);
+    assert.match(listed.stdout, /^ {2}bucket +gw-media$/m);
+    assert.match(listed.stdout, /^ {2}access key id +AKIDCLITEST$/m);
+    assert.match(listed.stdout, /^ {2}secret access key +\(set\)$/m);
+    assert.match(listed.stdout, /^ {2}addressing +path-style$/m);
+    assert.match(listed.stdout, /^ {2}media URLs +presigned, valid 600 s$/m);
+    assert.match(listed.stdout, /^auto-persist: on/m);
+
+    const show = await gateway('settings', 'show', '--json');
     assert.equal(show.code, 0, show.stderr);
     assert.ok(!show.stdout.includes(SECRET), show.stdout);
     const shown = JSON.parse(show.stdout);
@@ -95,8 +109,10 @@ describe('gateway settings', () => {
     const removed = await gateway('settings', 's3', '--remove');
     assert.equal(removed.code, 0, removed.stderr);
     assert.deepEqual(await settings(), { s3: null, autoPersist: false });
-    const show = await gateway('settings', 'show');
+    const show = await gateway('settings', 'show', '--json');
     assert.equal(show.code, 0);
     assert.deepEqual(JSON.parse(show.stdout), { s3: null, autoPersist: false });
+    const listed = await gateway('settings', 'show');
+    assert.equal(listed.stdout, 'S3 storage: not configured (`gateway settings s3 --help` to set it)\nauto-persist: off\n');
   });
 });

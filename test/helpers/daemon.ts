@@ -60,6 +60,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
     cwd: dataDir,
     env: {
       PATH: process.env.PATH ?? '',
+      // a host with the service installed keeps its /etc/session-gateway/gateway.env to itself
+      GATEWAY_ENV_FILE: '',
       GATEWAY_MASTER_KEY: MASTER_KEY,
       GATEWAY_CLUSTER_SECRET: CLUSTER_SECRET,
       GATEWAY_HOST: '127.0.0.1',

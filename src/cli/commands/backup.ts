@@ -1,7 +1,7 @@
 // `gateway backup [FILE]`: a consistent copy of the running daemon's database (POST /api/admin/backups), downloaded
 // into FILE when given. `gateway restore FILE`: on a stopped daemon, checks the copy and puts it in place of gateway.db,
 // keeping the replaced database aside.
-import { chmodSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +12,7 @@ import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../stor
 import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
 import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
+import { ownerOf, type Owner } from '../file-owner.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, printText } from '../output.js';
 
@@ -53,15 +54,20 @@ export function register(program: Command): void {
       const mediaSource = opts.media ? resolve(opts.media) : existsSync(`${source}-media`) ? `${source}-media` : undefined;
       if (mediaSource && !existsSync(mediaSource)) throw new CliError(`no such media directory: ${mediaSource}`, ExitCode.Usage);
 
+      const dataDir = resolve(config.dataDir);
+      const owner = restoreOwner(dataDir);
       await refuseIfRunning(globals, config, 'restore', 'replaces the database it holds open');
       const version = checkBackup(source, globals.masterKey ?? config.auth.masterKey, config.auth.encryptionKey);
 
-      const dataDir = resolve(config.dataDir);
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      if (!existsSync(dataDir)) {
+        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+        giveTo(owner, dataDir);
+      }
       const target = join(dataDir, 'gateway.db');
       const staged = `${target}.restoring-${process.pid}`;
       closeSync(openSync(staged, 'w', 0o600));
       chmodSync(staged, 0o600);
+      giveTo(owner, staged);
       try {
         // through SQLite's backup, not a file copy: a -wal beside the source is taken in, and the result is one file
         await copyDatabase(source, staged);
@@ -78,7 +84,7 @@ export function register(program: Command): void {
         for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) renameSync(`${target}${suffix}`, `${replaced}${suffix}`);
       }
       renameSync(staged, target);
-      noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null });
+      noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null }, owner);
 
       let mediaReplaced: string | undefined;
       if (mediaSource) {
@@ -87,7 +93,7 @@ export function register(program: Command): void {
           mediaReplaced = `${mediaDir}.replaced-${stamp}`;
           renameSync(mediaDir, mediaReplaced);
         }
-        copyDirectory(mediaSource, mediaDir);
+        copyDirectory(mediaSource, mediaDir, owner);
       }
 
       const result = { restored: target, from: source, schemaVersion: version, latestSchemaVersion: LATEST_SCHEMA_VERSION, replaced: kept ? replaced : null, media: mediaSource ?? null, mediaReplaced: mediaReplaced ?? null };
@@ -101,6 +107,30 @@ export function register(program: Command): void {
       if (version < LATEST_SCHEMA_VERSION) printText(`the daemon migrates it from schema version ${version} to ${LATEST_SCHEMA_VERSION} when it starts\n`);
       printText('start the daemon: sessions come back without pairing and pending webhook deliveries go on\n');
     });
+}
+
+/**
+ * Whose the restored files must be: the data directory's owner, the user the daemon runs as. Root writes them and gives
+ * them to that user (a `sudo gateway restore` would otherwise leave a database the daemon cannot open); any other user
+ * who is not the owner is refused before anything changes. Undefined: the files are the running user's, as they are.
+ */
+function restoreOwner(dataDir: string): Owner | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  const owner = ownerOf(dataDir);
+  if (owner.uid === uid) return undefined;
+  if (uid === 0) return owner;
+  // a data directory this restore creates is this user's, as the daemon run by the same user would make it
+  if (!existsSync(dataDir)) return undefined;
+  throw new CliError(
+    `${dataDir} belongs to ${owner.name} (uid ${owner.uid}), and this is uid ${uid}: run the restore as ${owner.name} ` +
+      `(sudo -u ${owner.name} gateway restore …), or as root, which gives the files to ${owner.name}; nothing was changed`,
+  );
+}
+
+/** chown to the data directory's owner when restoring as root for that user. */
+function giveTo(owner: Owner | undefined, path: string): void {
+  if (owner) chownSync(path, owner.uid, owner.gid);
 }
 
 /** Integrity, schema version and key of a backup, before anything is touched; returns its schema version. */
@@ -147,13 +177,15 @@ async function download(client: ReturnType<typeof createClient>, name: string, p
 }
 
 /** Copies the files of one flat directory (media blobs) into a new one, 0700 / 0600; returns the target. */
-function copyDirectory(from: string, to: string): string {
+function copyDirectory(from: string, to: string, owner?: Owner): string {
   mkdirSync(to, { recursive: true, mode: 0o700 });
+  giveTo(owner, to);
   for (const name of readdirSync(from)) {
     const source = join(from, name);
     if (!statSync(source).isFile()) continue;
     copyFileSync(source, join(to, name));
     chmodSync(join(to, name), 0o600);
+    giveTo(owner, join(to, name));
   }
   return to;
 }

@@ -33,6 +33,9 @@ export function register(program: Command): void {
       const failed = checks.some((c) => c.verdict === 'fail');
       if (globals.json) printJson({ ok: !failed, checks });
       else printText(render(checks));
+      // a configuration that does not load exits as every other command does with it (4), after the report
+      const config = checks.find((c) => c.id === 'config' && c.verdict === 'fail');
+      if (config) throw new CliError(config.detail, ExitCode.Config);
       if (failed) throw new CliError(`${checks.filter((c) => c.verdict === 'fail').length} check(s) failed`, ExitCode.Failure);
     });
 }

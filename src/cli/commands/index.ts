@@ -11,6 +11,7 @@ import { register as init } from './init.js';
 import { register as keys } from './keys.js';
 import { register as openapi } from './openapi.js';
 import { register as rotateMasterKey } from './rotate-master-key.js';
+import { register as sandbox } from './sandbox.js';
 import { register as send } from './send.js';
 import { register as serve } from './serve.js';
 import { register as sessions } from './sessions.js';
@@ -27,6 +28,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   keys,
   webhooks,
   events,
+  sandbox,
   send,
   clientAccess,
   settings,

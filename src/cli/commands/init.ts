@@ -136,7 +136,7 @@ export function renderConfig(answers: InitAnswers, masterKey: string, encryption
   const comments: Record<string, string> = {
     host: ' listen address (GATEWAY_HOST); 127.0.0.1 keeps the API off the network',
     port: ' listen port (GATEWAY_PORT)',
-    dataDir: ' SQLite database and media blobs (GATEWAY_DATA_DIR)',
+    dataDir: ' SQLite database and media blobs; a relative path is relative to this file (GATEWAY_DATA_DIR)',
     engine: ' engine of new sessions: baileys (real network) or sandbox (simulated) (GATEWAY_DEFAULT_ENGINE)',
     auth: ' the master key may call every route; the CLI reads it from here (GATEWAY_MASTER_KEY overrides)',
   };

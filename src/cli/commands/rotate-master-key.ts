@@ -1,6 +1,6 @@
 // `gateway rotate-master-key`: on a stopped daemon, replaces the master key and re-seals every stored secret under the
 // data key derived from the new one, in one transaction (sessions keep their credentials: nothing is paired again).
-import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
@@ -129,5 +129,10 @@ function stageConfig(path: string, newKey: string): string {
   const staged = `${path}.rotate-${process.pid}.tmp`;
   writeFileSync(staged, doc.toString(), { mode: 0o600 });
   chmodSync(staged, 0o600);
+  // run with sudo, the file the service's user reads must stay that user's
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = statSync(path);
+    chownSync(staged, uid, gid);
+  }
   return staged;
 }

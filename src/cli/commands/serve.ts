@@ -1,8 +1,11 @@
 // `gateway serve`: loads the configuration, runs the daemon, and shuts it down once on SIGTERM/SIGINT (a second signal exits at once).
+import { join } from 'node:path';
 import type { Command } from 'commander';
-import { ConfigError } from '../../config/load.js';
+import { ConfigError, resolveConfigPath } from '../../config/load.js';
+import type { GatewayConfig } from '../../config/types.js';
 import { ExitCode } from '../exit-codes.js';
-import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
+import { accessCheck } from '../doctor-checks.js';
+import { CliError, loadCliConfig, serviceEnvFileRead, type GlobalOptions } from '../client.js';
 
 export function register(program: Command): void {
   program
@@ -40,8 +43,19 @@ export function register(program: Command): void {
         daemon = await startDaemon(config);
       } catch (err) {
         if (err instanceof ConfigError) throw new CliError(err.message, ExitCode.Config);
+        const code = (err as NodeJS.ErrnoException).code;
+        // SQLite says only "unable to open database file": files another user owns (a restore run as root) are named
+        if (config.store.kind === 'sqlite' && (code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'EPERM')) {
+          const denied = accessCheck(config.dataDir, join(config.dataDir, 'gateway.db'), 'serve');
+          if (denied) throw new CliError(`${denied.detail}\nfix: ${denied.fix}`, ExitCode.Failure);
+        }
+        if (code === 'EADDRINUSE') {
+          throw new CliError(`${config.host}:${config.port} is taken by another program: choose another port (port in gateway.yaml, GATEWAY_PORT, or serve --port)`, ExitCode.Failure);
+        }
         throw err;
       }
+      // people starting it by hand get where to go; systemd, pipes and tests get the JSON log alone
+      if (process.stdout.isTTY) process.stdout.write(serveBanner({ config, configPath: resolveConfigPath({ configPath: globals.config }), envFile: serviceEnvFileRead() }));
       await stopWanted;
       daemon.logger.info({ signal: signalled }, 'signal received');
       await daemon.close().catch((err: unknown) => {
@@ -51,4 +65,21 @@ export function register(program: Command): void {
       // everything is closed; timers a network library leaves behind must not hold the process open
       process.exit();
     });
+}
+
+/** The few lines `gateway serve` prints on a terminal: where the API, console and docs are, and what it runs on. */
+export function serveBanner({ config, configPath, envFile }: { config: GatewayConfig; configPath: string | undefined; envFile?: string }): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const base = `http://${host}:${config.port}`;
+  const everywhere = config.host === '0.0.0.0' || config.host === '::' ? ` (listening on every address, ${config.host})` : '';
+  const lines = [
+    `gateway ready at ${base}${everywhere}`,
+    `  API      ${base}/api  (the master key in Authorization: Bearer …)`,
+    ...(config.console.enabled ? [`  console  ${base}/console`] : []),
+    `  docs     ${base}/docs`,
+    `  config   ${configPath ?? 'none: defaults and GATEWAY_* variables'}${envFile ? ` (from ${envFile})` : ''}`,
+    config.store.kind === 'sqlite' ? `  data     ${config.dataDir}` : `  data     PostgreSQL; media in ${config.dataDir}`,
+    'JSON log lines follow; Ctrl-C stops the daemon',
+  ];
+  return `${lines.join('\n')}\n`;
 }

@@ -6,7 +6,7 @@ import { ExitCode } from '../exit-codes.js';
 import { printJson, printRecord, printTable, printText } from '../output.js';
 
 /** The daemon's session view (src/sessions/view.ts), as JSON. */
-interface Session {
+export interface Session {
   name: string;
   engine: string;
   status: 'CONNECTING' | 'CONNECTED' | 'DISCONNECTED';
@@ -29,7 +29,7 @@ interface Done {
 
 const POLL_MS = 1000;
 
-const path = (name: string, rest = '') => `/api/sessions/${encodeURIComponent(name)}${rest}`;
+export const sessionPath = (name: string, rest = '') => `/api/sessions/${encodeURIComponent(name)}${rest}`;
 
 function context(command: Command): { globals: GlobalOptions; client: DaemonClient } {
   const globals = command.optsWithGlobals<GlobalOptions>();
@@ -41,15 +41,24 @@ export function register(program: Command): void {
 
   sessions
     .command('list')
-    .description('list sessions')
-    .action(async (_opts: unknown, command: Command) => {
+    .description(`list sessions, ${MAX_PAGE.toLocaleString('en-US')} at most a page (a line on stderr says when more follow)`)
+    .option('--limit <n>', `sessions a page (1-${MAX_PAGE})`, integerIn(1, MAX_PAGE, 'the page size'))
+    .option('--offset <n>', 'skip this many sessions first (the next page starts where the line on stderr says)', integerIn(0, 1_000_000_000, 'the offset'))
+    .action(async (opts: { limit?: number; offset?: number }, command: Command) => {
       const { globals, client } = context(command);
-      const rows = await client.request<Session[]>('GET', '/api/sessions');
-      if (globals.json) return printJson(rows);
-      printTable(
-        ['name', 'engine', 'status', 'reason', 'phone', 'push name'],
-        rows.map((s) => [s.name, s.engine, s.status, s.statusReason, s.phoneNumber, s.pushName]),
-      );
+      const query = new URLSearchParams();
+      if (opts.limit !== undefined) query.set('limit', String(opts.limit));
+      if (opts.offset !== undefined) query.set('offset', String(opts.offset));
+      const { items: rows, total } = await client.list<Session>(`/api/sessions${query.size ? `?${query}` : ''}`);
+      if (globals.json) printJson(rows);
+      else {
+        printTable(
+          ['name', 'engine', 'status', 'reason', 'phone', 'push name'],
+          rows.map((s) => [s.name, s.engine, s.status, s.statusReason, s.phoneNumber, s.pushName]),
+        );
+      }
+      const footer = pageFooter(rows.length, total, opts);
+      if (footer) printText(footer, process.stderr);
     });
 
   sessions
@@ -58,7 +67,7 @@ export function register(program: Command): void {
     .argument('<name>', 'session name')
     .action(async (name: string, _opts: unknown, command: Command) => {
       const { globals, client } = context(command);
-      const session = await client.request<Session>('GET', path(name));
+      const session = await client.request<Session>('GET', sessionPath(name));
       if (globals.json) return printJson(session);
       printRecord(session as unknown as Record<string, unknown>);
     });
@@ -98,7 +107,7 @@ export function register(program: Command): void {
       .argument('<name>', 'session name')
       .action(async (name: string, _opts: unknown, command: Command) => {
         const { globals, client } = context(command);
-        const result = await client.request<Done>('POST', path(name, `/${verb}`), {});
+        const result = await client.request<Done>('POST', sessionPath(name, `/${verb}`), {});
         if (globals.json) return printJson(result);
         printText(`${result.message}\n`);
       });
@@ -112,7 +121,7 @@ export function register(program: Command): void {
     .action(async (name: string, opts: { yes?: boolean }, command: Command) => {
       const { globals, client } = context(command);
       if (!opts.yes) await confirmDelete(name, globals.json === true);
-      const result = await client.request<Done>('DELETE', path(name));
+      const result = await client.request<Done>('DELETE', sessionPath(name));
       if (globals.json) return printJson(result);
       printText(`${result.message}\n`);
     });
@@ -161,6 +170,28 @@ async function confirmDelete(name: string, json: boolean): Promise<void> {
   if (!ok) throw new CliError(`cancelled; session ${name} kept`);
 }
 
+const MAX_PAGE = 1000;
+
+const count = (n: number): string => n.toLocaleString('en-US');
+
+/** "1,000 of 1,006 shown; next: gateway sessions list --offset 1000" when sessions remain past this page, else nothing. */
+export function pageFooter(shown: number, total: number, page: { limit?: number; offset?: number }): string | undefined {
+  const offset = page.offset ?? 0;
+  const next = offset + shown;
+  if (shown === 0 || next >= total) return undefined;
+  const from = offset > 0 ? ` (from #${count(offset + 1)})` : '';
+  const limit = page.limit !== undefined ? ` --limit ${page.limit}` : '';
+  return `${count(shown)} of ${count(total)} shown${from}; next: gateway sessions list --offset ${next}${limit}\n`;
+}
+
+function integerIn(min: number, max: number, what: string): (value: string) => number {
+  return (value) => {
+    const n = /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${what} must be a whole number from ${min} to ${count(max)}.`);
+    return n;
+  };
+}
+
 function parseSeconds(value: string): number {
   const seconds = Number(value);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('must be a positive number of seconds.');
@@ -171,7 +202,7 @@ function describeStatus(session: Session): string {
   return session.statusReason ? `${session.status}, ${session.statusReason}` : session.status;
 }
 
-function pairedLine(session: Session): string {
+export function pairedLine(session: Session): string {
   const who = session.pushName ? ` (${session.pushName})` : '';
   return `session ${session.name} CONNECTED: paired as ${session.phoneNumber ?? 'unknown number'}${who}\n`;
 }
@@ -184,7 +215,9 @@ function pairedLine(session: Session): string {
 async function pair(client: DaemonClient, name: string, opts: { code?: string; wait: boolean; timeout: number }, json: boolean): Promise<void> {
   const human = json ? process.stderr : process.stdout;
   const deadline = Date.now() + opts.timeout * 1000;
-  let session = await client.request<Session>('GET', path(name));
+  let session = await client.request<Session>('GET', sessionPath(name));
+  // no phone scans a sandbox session's QR: `gateway sandbox pair` plays the phone
+  const sandbox = session.engine === 'sandbox';
   if (session.status === 'CONNECTED') {
     if (json) printJson(session);
     else printText(pairedLine(session).replace('CONNECTED:', 'is already CONNECTED,'), human);
@@ -192,21 +225,25 @@ async function pair(client: DaemonClient, name: string, opts: { code?: string; w
   }
 
   if (opts.code !== undefined) {
-    const result = await client.request<{ code: string; phoneNumber: string }>('POST', path(name, '/pairing/code'), { phoneNumber: opts.code });
+    const result = await client.request<{ code: string; phoneNumber: string }>('POST', sessionPath(name, '/pairing/code'), { phoneNumber: opts.code });
     if (json) printJson(result);
     else {
       printText(`pairing code for ${result.phoneNumber}: ${formatCode(result.code)}\n`, human);
-      printText('on the phone: WhatsApp > Linked devices > Link a device > Link with phone number instead, then enter the code\n', human);
+      if (sandbox) printText(`sandbox session: run \`gateway sandbox pair ${name} --code ${formatCode(result.code)}\` to simulate entering the code\n`, human);
+      else printText('on the phone: WhatsApp > Linked devices > Link a device > Link with phone number instead, then enter the code\n', human);
     }
     if (!opts.wait) return;
     printText(`waiting up to ${opts.timeout} s for session ${name} to connect…\n`, human);
   } else if (session.status === 'DISCONNECTED') {
-    await client.request<Done>('POST', path(name, '/start'), {});
+    await client.request<Done>('POST', sessionPath(name, '/start'), {});
   }
 
-  const drawer = opts.code === undefined ? qrDrawer(human) : undefined;
+  const instruction = sandbox
+    ? `sandbox session: run \`gateway sandbox pair ${name}\` to simulate the scan`
+    : 'scan with WhatsApp > Linked devices > Link a device';
+  const drawer = opts.code === undefined ? qrDrawer(human, instruction) : undefined;
   for (;;) {
-    session = await client.request<Session>('GET', path(name));
+    session = await client.request<Session>('GET', sessionPath(name));
     if (session.status === 'CONNECTED') {
       drawer?.finish();
       if (json && opts.code === undefined) printJson(session);
@@ -234,14 +271,14 @@ export function formatCode(code: string): string {
 }
 
 /** Draws the session's QR whenever it changes; on a terminal the new drawing replaces the old one. */
-function qrDrawer(out: NodeJS.WriteStream) {
+function qrDrawer(out: NodeJS.WriteStream, instruction: string) {
   let last: string | undefined;
   let drawnLines = 0;
   return {
     async poll(client: DaemonClient, name: string): Promise<void> {
       let current: { qr: string; expiresAt: string };
       try {
-        current = await client.request<{ qr: string; expiresAt: string }>('GET', path(name, '/pairing/qr'));
+        current = await client.request<{ qr: string; expiresAt: string }>('GET', sessionPath(name, '/pairing/qr'));
       } catch (err) {
         // between QR codes, just connected, or not started yet: the status check of the next round decides
         if (err instanceof CliError && /^(QR_NOT_AVAILABLE|SESSION_ALREADY_PAIRED|SESSION_NOT_STARTED):/.test(err.message)) return;
@@ -252,7 +289,7 @@ function qrDrawer(out: NodeJS.WriteStream) {
       const { default: qrcode } = await import('qrcode-terminal');
       const art = await new Promise<string>((done) => qrcode.generate(current.qr, { small: true }, done));
       const expires = new Date(current.expiresAt).toLocaleTimeString();
-      const text = `${art.replace(/\n+$/, '')}\nscan with WhatsApp > Linked devices > Link a device (this code expires at ${expires}; a new one follows)\n`;
+      const text = `${art.replace(/\n+$/, '')}\n${instruction} (this code expires at ${expires}; a new one follows)\n`;
       if (out.isTTY && drawnLines > 0) out.write(`\x1b[${drawnLines}A\x1b[0J`);
       printText(text, out);
       drawnLines = text.split('\n').length - 1;

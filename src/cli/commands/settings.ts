@@ -1,7 +1,44 @@
 // `gateway settings show` and `gateway settings s3 …`: the daemon's run-time settings (S3 storage, auto-persist).
 import type { Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
-import { printJson } from '../output.js';
+import { printJson, printRecord, printText } from '../output.js';
+
+/** The daemon's settings view (src/config/runtime-settings.ts): the secret is only said to be set. */
+interface SettingsView {
+  s3: {
+    endpoint?: string;
+    region: string;
+    bucket: string;
+    accessKeyId: string;
+    secretAccessKeySet: boolean;
+    forcePathStyle: boolean;
+    keyPrefix: string;
+    publicBaseUrl?: string;
+    presignExpiresSeconds: number;
+  } | null;
+  autoPersist: boolean;
+}
+
+/** A listing for people (`--json` prints the daemon's JSON). */
+function printSettings(view: SettingsView, json: boolean | undefined): void {
+  if (json) return printJson(view);
+  const s3 = view.s3;
+  if (!s3) printText('S3 storage: not configured (`gateway settings s3 --help` to set it)\n');
+  else {
+    printText('S3 storage:\n');
+    printRecord({
+      '  endpoint': s3.endpoint ?? '(AWS)',
+      '  region': s3.region,
+      '  bucket': s3.bucket,
+      '  access key id': s3.accessKeyId,
+      '  secret access key': s3.secretAccessKeySet ? '(set)' : '(not set)',
+      '  addressing': s3.forcePathStyle ? 'path-style' : 'virtual-hosted',
+      '  key prefix': s3.keyPrefix || '(none)',
+      '  media URLs': s3.publicBaseUrl ? `public under ${s3.publicBaseUrl}` : `presigned, valid ${s3.presignExpiresSeconds} s`,
+    });
+  }
+  printText(`auto-persist: ${view.autoPersist ? 'on (every incoming media file is uploaded on arrival)' : 'off'}\n`);
+}
 
 interface S3Flags {
   endpoint?: string;
@@ -25,7 +62,7 @@ export function register(program: Command): void {
     .description('show the settings (the S3 secret is never shown)')
     .action(async (_opts: unknown, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
-      printJson(await createClient(globals).request('GET', '/api/admin/settings'));
+      printSettings(await createClient(globals).request<SettingsView>('GET', '/api/admin/settings'), globals.json);
     });
 
   settings
@@ -59,6 +96,6 @@ export function register(program: Command): void {
       const body = opts.remove
         ? { s3: null, autoPersist: false }
         : { ...(Object.keys(s3).length ? { s3 } : {}), ...(opts.autoPersist !== undefined && command.getOptionValueSource('autoPersist') === 'cli' ? { autoPersist: opts.autoPersist } : {}) };
-      printJson(await createClient(globals).request('PUT', '/api/admin/settings', body));
+      printSettings(await createClient(globals).request<SettingsView>('PUT', '/api/admin/settings', body), globals.json);
     });
 }

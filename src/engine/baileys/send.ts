@@ -1,6 +1,7 @@
 // Messaging on Baileys: content mapping for every message type (bytes or the gateway's own downloaded file, never a user's URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
 import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
+import { imageThumbnail, type ImageThumbnail } from '../../media/thumbnail.js';
 import { jidKind, phoneOfJid } from '../jid.js';
 import type { CastVote, LinkPreview, MessageRef, MessagingOps, OutgoingContent, OutgoingMedia, SendOptions, SentMessage, TypingState } from '../types.js';
 import { fromRaw, isoOf, messageSecretOf, toRaw } from './content.js';
@@ -27,7 +28,7 @@ export class BaileysMessenger implements MessengerOps {
     const status = isJidStatusBroadcast(chatId);
     if (status && !options.statusViewers?.length) throw new GatewayError('VALIDATION_FAILED', 'a status post needs its viewers', [{ path: '/statusViewers', message: 'is required' }]);
     const sock = await this.ctx.ready();
-    const message = buildContent(content, options);
+    const message = buildContent(content, options, content.type === 'image' ? await this.thumbnailOf(content.media) : undefined);
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
     const messageId = generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
@@ -155,6 +156,16 @@ export class BaileysMessenger implements MessengerOps {
     }
   }
 
+  /** The gateway's thumbnail of an image to send; null when it cannot be made (the message goes without one). */
+  private async thumbnailOf(media: OutgoingMedia): Promise<ImageThumbnail | null> {
+    try {
+      return await imageThumbnail(media.file ? { path: media.file.path, size: media.size } : { data: media.data });
+    } catch (err) {
+      this.ctx.logger.info({ err: (err as Error).message }, 'sending an image without a thumbnail');
+      return null;
+    }
+  }
+
   /** The LID of a phone JID: the local mapping, else one USync query (bounded; absent on failure). */
   private async lidFor(pn: string): Promise<string | undefined> {
     const sock = this.ctx.current();
@@ -166,8 +177,12 @@ export class BaileysMessenger implements MessengerOps {
   }
 }
 
-/** The Baileys content of an outgoing message; media as Buffers or the staged download's path (the service fetched and checked them). */
-export function buildContent(content: OutgoingContent, options: SendOptions): AnyMessageContent {
+/**
+ * The Baileys content of an outgoing message; media as Buffers or the staged download's path (the service fetched and
+ * checked them). An image carries the gateway's thumbnail and dimensions; without one (null), an empty thumbnail, so
+ * that Baileys does not decode the image itself (with sharp, outside the gateway's image limits and workers).
+ */
+export function buildContent(content: OutgoingContent, options: SendOptions, thumbnail?: ImageThumbnail | null): AnyMessageContent {
   const extras: { mentions?: string[]; contextInfo?: proto.IContextInfo } = {
     ...(options.mentions?.length ? { mentions: options.mentions } : {}),
     ...(options.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {}),
@@ -179,7 +194,12 @@ export function buildContent(content: OutgoingContent, options: SendOptions): An
       message = { text: content.text, linkPreview: content.preview ? urlInfoOf(content.preview) : null };
       break;
     case 'image':
-      message = { image: mediaOf(content.media), mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };
+      message = {
+        image: mediaOf(content.media),
+        mimetype: content.media.mimeType,
+        ...(content.caption ? { caption: content.caption } : {}),
+        ...(thumbnail ? { jpegThumbnail: thumbnail.jpeg.toString('base64'), width: thumbnail.width, height: thumbnail.height } : { jpegThumbnail: '' }),
+      };
       break;
     case 'video':
       message = { video: mediaOf(content.media), mimetype: content.media.mimeType, ...(content.caption ? { caption: content.caption } : {}) };

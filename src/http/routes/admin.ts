@@ -1,5 +1,6 @@
-// Operations routes (master key): take, list and download backups of the database; the status report `gateway doctor` reads.
-import { createBackupBody, backupParams, type CreateBackupBody } from '../schemas/admin.js';
+// Operations routes (master key): take, list and download backups of the database; the status report `gateway doctor` reads;
+// the recent activity the console's overview charts.
+import { activityQuery, createBackupBody, backupParams, type ActivityQuery, type CreateBackupBody } from '../schemas/admin.js';
 import { paging } from '../schemas/common.js';
 import { paged } from '../respond.js';
 import { listOf, ref } from '../schemas/resources.js';
@@ -66,6 +67,33 @@ export function adminRoutes({ operations }: Services): RouteDef[] {
       summary: 'sessions needing attention, webhook backlog and failing webhooks, database size, S3 reachability, backups',
       schema: {},
       handler: () => operations.status(),
+    },
+    {
+      method: 'GET',
+      path: '/api/admin/activity',
+      operationId: 'getRecentActivity',
+      responses: { 200: { data: ref('Activity') } },
+      access: 'master',
+      summary: 'per minute over the last hour (or 15 or 30 minutes): messages in and out, webhook deliveries succeeded and failed, and failures per webhook',
+      schema: { query: activityQuery },
+      example: {
+        data: {
+          window: '15m',
+          bucketSeconds: 60,
+          from: '2026-11-27T15:46:00.000Z',
+          to: '2026-11-27T16:01:00.000Z',
+          messagesIn: [0, 2, 5, 1, 0, 0, 3, 4, 0, 0, 1, 0, 0, 2, 1],
+          messagesOut: [1, 1, 4, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 1, 0],
+          deliveriesSucceeded: [1, 3, 9, 1, 0, 0, 5, 6, 0, 0, 1, 0, 1, 3, 1],
+          deliveriesFailed: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+          totals: { messagesIn: 19, messagesOut: 12, deliveriesSucceeded: 31, deliveriesFailed: 2 },
+          webhooks: [
+            { id: 1, url: 'https://crm.example.com/whatsapp', enabled: true, failed: 0 },
+            { id: 2, url: 'https://bot.example.com/hook', enabled: true, failed: 2 },
+          ],
+        },
+      },
+      handler: ({ query }) => operations.activity((query as ActivityQuery).window),
     },
   ];
 }

@@ -6,6 +6,7 @@ import type { RouteDef } from '../types.js';
 import { auditRoutes } from './audit.js';
 import { clientTokenRoutes } from './client-tokens.js';
 import { consoleRoutes } from './console.js';
+import { rootRoutes } from './root.js';
 import { docsRoutes } from './docs.js';
 import { eventRoutes } from './events.js';
 import { healthRoutes } from './health.js';
@@ -33,6 +34,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...openApiRoutes(services, () => openApiDocument()),
     ...docsRoutes(services),
     ...consoleRoutes(services),
+    ...rootRoutes(services),
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),

@@ -8,6 +8,7 @@ import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { SCOPES } from '../../auth/scopes.js';
 import { ACTOR_KINDS, AUDIT_ACTIONS } from '../../audit/actions.js';
+import { ACTIVITY_WINDOWS } from '../../ops/activity.js';
 import { sessionName } from './common.js';
 
 const str = { type: 'string' } as const;
@@ -325,6 +326,22 @@ export const resourceSchemas = {
       last: { oneOf: [{ type: 'null' }, inner('Backup')] },
       schedule: { type: 'string', description: 'backup.schedule' },
     }),
+  }),
+  Activity: resource('counts per minute over a recent window, oldest minute first (the console overview charts)', {
+    window: { enum: Object.keys(ACTIVITY_WINDOWS) },
+    bucketSeconds: { const: 60 },
+    from: { ...dateTime, description: 'the start of the first minute' },
+    to: { ...dateTime, description: 'the end of the last minute (the current one, still counting)' },
+    messagesIn: { type: 'array', items: int, description: 'messages received, by their timestamp' },
+    messagesOut: { type: 'array', items: int, description: 'messages sent, by their timestamp' },
+    deliveriesSucceeded: { type: 'array', items: int, description: 'webhook deliveries that succeeded, by when' },
+    deliveriesFailed: { type: 'array', items: int, description: 'webhook deliveries that failed for good (retries spent), by when' },
+    totals: resource('the sums of the four series', { messagesIn: int, messagesOut: int, deliveriesSucceeded: int, deliveriesFailed: int }),
+    webhooks: {
+      type: 'array',
+      description: 'every webhook (at most 1000, by id) with its deliveries that failed for good in the window',
+      items: resource('a webhook and its failures', { id: int, url: str, enabled: bool, failed: int }),
+    },
   }),
   Participant: resource(
     'a group participant',

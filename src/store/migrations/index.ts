@@ -13,6 +13,7 @@ import leaseWithoutSessionKey, { postgres as leaseWithoutSessionKeyPg } from './
 import auditRepeats, { postgres as auditRepeatsPg } from './012-audit-repeats.js';
 import webhookOwners, { postgres as webhookOwnersPg } from './013-webhook-owners.js';
 import eventFanouts, { postgres as eventFanoutsPg } from './014-event-fanouts.js';
+import activityIndexes, { postgres as activityIndexesPg } from './015-activity-indexes.js';
 
 export interface Migration {
   version: number;
@@ -38,4 +39,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, name: 'audit-repeats', sql: auditRepeats, postgres: auditRepeatsPg },
   { version: 13, name: 'webhook-owners', sql: webhookOwners, postgres: webhookOwnersPg },
   { version: 14, name: 'event-fanouts', sql: eventFanouts, postgres: eventFanoutsPg },
+  { version: 15, name: 'activity-indexes', sql: activityIndexes, postgres: activityIndexesPg },
 ];

@@ -127,9 +127,16 @@ describe('webhook CRUD', () => {
     const c = await daemon.request('PUT', `/api/webhooks/${w.id}`, { enabled: true });
     assert.equal(c.body.data.enabled, true);
     assert.deepEqual(c.body.data.headers, [{ name: 'X-C', value: '********' }]);
-    const none = await daemon.request('PUT', `/api/webhooks/${w.id}`, {});
-    assert.equal(none.status, 200);
     assert.ok(Date.parse(c.body.data.updatedAt) >= Date.parse(w.updatedAt));
+    // a PUT that changes nothing writes nothing: not even updatedAt moves
+    await new Promise((done) => setTimeout(done, 5));
+    for (const same of [{}, { enabled: true }, { retries: {} }, { headers: [{ name: 'X-C', value: '********' }] }]) {
+      const none = await daemon.request('PUT', `/api/webhooks/${w.id}`, same);
+      assert.equal(none.status, 200);
+      assert.deepEqual(none.body.data, c.body.data, JSON.stringify(same));
+    }
+    const moved = await daemon.request('PUT', `/api/webhooks/${w.id}`, { enabled: false });
+    assert.ok(Date.parse(moved.body.data.updatedAt) > Date.parse(c.body.data.updatedAt));
   });
 
   test('delete, then 404 WEBHOOK_NOT_FOUND everywhere; the id must be a positive integer', async () => {

@@ -1,0 +1,79 @@
+// `gateway events tail` against a real daemon: it outlives a daemon restart (says so on stderr, reconnects, prints the
+// events after it), stops on SIGTERM with 0, and stops at once on a refused key or when no daemon was ever reached.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { daemonEnv, runCli, type RunResult } from '../helpers/cli.js';
+import { BIN, freePort, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { ExitCode } from '../../src/cli/exit-codes.js';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gateway-tail-'));
+let daemon: TestDaemon | undefined;
+after(async () => {
+  await daemon?.cleanup();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function launchTail(env: Record<string, string>, ...args: string[]) {
+  const child = spawn(process.execPath, [BIN, 'events', 'tail', ...args], { cwd: dataDir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<RunResult>((done) => child.once('close', (code) => done({ code: code ?? -1, stdout, stderr })));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  void exited.then(() => clearTimeout(timer));
+  const waitUntil = (check: () => boolean, what: string) =>
+    waitFor(() => check() || (child.exitCode !== null ? Promise.reject(new Error(`tail exited before ${what}:\n${stdout}\n${stderr}`)) : false), 60_000, `${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
+  return { child, exited, stdout: () => stdout, stderr: () => stderr, waitUntil };
+}
+
+const inbound = (d: TestDaemon, text: string) => d.request('POST', '/api/sandbox/sessions/tail/inbound', { from: '+15550300001', type: 'text', text });
+
+describe('gateway events tail', () => {
+  test('reconnects after the daemon restarts and prints the events that follow', async () => {
+    const port = await freePort();
+    daemon = await startDaemon({ dataDir, port, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    await pairedSession(daemon, 'tail', '+15550300000');
+    const tail = launchTail(daemonEnv(daemon), '--json', '--events', 'message.received');
+    await tail.waitUntil(() => tail.stderr().includes('streaming events from'), 'the stream to open');
+    assert.equal((await inbound(daemon, 'before the restart')).status, 200);
+    await tail.waitUntil(() => tail.stdout().includes('before the restart'), 'the first event');
+
+    assert.equal(await daemon.stop(), 0);
+    await tail.waitUntil(() => tail.stderr().includes('daemon unreachable, retrying…'), 'the outage notice');
+    daemon = await startDaemon({ dataDir, port, env: { GATEWAY_LOG_LEVEL: 'warn' } });
+    await waitFor(async () => (await daemon!.request('GET', '/api/sessions/tail')).body.data.status === 'CONNECTED', 30_000, 'the session back');
+    await tail.waitUntil(() => tail.stderr().includes('reconnected'), 'the reconnection notice');
+    assert.equal((await inbound(daemon, 'after the restart')).status, 200);
+    await tail.waitUntil(() => tail.stdout().includes('after the restart'), 'the event after the restart');
+
+    tail.child.kill('SIGTERM');
+    const res = await tail.exited;
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { event: string; payload: { text?: string } });
+    assert.deepEqual(lines.map((e) => [e.event, e.payload.text]), [
+      ['message.received', 'before the restart'],
+      ['message.received', 'after the restart'],
+    ]);
+    assert.equal(res.stderr.match(/daemon unreachable/g)?.length, 1, 'one notice for the outage, not one per attempt');
+    assert.doesNotMatch(res.stderr, /^error/m);
+  });
+
+  test('a refused key ends the tail at once, without retrying', async () => {
+    assert.ok(daemon);
+    const res = await runCli(['events', 'tail'], { cwd: dataDir, env: { GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: 'svc_master_wrong_0000000000000000000000000' } });
+    assert.equal(res.code, ExitCode.Failure);
+    assert.match(res.stderr, /^error: [A-Z_]+: /);
+    assert.doesNotMatch(res.stderr, /retrying/);
+  });
+
+  test('a daemon that was never reached is an error at once', async () => {
+    const res = await runCli(['events', 'tail'], { cwd: dataDir, env: { GATEWAY_URL: `http://127.0.0.1:${await freePort()}` } });
+    assert.equal(res.code, ExitCode.Unreachable);
+    assert.match(res.stderr, /^error: cannot reach the gateway daemon/);
+  });
+});
