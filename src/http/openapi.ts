@@ -60,10 +60,12 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
   const paths: OpenApiDocument['paths'] = {};
   const methodsOf = new Map<string, number>();
   for (const route of routes) methodsOf.set(route.path, (methodsOf.get(route.path) ?? 0) + 1);
+  let anyErrorUsed = false;
   for (const route of routes) {
     // a path that lacks some of the five methods answers the others 405 METHOD_NOT_ALLOWED (with `Allow`)
     const errors = errorStatusesOf(route, methodsOf.get(route.path)! < ROUTE_METHODS);
     const operation = operationOf(route, options.config.server, errors);
+    anyErrorUsed ||= 'default' in (operation.responses as object);
     for (const status of errors) statuses.add(status);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation;
   }
@@ -85,8 +87,11 @@ export function buildOpenApiDocument(routes: RouteDef[], options: OpenApiOptions
     paths,
     webhooks: webhooksOf(),
     components: {
-      schemas: { ...resourceSchemas, ...errorSchemas(), ...eventSchemas() },
-      responses: Object.fromEntries([...statuses].sort((a, b) => a - b).map((status) => [responseName(status), errorResponse(status)])),
+      schemas: { ...resourceSchemas, ...errorSchemas(), ...(anyErrorUsed ? { Error: anyErrorSchema() } : {}), ...eventSchemas() },
+      responses: {
+        ...Object.fromEntries([...statuses].sort((a, b) => a - b).map((status) => [responseName(status), errorResponse(status)])),
+        ...(anyErrorUsed ? { Error: ANY_ERROR_RESPONSE } : {}),
+      },
       headers: HEADERS,
       securitySchemes: {
         masterKey: { type: 'http', scheme: 'bearer', description: 'the master key (`GATEWAY_MASTER_KEY`): every route, including admin and sandbox routes' },
@@ -129,7 +134,9 @@ function operationOf(route: RouteDef, server: GatewayConfig['server'], errors: n
     tags: [tagOf(route)],
     ...(parameters.length ? { parameters } : {}),
     ...(route.schema.body ? { requestBody: requestBodyOf(route, server) } : {}),
-    responses: { ...successResponses(route), ...errorResponses(errors) },
+    // an operation that only redirects (GET / → the console) says what else it answers as `default`: generators and
+    // linters expect a response that is not an error or a redirect
+    responses: { ...successResponses(route), ...errorResponses(errors), ...(hasSuccess(route) ? {} : { default: { $ref: '#/components/responses/Error' } }) },
     security: securityOf(route),
     ...(route.deprecated ? { deprecated: true } : {}),
     ...(route.rulesBeyondSchema?.length ? { 'x-rules-beyond-schema': route.rulesBeyondSchema } : {}),
@@ -257,6 +264,18 @@ export function errorStatusesOf(route: RouteDef, otherMethodsRefused = true): nu
 
 function errorResponses(statuses: number[]): Record<string, unknown> {
   return Object.fromEntries(statuses.map((status) => [String(status), { $ref: `#/components/responses/${responseName(status)}` }]));
+}
+
+const hasSuccess = (route: RouteDef) => Object.keys(route.responses).some((status) => status.startsWith('2'));
+
+const ANY_ERROR_RESPONSE = {
+  description: 'any other answer: the error envelope, with the status of its code',
+  headers: { 'X-Request-Id': headerRef('XRequestId') },
+  content: { 'application/json': { schema: schemaRef('Error') } },
+};
+
+function anyErrorSchema(): object {
+  return { anyOf: [...new Set(Object.values(errorStatus))].sort((a, b) => a - b).map((status) => schemaRef(`Error${status}`)), description: 'the error envelope of any status' };
 }
 
 function codesOf(status: number): ErrorCode[] {

@@ -106,7 +106,7 @@ export function checkResponse(method: string, url: string, status: number, heade
   // CONTRACT_COVERAGE=FILE lists every operation and status the tests saw (which ones no test reaches)
   if (process.env.CONTRACT_COVERAGE) appendFileSync(process.env.CONTRACT_COVERAGE, `${operation.operationId} ${status}\n`);
   const base = pointer('', 'paths', template.path, method.toLowerCase(), 'responses');
-  let response = operation.responses[String(status)];
+  let response = operation.responses[String(status)] ?? (status >= 400 ? operation.responses.default : undefined);
   let at = `${base}/${status}`;
   if (!response) throw new ContractDrift(`${what}: status ${status} is not documented for ${operation.operationId} (${Object.keys(operation.responses).join(', ')})`);
   if ('$ref' in response) {
