@@ -25,7 +25,7 @@ function SendTest({ session }) {
   const submit = (event) => {
     event.preventDefault();
     action.run(async () => {
-      const body = { session, chatId: form.chatId.trim(), type: form.type };
+      const body = { chatId: form.chatId.trim(), type: form.type };
       if (form.type === 'text') body.text = form.text;
       else {
         if (!file) throw Object.assign(new Error('choose a file to send'), { code: 'NO_FILE' });
@@ -34,7 +34,7 @@ function SendTest({ session }) {
         if (form.type === 'file') body.filename = file.name;
         if (form.text) body.caption = form.text;
       }
-      setSent((await api('POST', '/api/messages/send', body)).data);
+      setSent((await api('POST', `/api/sessions/${encodeURIComponent(session)}/messages/send`, body)).data);
     });
   };
   return html`<section class="card" aria-labelledby="h-send">

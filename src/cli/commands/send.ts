@@ -26,7 +26,6 @@ export function register(program: Command): void {
         const size = fileSize(path);
         if (size > MAX_FILE_BYTES) throw new CliError(`${path} is ${Math.round(size / 1024 / 1024)} MB; the limit is 70 MB`, ExitCode.Usage);
         body = {
-          session,
           chatId: chat,
           type: opts.image ? 'image' : 'file',
           base64: readFileSync(path).toString('base64'),
@@ -35,9 +34,9 @@ export function register(program: Command): void {
         };
       } else {
         if (!text) throw new CliError('give the text to send, or --image/--file', ExitCode.Usage);
-        body = { session, chatId: chat, type: 'text', text };
+        body = { chatId: chat, type: 'text', text };
       }
-      const result = await createClient(globals).request<Record<string, unknown>>('POST', '/api/messages/send', body);
+      const result = await createClient(globals).request<Record<string, unknown>>('POST', `/api/sessions/${encodeURIComponent(session)}/messages/send`, body);
       if (globals.json) return printJson(result);
       printRecord(result);
     });

@@ -108,7 +108,7 @@ export const resourceSchemas = {
   StoredMessage: resource('a message the store holds (sent or received), without its media bytes', {
     messageId: str,
     chatId: jid,
-    sender: { ...nullableStr, description: 'the author JID in groups; null otherwise' },
+    sender: { ...nullableStr, description: "the author's JID of a received message (in a 1:1 chat, the contact); null for the session's own messages" },
     fromMe: bool,
     type: str,
     text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
