@@ -1,13 +1,13 @@
 // The service's environment file (/etc/session-gateway/gateway.env): the systemd unit reads it with EnvironmentFile=,
 // and the CLI reads the same file when it is given no configuration, so `gateway …` on the host finds the service's
 // config, data directory and key without flags.
-import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ConfigError } from './load.js';
 
 export const DEFAULT_ENV_FILE = '/etc/session-gateway/gateway.env';
 
-/** The systemd EnvironmentFile= syntax: KEY=VALUE lines, `#` and `;` comments, values optionally in single or double quotes. */
+/** The part of systemd's EnvironmentFile= syntax such a file needs: KEY=VALUE lines, `#` and `;` comments, values optionally in single or double quotes (no escapes, no continued lines). */
 export function parseEnvFile(text: string): Record<string, string> {
   const vars: Record<string, string> = {};
   for (const raw of text.split(/\r?\n/)) {
@@ -45,16 +45,31 @@ export function serviceEnvFile(configFlag: string | undefined, env: NodeJS.Proce
   }
 }
 
-/** Sets the file's variables that the environment does not set already (the caller's own environment wins); returns the file read, if any. */
-export function applyServiceEnvFile(configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * Sets the file's GATEWAY_* variables that the environment does not set already (the caller's own environment wins; no
+ * other variable is taken); returns the file read, if any. Run as root, the CLI reads only a file that root owns and no
+ * one else may write: a file the service's user could change would steer root's restore or rotation elsewhere.
+ */
+export function applyServiceEnvFile(configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env, uid = process.getuid?.()): string | undefined {
   const file = serviceEnvFile(configFlag, env);
   if (!file) return undefined;
   let text: string;
   try {
+    if (uid === 0) refuseUnsafeForRoot(file);
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     throw new ConfigError(`cannot read the environment file ${file}: ${(err as Error).message}`);
   }
-  for (const [name, value] of Object.entries(parseEnvFile(text))) if (env[name] === undefined) env[name] = value;
+  for (const [name, value] of Object.entries(parseEnvFile(text))) if (name.startsWith('GATEWAY_') && env[name] === undefined) env[name] = value;
   return file;
+}
+
+function refuseUnsafeForRoot(file: string): void {
+  const { uid, mode } = statSync(file);
+  if (uid === 0 && (mode & 0o022) === 0) return;
+  throw new ConfigError(
+    `refusing to read ${file} as root: it is ${uid === 0 ? 'writable by group or others' : `owned by uid ${uid}`}; ` +
+      `make it root's and read-only to others (sudo chown root:gateway ${file} && sudo chmod 0640 ${file})`,
+  );
 }

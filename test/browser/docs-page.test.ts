@@ -19,7 +19,7 @@ after(async () => {
   await daemon?.cleanup();
 });
 
-test('GET /docs renders the live document offline, with no console error, and lists POST /api/messages/send', async () => {
+test('GET /docs renders the live document offline, with no console error, and lists POST /api/sessions/{session}/messages/send', async () => {
   const context = await browser.newContext();
   const requests: string[] = [];
   const problems: string[] = [];
@@ -44,7 +44,7 @@ test('GET /docs renders the live document offline, with no console error, and li
   assert.match(csp, /frame-ancestors 'none'/);
   assert.doesNotMatch(csp, /https?:|\*/, 'the policy names no other origin');
 
-  const send = page.locator('.opblock-post .opblock-summary-path[data-path="/api/messages/send"]');
+  const send = page.locator('.opblock-post .opblock-summary-path[data-path="/api/sessions/{session}/messages/send"]');
   await send.first().waitFor({ state: 'visible', timeout: 30_000 });
   assert.equal(await send.count(), 1);
   // the document the page rendered is the daemon's own

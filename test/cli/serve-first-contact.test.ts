@@ -43,7 +43,7 @@ describe('serve off a terminal, and GET /', () => {
     const port = await freePort();
     const child = spawn(process.execPath, [BIN, 'serve'], {
       cwd: work,
-      env: { PATH: process.env.PATH ?? '', GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_DATA_DIR: work, GATEWAY_PORT: String(port), GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH ?? '', GATEWAY_ENV_FILE: '', GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_DATA_DIR: work, GATEWAY_PORT: String(port), GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -39,7 +39,7 @@ describe('usage errors', () => {
 
 describe('a closed pipe', () => {
   test('gateway openapi | head: no stack trace, exit 0', async () => {
-    const child = spawn(process.execPath, [BIN, 'openapi'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+    const child = spawn(process.execPath, [BIN, 'openapi'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '', GATEWAY_ENV_FILE: '' } });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     let chunks = 0;

@@ -13,7 +13,8 @@ import { BIN, freePort, MASTER_KEY, ROOT, waitFor } from '../helpers/daemon.js';
 const UNIT = readFileSync(join(ROOT, 'config', 'gateway.service'), 'utf8');
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
 const ANALYZE = has('systemd-analyze');
-const STRACE = has('strace');
+// strace present and allowed to trace (a container may refuse ptrace)
+const STRACE = has('strace') && spawnSync('strace', ['-f', '-o', '/dev/null', 'true']).status === 0;
 
 /** Every value of every `Key=` line in the [Service] section (a key may repeat). */
 function serviceOptions(text: string): Map<string, string[]> {
@@ -116,7 +117,7 @@ describe('the systemd unit', () => {
       const port = await freePort();
       const child = spawn('strace', ['-f', '-qq', '-o', trace, process.execPath, BIN, 'serve'], {
         cwd: dataDir,
-        env: { PATH: process.env.PATH ?? '', GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_DATA_DIR: dataDir, GATEWAY_PORT: String(port), GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_LOG_LEVEL: 'warn' },
+        env: { PATH: process.env.PATH ?? '', GATEWAY_ENV_FILE: '', GATEWAY_MASTER_KEY: MASTER_KEY, GATEWAY_DATA_DIR: dataDir, GATEWAY_PORT: String(port), GATEWAY_DEFAULT_ENGINE: 'sandbox', GATEWAY_LOG_LEVEL: 'warn' },
         stdio: ['ignore', 'ignore', 'pipe'],
         ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
       });
@@ -134,9 +135,15 @@ describe('the systemd unit', () => {
         assert.equal((await call('POST', '/api/admin/backups', {})).status, 201);
         assert.equal((await call('GET', '/api/openapi.json')).status, 200);
       } finally {
-        // to node itself: strace, signalled, would detach and leave it running
-        const traced = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+        // to node itself: strace, signalled, would detach and leave it running (never pid 0: that is this process group)
+        let traced: number[] = [];
+        try {
+          traced = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number).filter((pid) => pid > 0);
+        } catch {
+          // strace has exited already
+        }
         for (const pid of traced) process.kill(pid, 'SIGTERM');
+        if (traced.length === 0) child.kill('SIGKILL');
       }
       assert.equal(await exited, 0);
       const lines = readFileSync(trace, 'utf8').split('\n');

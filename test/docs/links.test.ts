@@ -7,13 +7,14 @@ import { ROOT } from '../helpers/daemon.js';
 
 const PAGES = ['README.md', 'docs/API.md', 'docs/EVENTS.md', 'docs/ENGINES.md', 'docs/SCALING.md', 'docs/BENCHMARKS.md'];
 
-/** The anchors GitHub gives a page's headings: lowercase, punctuation dropped, spaces as `-`, repeats numbered. */
+/** The anchors GitHub gives a page's headings (lowercase, punctuation dropped, spaces as `-`, repeats numbered), and its `<a id>` anchors. */
 export function headingAnchors(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   let inFence = false;
   for (const line of markdown.split('\n')) {
     if (line.startsWith('```')) inFence = !inFence;
+    for (const [, id] of inFence ? [] : line.matchAll(/<a id="([^"]+)"><\/a>/g)) anchors.add(id!);
     const heading = inFence ? null : /^#{1,6} (.*)$/.exec(line);
     if (!heading) continue;
     const text = heading[1]!.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/`/g, '');

@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../../config/types.js';
 import { ExitCode } from '../exit-codes.js';
 import { accessCheck } from '../doctor-checks.js';
 import { CliError, loadCliConfig, serviceEnvFileRead, type GlobalOptions } from '../client.js';
+import { forTerminal } from '../output.js';
 
 export function register(program: Command): void {
   program
@@ -55,7 +56,7 @@ export function register(program: Command): void {
         throw err;
       }
       // people starting it by hand get where to go; systemd, pipes and tests get the JSON log alone
-      if (process.stdout.isTTY) process.stdout.write(serveBanner({ config, configPath: resolveConfigPath({ configPath: globals.config }), envFile: serviceEnvFileRead() }));
+      if (process.stdout.isTTY) process.stdout.write(forTerminal(serveBanner({ config, configPath: resolveConfigPath({ configPath: globals.config }), envFile: serviceEnvFileRead() })));
       await stopWanted;
       daemon.logger.info({ signal: signalled }, 'signal received');
       await daemon.close().catch((err: unknown) => {
