@@ -2,7 +2,14 @@
 // effective ids: what it creates is that user's without a chown, and a symlink that user planted in the directory leads
 // only where that user could write anyway (root following it would overwrite, and a chown would hand over, any file on
 // the system). glibc changes the ids of every thread of the process, libuv's pool included.
-import type { Owner } from './file-owner.js';
+import { ownerOf, type Owner } from './file-owner.js';
+
+/** Whom root writes in `dir` as: its owner when that is another user; undefined (as it is) otherwise. */
+export function ownerToWriteAs(dir: string): Owner | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const owner = ownerOf(dir);
+  return owner.uid === 0 ? undefined : owner;
+}
 
 /** Runs `work` as `owner` (effective uid, gid and groups), back to root afterwards; as it is when `owner` is undefined. */
 export function asOwnerSync<T>(owner: Owner | undefined, work: () => T): T {
