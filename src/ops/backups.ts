@@ -1,7 +1,7 @@
 // Backups of the running daemon's database into <dataDir>/backups: a consistent copy through SQLite's online backup
 // (in a worker thread, so requests keep being served), optionally with the media blobs, listed, read back, pruned,
 // and taken on a schedule (backup.schedule, keeping backup.keep).
-import { createReadStream, existsSync, readFileSync, writeFileSync, linkSync, copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, closeSync, openSync, chmodSync, chownSync } from 'node:fs';
+import { createReadStream, existsSync, readFileSync, writeFileSync, linkSync, copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, closeSync, openSync, chmodSync, constants } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { GatewayError } from '../errors.js';
@@ -205,10 +205,16 @@ export interface RestoreNote {
   replaced: string | null;
 }
 
-/** `owner`: whose the note must be when root writes it for the daemon's user (the daemon removes it once recorded). */
-export function noteRestore(dataDir: string, note: RestoreNote, owner?: { uid: number; gid: number }): void {
-  writeFileSync(join(dataDir, RESTORE_NOTE), JSON.stringify(note), { mode: 0o600 });
-  if (owner) chownSync(join(dataDir, RESTORE_NOTE), owner.uid, owner.gid);
+/** Written as a new file: a leftover note (or a symlink put in its place) is removed, never followed. */
+export function noteRestore(dataDir: string, note: RestoreNote): void {
+  const path = join(dataDir, RESTORE_NOTE);
+  rmSync(path, { force: true });
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeFileSync(fd, JSON.stringify(note));
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** Records a restore done while the daemon was stopped (the restore could not write the audit log of a database it replaced). */

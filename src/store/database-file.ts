@@ -99,21 +99,27 @@ export function isDatabaseInUse(file: string): boolean {
  * a read-only connection of its own. The whole copy is one backup step, that is one read transaction: a snapshot, never
  * half of a transaction, and writers on other connections are not held up (WAL). The copy is left in rollback-journal
  * mode, one self-contained file (the daemon turns WAL back on when it opens it). Returns the copy's schema version.
+ * `asWriter` wraps everything done to the target (the restore runs it as the data directory's owner); the source is
+ * opened and read before, as the caller is (a backup may be readable by root only).
  */
-export async function copyDatabase(source: string, target: string): Promise<number> {
+export async function copyDatabase(source: string, target: string, asWriter: <T>(write: () => Promise<T>) => Promise<T> = (write) => write()): Promise<number> {
   const db = new Database(source, { readonly: true, fileMustExist: true });
   try {
-    // the first step copies 0 pages (better-sqlite3 starts it so); every page then goes in the next one
-    await db.backup(target, { progress: () => 0x7fffffff });
+    // a first read opens the source's -wal and -shm too, which stay open for the backup below
+    db.pragma('schema_version', { simple: true });
+    return await asWriter(async () => {
+      // the first step copies 0 pages (better-sqlite3 starts it so); every page then goes in the next one
+      await db.backup(target, { progress: () => 0x7fffffff });
+      const copy = new Database(target, { fileMustExist: true });
+      try {
+        copy.pragma('journal_mode = DELETE');
+        return schemaVersionOf(copy);
+      } finally {
+        copy.close();
+      }
+    });
   } finally {
     db.close();
-  }
-  const copy = new Database(target, { fileMustExist: true });
-  try {
-    copy.pragma('journal_mode = DELETE');
-    return schemaVersionOf(copy);
-  } finally {
-    copy.close();
   }
 }
 

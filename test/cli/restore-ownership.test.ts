@@ -4,7 +4,7 @@
 // to fix it, not that the database is damaged. Root runs the first and last (uid 65534 plays the daemon's user).
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -101,6 +101,47 @@ describe('restore and doctor as a user other than the daemon', () => {
       child.kill('SIGTERM');
       await exited;
     }
+  });
+
+  test('as root, restore follows no symlink the data directory\'s owner planted: a root file outside stays as it was', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
+    // the backup and its media readable by root only, as one kept in /root would be
+    const vault = join(work, 'vault');
+    mkdirSync(vault, { mode: 0o700 });
+    const privateBackup = join(vault, 'backup.db');
+    copyFileSync(backup, privateBackup);
+    chmodSync(privateBackup, 0o600);
+    const privateMedia = join(vault, 'media');
+    mkdirSync(privateMedia, { mode: 0o700 });
+    writeFileSync(join(privateMedia, 'blob-1'), 'a blob', { mode: 0o600 });
+    // what the service user must not get: a file and a directory of root's outside the data directory
+    const secret = join(work, 'root-secret');
+    writeFileSync(secret, 'root only\n', { mode: 0o600 });
+    const rootDir = join(work, 'root-dir');
+    mkdirSync(rootDir, { mode: 0o700 });
+
+    const dataDir = join(work, 'planted');
+    mkdirSync(dataDir, { mode: 0o700 });
+    chownSync(dataDir, NOBODY, NOBODY);
+    for (const [name, target] of [['restored.json', secret], ['media', rootDir]] as const) {
+      symlinkSync(target, join(dataDir, name));
+      lchownSync(join(dataDir, name), NOBODY, NOBODY);
+    }
+
+    const run = await runAs(undefined, ['restore', privateBackup, '--media', privateMedia], work, { ...env, GATEWAY_DATA_DIR: dataDir });
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(readFileSync(secret, 'utf8'), 'root only\n');
+    const stat = statSync(secret);
+    assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, 0, 0o600]);
+    const dir = statSync(rootDir);
+    assert.deepEqual([dir.uid, dir.gid, dir.mode & 0o777, readdirSync(rootDir)], [0, 0, 0o700, []]);
+    // the restore happened all the same, into regular files of the owner's
+    for (const name of ['gateway.db', 'restored.json', join('media', 'blob-1')]) {
+      const file = lstatSync(join(dataDir, name));
+      assert.ok(file.isFile(), name);
+      assert.deepEqual([file.uid, file.gid, file.mode & 0o777], [NOBODY, NOBODY, 0o600], name);
+    }
+    assert.equal(readFileSync(join(dataDir, 'media', 'blob-1'), 'utf8'), 'a blob');
+    assert.match(readFileSync(join(dataDir, 'restored.json'), 'utf8'), /"from":"backup\.db"/);
   });
 
   test('a user who is not the data directory\'s owner is refused, the owner named, nothing changed', async () => {

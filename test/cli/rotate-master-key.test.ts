@@ -2,7 +2,8 @@
 // gateway.yaml, or printed once for the environment); sessions come back without pairing, webhooks sign with their key,
 // the old key opens nothing; a wrong current key or a running daemon changes nothing.
 import assert from 'node:assert/strict';
-import { chownSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -49,6 +50,14 @@ async function stillWorks(daemon: TestDaemon, hookPath: string): Promise<void> {
   const last = deliveries[deliveries.length - 1]!;
   assert.equal(last.headers['x-webhook-signature'], hmacHex(HMAC_SECRET, last.raw));
   assert.equal((await daemon.request('GET', '/api/admin/settings')).body.data.s3.secretAccessKeySet, true);
+}
+
+function isLink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** Every sealed value of the database, with its column context. */
@@ -192,6 +201,110 @@ describe('rotate-master-key run as root on the service user\'s gateway.yaml', ()
       assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [65534, 65534, 0o600]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test(root ? "the README's layout (root:gateway, 0640) stays so: the service's user still reads the new key" : "the README's layout stays so (needs root: not run as root here)", { skip: !root }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rotate-layout-'));
+    try {
+      chownSync(dir, 0, 65534);
+      chmodSync(dir, 0o750);
+      const file = join(dir, 'gateway.yaml');
+      writeFileSync(file, YAML(OLD_KEY), { mode: 0o640 });
+      chownSync(file, 0, 65534);
+      const port = await freePort();
+      const run = await runCli(['rotate-master-key'], { cwd: dir, env: { GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${port}`, GATEWAY_MASTER_KEY: '' } });
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /\(mode 0640\)/);
+      const stat = statSync(file);
+      assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [0, 65534, 0o640]);
+      const read = spawnSync('cat', [file], { uid: 65534, gid: 65534, encoding: 'utf8' });
+      assert.equal(read.status, 0, read.stderr);
+      assert.notEqual(parse(read.stdout).auth.masterKey, OLD_KEY);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test(root ? 'a symlink the service\'s user planted at the staged name is not followed: the root file it names stays as it was' : 'a planted symlink is not followed (needs root: not run as root here)', { skip: !root }, async () => {
+    const outside = mkdtempSync(join(tmpdir(), 'rotate-outside-'));
+    const secret = join(outside, 'root-secret');
+    writeFileSync(secret, 'root only\n', { mode: 0o600 });
+    // the staged name is `<file>.rotate-<pid>.tmp`: links for the next pids the kernel hands out, one of them the CLI's
+    let vanished: string[] = [];
+    for (let attempt = 0; attempt < 3 && vanished.length === 0; attempt += 1) {
+      const dir = mkdtempSync(join(tmpdir(), 'rotate-planted-'));
+      try {
+        chownSync(dir, 65534, 65534);
+        const file = join(dir, 'gateway.yaml');
+        writeFileSync(file, YAML(OLD_KEY), { mode: 0o600 });
+        chownSync(file, 65534, 65534);
+        const next = Number(readFileSync('/proc/sys/kernel/ns_last_pid', 'utf8')) + 1;
+        const planted = Array.from({ length: 200 }, (_, i) => `${file}.rotate-${next + i}.tmp`);
+        for (const link of planted) {
+          symlinkSync(secret, link);
+          lchownSync(link, 65534, 65534);
+        }
+        const port = await freePort();
+        const run = await runCli(['rotate-master-key'], { cwd: dir, env: { GATEWAY_PORT: String(port), GATEWAY_HOST: '127.0.0.1', GATEWAY_URL: `http://127.0.0.1:${port}`, GATEWAY_MASTER_KEY: '' } });
+        vanished = planted.filter((link) => !existsSync(link) && !isLink(link));
+        assert.equal(readFileSync(secret, 'utf8'), 'root only\n');
+        const outsideStat = statSync(secret);
+        assert.deepEqual([outsideStat.uid, outsideStat.gid, outsideStat.mode & 0o777], [0, 0, 0o600]);
+        assert.equal(run.code, 0, run.stderr);
+        const stat = lstatSync(file);
+        assert.ok(stat.isFile(), 'gateway.yaml is a regular file');
+        assert.deepEqual([stat.uid, stat.gid, stat.mode & 0o777], [65534, 65534, 0o600]);
+        assert.notEqual(parse(readFileSync(file, 'utf8')).auth.masterKey, OLD_KEY);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    rmSync(outside, { recursive: true, force: true });
+    assert.equal(vanished.length, 1, "the CLI's pid was among the planted names (three tries)");
+  });
+
+  test(root ? "the database is re-sealed as the data directory's owner: a gateway.db link of that user's to root's database changes nothing" : 'the database is re-sealed as its owner (needs root: not run as root here)', { skip: !root }, async () => {
+    const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_STORE: 'sqlite' } });
+    const outside = mkdtempSync(join(tmpdir(), 'rotate-outside-'));
+    try {
+      assert.equal((await daemon.request('POST', '/api/webhooks', { url: `${receiver.base}/owner`, hmacKey: HMAC_SECRET, events: ['message.sent'] })).status, 201);
+      await daemon.stop();
+      // root's own copy of the database (a backup kept in /root, say), and the service's user pointing gateway.db at it
+      const rootCopy = join(outside, 'gateway.db');
+      renameSync(join(daemon.dataDir, 'gateway.db'), rootCopy);
+      chmodSync(rootCopy, 0o600);
+      const before = readFileSync(rootCopy);
+      spawnSync('chown', ['-R', '65534:65534', daemon.dataDir]);
+      symlinkSync(rootCopy, join(daemon.dataDir, 'gateway.db'));
+      lchownSync(join(daemon.dataDir, 'gateway.db'), 65534, 65534);
+      const port = await freePort();
+      const run = await runCli(['rotate-master-key'], { cwd: daemon.dataDir, env: { GATEWAY_DATA_DIR: daemon.dataDir, GATEWAY_STORE: 'sqlite', GATEWAY_PORT: String(port), GATEWAY_URL: `http://127.0.0.1:${port}`, GATEWAY_MASTER_KEY: OLD_KEY } });
+      // as the owner, the file is not even readable: the rotation fails, and root's file is as it was
+      assert.equal(run.code, 1, run.stdout);
+      assert.ok(readFileSync(rootCopy).equals(before), "root's database was rewritten");
+      const stat = statSync(rootCopy);
+      assert.deepEqual([stat.uid, stat.mode & 0o777, readdirSync(outside)], [0, 0o600, ['gateway.db']]);
+    } finally {
+      await daemon.cleanup();
+      rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
+  test(root ? "as root on the service user's data directory, the re-sealed database and its files stay that user's" : 'the re-sealed database stays its owner\'s (needs root: not run as root here)', { skip: !root }, async () => {
+    const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_STORE: 'sqlite' } });
+    try {
+      assert.equal((await daemon.request('POST', '/api/webhooks', { url: `${receiver.base}/owner`, hmacKey: HMAC_SECRET, events: ['message.sent'] })).status, 201);
+      await daemon.stop();
+      spawnSync('chown', ['-R', '65534:65534', daemon.dataDir]);
+      const port = await freePort();
+      const run = await runCli(['--json', 'rotate-master-key'], { cwd: daemon.dataDir, env: { GATEWAY_DATA_DIR: daemon.dataDir, GATEWAY_STORE: 'sqlite', GATEWAY_PORT: String(port), GATEWAY_URL: `http://127.0.0.1:${port}`, GATEWAY_MASTER_KEY: OLD_KEY } });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(JSON.parse(run.stdout).resealed['webhooks.hmac_key'], 1, run.stdout);
+      const notOwners = readdirSync(daemon.dataDir).filter((name) => lstatSync(join(daemon.dataDir, name)).uid !== 65534);
+      assert.deepEqual(notOwners, []);
+    } finally {
+      await daemon.cleanup();
     }
   });
 });

@@ -1,7 +1,7 @@
 // `gateway backup [FILE]`: a consistent copy of the running daemon's database (POST /api/admin/backups), downloaded
 // into FILE when given. `gateway restore FILE`: on a stopped daemon, checks the copy and puts it in place of gateway.db,
 // keeping the replaced database aside.
-import { chmodSync, chownSync, closeSync, copyFileSync, createWriteStream, existsSync, mkdirSync, openSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, constants, createWriteStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync, writeSync, type Stats } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -12,6 +12,7 @@ import { copyDatabase, inspectDatabase, LATEST_SCHEMA_VERSION } from '../../stor
 import { checkSealedKeyOfFile } from '../../store/sealed-columns.js';
 import { CliError, createClient, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
+import { asOwner, asOwnerSync } from '../as-owner.js';
 import { ownerOf, type Owner } from '../file-owner.js';
 import { ExitCode } from '../exit-codes.js';
 import { printJson, printText } from '../output.js';
@@ -59,40 +60,41 @@ export function register(program: Command): void {
       await refuseIfRunning(globals, config, 'restore', 'replaces the database it holds open');
       const version = checkBackup(source, globals.masterKey ?? config.auth.masterKey, config.auth.encryptionKey);
 
-      if (!existsSync(dataDir)) {
-        mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-        giveTo(owner, dataDir);
-      }
+      // every write into the data directory is its owner's (root restoring for the daemon's user): see as-owner.ts
+      asOwnerSync(owner, () => mkdirSync(dataDir, { recursive: true, mode: 0o700 }));
       const target = join(dataDir, 'gateway.db');
       const staged = `${target}.restoring-${process.pid}`;
-      closeSync(openSync(staged, 'w', 0o600));
-      chmodSync(staged, 0o600);
-      giveTo(owner, staged);
+      asOwnerSync(owner, () => createPrivateFile(staged));
       try {
         // through SQLite's backup, not a file copy: a -wal beside the source is taken in, and the result is one file
-        await copyDatabase(source, staged);
+        await copyDatabase(source, staged, (write) => asOwner(owner, write));
       } catch (err) {
-        rmSync(staged, { force: true });
+        asOwnerSync(owner, () => rmSync(staged, { force: true }));
         throw new CliError(`could not copy ${source}: ${(err as Error).message}; nothing was changed`);
       }
       const stamp = new Date().toISOString().replace(/[-:.]/g, '');
       const replaced = `${target}.replaced-${stamp}`;
       const kept = existsSync(target);
-      if (kept) {
-        // the -wal and -shm move with it under the same name, so the kept copy stays a whole database
-        renameSync(target, replaced);
-        for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) renameSync(`${target}${suffix}`, `${replaced}${suffix}`);
-      }
-      renameSync(staged, target);
-      noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null }, owner);
+      asOwnerSync(owner, () => {
+        if (kept) {
+          // the -wal and -shm move with it under the same name, so the kept copy stays a whole database
+          renameSync(target, replaced);
+          for (const suffix of ['-wal', '-shm']) if (existsSync(`${target}${suffix}`)) renameSync(`${target}${suffix}`, `${replaced}${suffix}`);
+        }
+        renameSync(staged, target);
+        noteRestore(dataDir, { from: basename(source), at: new Date().toISOString(), replaced: kept ? basename(replaced) : null });
+      });
 
       let mediaReplaced: string | undefined;
       if (mediaSource) {
         const mediaDir = join(dataDir, 'media');
-        if (existsSync(mediaDir)) {
-          mediaReplaced = `${mediaDir}.replaced-${stamp}`;
-          renameSync(mediaDir, mediaReplaced);
-        }
+        asOwnerSync(owner, () => {
+          // lstat: a symlink named media is moved aside too, never followed
+          if (lstatOrUndefined(mediaDir)) {
+            mediaReplaced = `${mediaDir}.replaced-${stamp}`;
+            renameSync(mediaDir, mediaReplaced);
+          }
+        });
         copyDirectory(mediaSource, mediaDir, owner);
       }
 
@@ -110,8 +112,8 @@ export function register(program: Command): void {
 }
 
 /**
- * Whose the restored files must be: the data directory's owner, the user the daemon runs as. Root writes them and gives
- * them to that user (a `sudo gateway restore` would otherwise leave a database the daemon cannot open); any other user
+ * Whose the restored files must be: the data directory's owner, the user the daemon runs as. Root writes them as that
+ * user (a `sudo gateway restore` would otherwise leave a database the daemon cannot open); any other user
  * who is not the owner is refused before anything changes. Undefined: the files are the running user's, as they are.
  */
 function restoreOwner(dataDir: string): Owner | undefined {
@@ -128,9 +130,21 @@ function restoreOwner(dataDir: string): Owner | undefined {
   );
 }
 
-/** chown to the data directory's owner when restoring as root for that user. */
-function giveTo(owner: Owner | undefined, path: string): void {
-  if (owner) chownSync(path, owner.uid, owner.gid);
+/** A new empty file, 0600, where nothing may stand: a leftover (or a symlink someone put there) is removed, never followed. */
+function createPrivateFile(path: string): void {
+  rmSync(path, { force: true });
+  closeSync(openSync(path, EXCLUSIVE, 0o600));
+}
+
+const EXCLUSIVE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+
+function lstatOrUndefined(path: string): Stats | undefined {
+  try {
+    return lstatSync(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** Integrity, schema version and key of a backup, before anything is touched; returns its schema version. */
@@ -176,18 +190,40 @@ async function download(client: ReturnType<typeof createClient>, name: string, p
   }
 }
 
-/** Copies the files of one flat directory (media blobs) into a new one, 0700 / 0600; returns the target. */
+/**
+ * Copies the files of one flat directory (media blobs) into a new one, 0700 / 0600; returns the target. With `owner`
+ * (root restoring for the daemon's user), each source file is opened as root (a backup may be root's only) and its copy
+ * written as the owner.
+ */
 function copyDirectory(from: string, to: string, owner?: Owner): string {
-  mkdirSync(to, { recursive: true, mode: 0o700 });
-  giveTo(owner, to);
+  asOwnerSync(owner, () => mkdirSync(to, { recursive: true, mode: 0o700 }));
   for (const name of readdirSync(from)) {
     const source = join(from, name);
     if (!statSync(source).isFile()) continue;
-    copyFileSync(source, join(to, name));
-    chmodSync(join(to, name), 0o600);
-    giveTo(owner, join(to, name));
+    const input = openSync(source, 'r');
+    try {
+      asOwnerSync(owner, () => {
+        // an earlier download's copy is replaced (a symlink in its place is not followed)
+        rmSync(join(to, name), { force: true });
+        const output = openSync(join(to, name), EXCLUSIVE, 0o600);
+        try {
+          copyBetween(input, output);
+        } finally {
+          closeSync(output);
+        }
+      });
+    } finally {
+      closeSync(input);
+    }
   }
   return to;
+}
+
+function copyBetween(input: number, output: number): void {
+  const chunk = Buffer.allocUnsafe(1 << 16);
+  for (let read; (read = readSync(input, chunk, 0, chunk.length, null)) > 0; ) {
+    for (let written = 0; written < read; ) written += writeSync(output, chunk, written, read - written);
+  }
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,12 +1,13 @@
 // `gateway rotate-master-key`: on a stopped daemon, replaces the master key and re-seals every stored secret under the
 // data key derived from the new one, in one transaction (sessions keep their credentials: nothing is paired again).
-import { chmodSync, chownSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { closeSync, constants, existsSync, fchmodSync, fchownSync, fstatSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
 import { resolveConfigPath, yaml } from '../../config/load.js';
 import { openDatabase } from '../../store/db.js';
 import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
+import { asOwnerSync, ownerToWriteAs } from '../as-owner.js';
 import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
@@ -53,19 +54,20 @@ export function register(program: Command): void {
       const staged = source === 'file' && configPath ? stageConfig(configPath, newKey) : undefined;
       let resealed: SealCounts = {};
       try {
-        if (existsSync(file)) resealed = reseal(file, from, to, encryptionKey !== undefined);
+        // SQLite's -wal and -shm are made in the daemon's directory: as its owner when root runs this (see as-owner.ts)
+        if (existsSync(file)) resealed = asOwnerSync(ownerToWriteAs(dirname(file)), () => reseal(file, from, to, encryptionKey !== undefined));
       } catch (err) {
-        if (staged) rmSync(staged, { force: true });
+        if (staged) rmSync(staged.path, { force: true });
         throw err;
       }
       if (staged) {
         try {
-          renameSync(staged, configPath!);
+          renameSync(staged.path, configPath!);
         } catch (err) {
           // the database is sealed under the new key already: the key must not be lost with the file
           throw new CliError(
             `the secrets are re-sealed under the new master key, but ${configPath} could not be replaced (${(err as Error).message}); ` +
-              `the new key is in ${staged} and here, once: ${newKey}`,
+              `the new key is in ${staged.path} and here, once: ${newKey}`,
             ExitCode.Failure,
           );
         }
@@ -85,7 +87,7 @@ export function register(program: Command): void {
         ? 'the data key comes from GATEWAY_ENCRYPTION_KEY (auth.encryptionKey) and did not change: no value was re-sealed'
         : `re-sealed ${total} stored secret(s) in ${file} under data key ${to.keyId}`;
       if (staged) {
-        printText(`${what}\nwrote the new master key into ${configPath} (mode 0600); start the daemon again\n`);
+        printText(`${what}\nwrote the new master key into ${configPath} (mode ${staged.mode.toString(8).padStart(4, '0')}); start the daemon again\n`);
       } else {
         const name = source === 'env' ? 'GATEWAY_MASTER_KEY' : 'the master key (--master-key)';
         printText(
@@ -122,17 +124,29 @@ function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnT
   }
 }
 
-/** Writes gateway.yaml with the new master key to a temporary file beside it (0600), comments kept; returns its path. */
-function stageConfig(path: string, newKey: string): string {
+/**
+ * Writes gateway.yaml with the new master key to a temporary file beside it, comments kept; returns its path. The file
+ * is new (O_EXCL, never a symlink followed: the directory may be the service user's) and gets the owner, group and mode
+ * of the one it replaces through its descriptor (run with sudo, the service's user must still read it).
+ */
+function stageConfig(path: string, newKey: string): { path: string; mode: number } {
+  const original = statSync(path);
   const doc = yaml().parseDocument(readFileSync(path, 'utf8'));
   doc.setIn(['auth', 'masterKey'], newKey);
   const staged = `${path}.rotate-${process.pid}.tmp`;
-  writeFileSync(staged, doc.toString(), { mode: 0o600 });
-  chmodSync(staged, 0o600);
-  // run with sudo, the file the service's user reads must stay that user's
-  if (process.getuid?.() === 0) {
-    const { uid, gid } = statSync(path);
-    chownSync(staged, uid, gid);
+  rmSync(staged, { force: true });
+  const fd = openSync(staged, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    writeFileSync(fd, doc.toString());
+    if (process.getuid?.() === 0) fchownSync(fd, original.uid, original.gid);
+    // the group's and others' bits only for the same group (a user other than root cannot give the file away)
+    const mode = original.mode & (fstatSync(fd).gid === original.gid ? 0o666 : 0o600);
+    fchmodSync(fd, mode);
+    return { path: staged, mode };
+  } catch (err) {
+    rmSync(staged, { force: true });
+    throw err;
+  } finally {
+    closeSync(fd);
   }
-  return staged;
 }
