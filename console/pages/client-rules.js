@@ -1,4 +1,5 @@
-// A session's client rules (what browser client tokens may do) and "mint a test token".
+// A session's client rules (what browser client tokens may do) and "mint a test token". The form shows once the stored
+// rules are loaded: a form filled before they arrive would be reset by them.
 import { html } from 'htm/preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.js';
@@ -42,7 +43,7 @@ export function ClientRules({ session }) {
     <h2 id="h-rules">Client rules</h2>
     <${ErrorBox} error=${rules.error} />
     ${rules.value === null ? html`<p>No rules: client tokens of this session are refused.</p>` : null}
-    <form onSubmit=${submit} class="form">
+    ${rules.value === undefined ? (rules.error ? null : html`<p>Loading…</p>`) : html`<form onSubmit=${submit} class="form">
       <${Field} label="Recipients">
         <select name="recipientMode" value=${form.recipientMode} onChange=${(e) => setForm({ ...form, recipientMode: e.currentTarget.value })}>
           <option value="none">none (reads only)</option>
@@ -62,7 +63,7 @@ export function ClientRules({ session }) {
         <button type="submit" class="primary" disabled=${save.busy}>Save rules</button>
         ${rules.value ? html`<${ConfirmButton} label="Delete rules" question="Delete the rules and revoke every token?" onConfirm=${() => save.run(async () => (await api('DELETE', path), rules.reload()))} />` : null}
       </span>
-    </form>
+    </form>`}
     <${ErrorBox} error=${save.error} />
     ${rules.value ? html`<button type="button" onClick=${mintToken}>Mint a test token</button>` : null}
     <${ErrorBox} error=${mint.error} />

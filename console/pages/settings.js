@@ -40,7 +40,7 @@ export function Settings() {
     ${saved ? html`<${Notice}>Settings saved.<//>` : null}
     <section class="card" aria-labelledby="h-s3">
       <h2 id="h-s3">S3 media storage</h2>
-      <p>${s3 ? `Configured: bucket ${s3.bucket}.` : 'Not configured.'}</p>
+      ${settings.value === undefined ? (settings.error ? null : html`<p>Loading…</p>`) : html`<p>${s3 ? `Configured: bucket ${s3.bucket}.` : 'Not configured.'}</p>
       <form onSubmit=${submit} class="form">
         <${Field} label="Endpoint" hint="empty = AWS"><input name="endpoint" type="url" value=${form.endpoint} onInput=${set('endpoint')} /><//>
         <${Field} label="Region"><input name="region" value=${form.region} onInput=${set('region')} /><//>
@@ -58,6 +58,6 @@ export function Settings() {
           <button type="submit" class="primary" disabled=${action.busy}>Save S3 settings</button>
           ${s3 ? html`<${ConfirmButton} label="Remove S3" question="Remove the S3 settings?" onConfirm=${() => save({ s3: null, autoPersist: false })} />` : null}
         </span>
-      </form>
+      </form>`}
     </section>`;
 }
