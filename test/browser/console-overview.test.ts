@@ -6,17 +6,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.js';
+import { axeViolations, launchChromium, screenshotsAtTwoWidths } from '../helpers/browser.js';
 import { pairedSession, ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { SCOPES } from '../../src/auth/scopes.js';
 import { EVENT_TYPES } from '../../src/events/catalogue.js';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WAIT = { timeout: 30_000 };
 const SHOTS = join(ROOT, 'test-results', 'console-overview');
 
@@ -49,22 +46,8 @@ after(async () => {
 
 /** axe-core on the page as shown (no violation of any impact), then screenshots at 1280 and 360 px (no sideways scroll). */
 async function axe(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-    return result.violations.map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  });
-  assert.deepEqual(violations, [], `axe on ${name}`);
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize({ width: 360, height: 740 });
-  const overflow = await page.evaluate(() => {
-    const root = (globalThis as any).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-  assert.ok(overflow <= 0, `${name} is ${overflow} px wider than a 360 px screen`);
-  await page.screenshot({ path: join(SHOTS, `${name}-360.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
+  assert.deepEqual((await axeViolations(page)).map((v) => v.line), [], `axe on ${name}`);
+  await screenshotsAtTwoWidths(page, SHOTS, name);
 }
 
 /** A page signed in with the master key; `api` collects the path of every API request it makes (the event stream aside). */

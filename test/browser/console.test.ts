@@ -4,16 +4,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.js';
+import { axeViolations, launchChromium, screenshotsAtTwoWidths } from '../helpers/browser.js';
 import { ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 const SHOTS = join(ROOT, 'test-results', 'console');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WAIT = { timeout: 30_000 };
 
 let daemon: TestDaemon;
@@ -66,25 +63,9 @@ const pagesChecked: string[] = [];
 
 /** axe-core on the page as shown (0 serious or critical violations), then screenshots at 1280 and 360 px. */
 async function checkPage(page: Page, name: string): Promise<void> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as any).axe;
-    const result = await axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-    return result.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  });
-  assert.deepEqual(violations, [], `axe on ${name}`);
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize({ width: 360, height: 740 });
-  const overflow = await page.evaluate(() => {
-    const root = (globalThis as any).document.documentElement;
-    return root.scrollWidth - root.clientWidth;
-  });
-  assert.ok(overflow <= 0, `${name} is ${overflow} px wider than a 360 px screen`);
-  await page.screenshot({ path: join(SHOTS, `${name}-360.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 900 });
+  const serious = (await axeViolations(page)).filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(serious.map((v) => v.line), [], `axe on ${name}`);
+  await screenshotsAtTwoWidths(page, SHOTS, name);
   pagesChecked.push(name);
 }
 

@@ -7,16 +7,14 @@
 // sees the QR and the pairing by polling, and once revoked lands on sign-in with the reason.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium } from '../helpers/browser.js';
+import { axeViolations, launchChromium } from '../helpers/browser.js';
 import { freePort, ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
 const SHOTS = join(ROOT, 'test-results', 'operator-day');
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const WAIT = { timeout: 30_000 };
 const KEY_ITEM = 'gateway.console.key';
 const TITLE = 'Session Gateway console';
@@ -62,12 +60,7 @@ async function newContext(width: number, key?: string): Promise<BrowserContext> 
 
 /** axe-core finds nothing (any impact); a screenshot; at phone width nothing is wider than the screen. */
 async function checkPage(page: Page, name: string, width: number): Promise<void> {
-  if (!(await page.evaluate(() => Boolean((globalThis as any).axe)))) await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
-    return result.violations.map((v: any) => `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}`);
-  });
-  assert.deepEqual(violations, [], `axe on ${name} at ${width} px`);
+  assert.deepEqual((await axeViolations(page)).map((v) => v.line), [], `axe on ${name} at ${width} px`);
   mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
   if (width < 640) await assertFitsPhone(page, name, width);

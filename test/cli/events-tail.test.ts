@@ -1,13 +1,12 @@
 // `gateway events tail` against a real daemon: it outlives a daemon restart (says so on stderr, reconnects, prints the
 // events after it), stops on SIGTERM with 0, and stops at once on a refused key or when no daemon was ever reached.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { daemonEnv, runCli, type RunResult } from '../helpers/cli.js';
-import { BIN, freePort, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { daemonEnv, launchCli, runCli } from '../helpers/cli.js';
+import { freePort, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gateway-tail-'));
@@ -18,17 +17,8 @@ after(async () => {
 });
 
 function launchTail(env: Record<string, string>, ...args: string[]) {
-  const child = spawn(process.execPath, [BIN, 'events', 'tail', ...args], { cwd: dataDir, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<RunResult>((done) => child.once('close', (code) => done({ code: code ?? -1, stdout, stderr })));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  void exited.then(() => clearTimeout(timer));
-  const waitUntil = (check: () => boolean, what: string) =>
-    waitFor(() => check() || (child.exitCode !== null ? Promise.reject(new Error(`tail exited before ${what}:\n${stdout}\n${stderr}`)) : false), 60_000, `${what}\nstdout: ${stdout}\nstderr: ${stderr}`);
-  return { child, exited, stdout: () => stdout, stderr: () => stderr, waitUntil };
+  const tail = launchCli(['events', 'tail', ...args], { cwd: dataDir, env, killAfterMs: 120_000 });
+  return { ...tail, waitUntil: (check: () => boolean, what: string) => tail.waitUntil(check, what, 60_000) };
 }
 
 const inbound = (d: TestDaemon, text: string) => d.request('POST', '/api/sandbox/sessions/tail/inbound', { from: '+15550300001', type: 'text', text });

@@ -1,10 +1,9 @@
 // `gateway sandbox pair` plays the phone of a sandbox session, and `gateway sessions pair` on a sandbox session says to
 // run it (no phone can scan a sandbox QR); against a real daemon.
-import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliFor, daemonEnv, type RunResult } from '../helpers/cli.js';
-import { BIN, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { cliFor, daemonEnv, launchCli } from '../helpers/cli.js';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -15,20 +14,7 @@ after(() => daemon.cleanup());
 const gateway = cliFor(() => daemon);
 const session = async (name: string) => (await daemon.request('GET', `/api/sessions/${name}`)).body.data;
 
-/** the CLI running in the background, its output readable while it runs */
-function launch(...args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env: { PATH: process.env.PATH ?? '', ...daemonEnv(daemon) }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<RunResult>((done) => child.once('close', (code) => done({ code: code ?? -1, stdout, stderr })));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  void exited.then(() => clearTimeout(timer));
-  const waitForOutput = (pattern: RegExp, what: string) =>
-    waitFor(() => pattern.exec(stdout) ?? (child.exitCode !== null ? Promise.reject(new Error(`exited before ${what}: ${stdout}${stderr}`)) : null), 30_000, what);
-  return { exited, waitForOutput };
-}
+const launch = (...args: string[]) => launchCli(args, { cwd: daemon.dataDir, env: daemonEnv(daemon) });
 
 describe('gateway sandbox pair', { concurrency: true }, () => {
   test('starts a stopped sandbox session and pairs it as the given phone', async () => {

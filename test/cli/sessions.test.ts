@@ -1,9 +1,8 @@
 // `gateway status` and `gateway sessions …` against a real daemon: lifecycle, tables and --json, pairing by QR and by code, errors.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cliFor, daemonEnv, type RunResult } from '../helpers/cli.js';
-import { spawn } from 'node:child_process';
-import { startDaemon, waitFor, BIN, type TestDaemon } from '../helpers/daemon.js';
+import { cliFor, daemonEnv, launchCli } from '../helpers/cli.js';
+import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
 let daemon: TestDaemon;
 before(async () => {
@@ -15,26 +14,7 @@ const cliEnv = () => ({ PATH: process.env.PATH ?? '', ...daemonEnv(daemon) });
 
 const gateway = cliFor(() => daemon);
 
-/** Starts the CLI and lets the test watch its output while it runs. */
-function launch(...args: string[]) {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: daemon.dataDir, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<RunResult>((done) => child.once('close', (code) => done({ code: code ?? -1, stdout, stderr })));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  void exited.then(() => clearTimeout(timer));
-  /** waits (generously: CI machines are slow) until stdout matches, then returns the match */
-  async function waitForOutput(pattern: RegExp, what: string): Promise<RegExpExecArray> {
-    try {
-      return await waitFor(() => pattern.exec(stdout), 30_000, what);
-    } catch (err) {
-      throw new Error(`${(err as Error).message}\nstdout: ${stdout}\nstderr: ${stderr}`);
-    }
-  }
-  return { stdout: () => stdout, stderr: () => stderr, exited, waitForOutput };
-}
+const launch = (...args: string[]) => launchCli(args, { cwd: daemon.dataDir, env: cliEnv() });
 
 const session = async (name: string) => (await daemon.request('GET', `/api/sessions/${name}`)).body.data;
 

@@ -6,8 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateWAMessage, type AnyMessageContent, type MiscMessageGenerationOptions, type WAMessage } from '@whiskeysockets/baileys';
 import pino from 'pino';
-import { BaileysMessenger } from '../../src/engine/baileys/send.js';
-import type { SessionContext } from '../../src/engine/baileys/context.js';
+import { messengerOver } from '../helpers/baileys-messenger.js';
 
 const ME = '15550930001@s.whatsapp.net';
 const PEER = '15550930002@s.whatsapp.net';
@@ -34,15 +33,7 @@ function harness() {
       } as Parameters<typeof generateWAMessage>[2]);
     },
   };
-  const ctx = {
-    name: 'preview',
-    logger,
-    ownSends: { set() {}, del() {}, has: () => false },
-    ids: { pnOf: (jid: string) => jid, lidOf: () => '99999999999999@lid', remember() {} },
-    ready: async () => sock,
-    current: () => sock,
-  } as unknown as SessionContext;
-  return { messenger: new BaileysMessenger(ctx), fetched, sent, sock };
+  return { messenger: messengerOver('preview', sock, logger), fetched, sent, sock };
 }
 
 test('the harness is real: Baileys fetches a preview for a text whose linkPreview is undefined', async () => {

@@ -10,8 +10,7 @@ import { after } from 'node:test';
 import { generateWAMessage, type AnyMessageContent, type MiscMessageGenerationOptions, type WAMessage } from '@whiskeysockets/baileys';
 import { Jimp } from 'jimp';
 import pino from 'pino';
-import { BaileysMessenger } from '../../src/engine/baileys/send.js';
-import type { SessionContext } from '../../src/engine/baileys/context.js';
+import { messengerOver } from '../helpers/baileys-messenger.js';
 import { readImageSize } from '../../src/media/image-size.js';
 import { THUMBNAIL_MAX_BYTES, THUMBNAIL_SIDE, THUMBNAIL_SOURCE_MAX_BYTES } from '../../src/media/thumbnail.js';
 
@@ -33,15 +32,7 @@ function harness() {
       } as Parameters<typeof generateWAMessage>[2]);
     },
   };
-  const ctx = {
-    name: 'thumbs',
-    logger,
-    ownSends: { set() {}, del() {}, has: () => false },
-    ids: { pnOf: (jid: string) => jid, lidOf: () => '99999999999999@lid', remember() {} },
-    ready: async () => sock,
-    current: () => sock,
-  } as unknown as SessionContext;
-  return new BaileysMessenger(ctx);
+  return messengerOver('thumbs', sock, logger);
 }
 
 /** a photo-like PNG: a gradient, so that its JPEG is not trivially small */

@@ -1,6 +1,10 @@
 // Launches Debian's Chromium (/usr/bin/chromium) through playwright-core for the browser tests: nothing is downloaded,
 // and Chromium's own background traffic (updates, sync, QUIC) is off so every request a test sees comes from the page.
-import { chromium, type Browser } from 'playwright-core';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
@@ -9,4 +13,29 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** What axe-core finds on the page as shown, one `id (impact): targets` line a violation. */
+export async function axeViolations(page: Page): Promise<Array<{ impact: string; line: string }>> {
+  if (!(await page.evaluate(() => Boolean((globalThis as any).axe)))) await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const result = await (globalThis as any).axe.run((globalThis as any).document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({ impact: v.impact, line: `${v.id} (${v.impact}): ${v.nodes.map((n: any) => n.target.join(' ')).join(', ')}` }));
+  });
+}
+
+/** Screenshots into `dir` at 1280 and 360 px, the page no wider than the 360 px screen; the viewport is 1280 px again after. */
+export async function screenshotsAtTwoWidths(page: Page, dir: string, name: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, `${name}-1280.png`), fullPage: true });
+  await page.setViewportSize({ width: 360, height: 740 });
+  const overflow = await page.evaluate(() => {
+    const root = (globalThis as any).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+  assert.ok(overflow <= 0, `${name} is ${overflow} px wider than a 360 px screen`);
+  await page.screenshot({ path: join(dir, `${name}-360.png`), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
 }
