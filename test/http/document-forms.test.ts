@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { standaloneDocument } from '../../src/http/document.js';
 import { pairedSession, startDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { onPostgres } from '../helpers/daemon-db.js';
 
 const A = '+15550700001';
 const B = '+15550700002';
@@ -70,11 +71,13 @@ describe('documented forms and their old spellings', () => {
     assert.equal(mine.body.data.length, 1);
     assert.equal(mine.headers.get('x-total-count'), '2');
 
-    for (let i = 0; i < 2; i++) assert.equal((await daemon.request('POST', '/api/admin/backups', {})).status, 201);
+    // the daemon backs up a SQLite store only (PostgreSQL has pg_dump): there the list stays empty
+    const backupsMade = onPostgres() ? 0 : 2;
+    for (let i = 0; i < 2; i++) assert.equal((await daemon.request('POST', '/api/admin/backups', {})).status, backupsMade ? 201 : 409);
     const backups = await daemon.request('GET', '/api/admin/backups?offset=1&limit=5');
     assert.equal(backups.status, 200);
-    assert.equal(backups.headers.get('x-total-count'), '2');
-    assert.equal(backups.body.data.length, 1);
+    assert.equal(backups.headers.get('x-total-count'), String(backupsMade));
+    assert.equal(backups.body.data.length, Math.max(0, backupsMade - 1));
     assert.equal((await daemon.request('GET', '/api/admin/backups?limit=0')).status, 400);
   });
 

@@ -98,7 +98,8 @@ export const updateWebhookBody = {
   },
 } as const;
 
-const webhookId = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
+// the largest id the stores hold (PostgreSQL's integer column): a larger one is refused as invalid, not looked up
+const webhookId = { type: 'integer', minimum: 1, maximum: 2_147_483_647 } as const;
 
 export const webhookParams = {
   type: 'object',
