@@ -170,12 +170,19 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 5000, 
   }
 }
 
+/** After a 5xx, the daemon's warnings and errors (what it logged about the request is there and nowhere else). */
+function logOf(daemon: TestDaemon, status: number): string {
+  if (status < 500) return '';
+  const lines = daemon.output().split('\n').filter((line) => /"level":(40|50|60)/.test(line));
+  return `\ndaemon log:\n${lines.slice(-20).join('\n')}`;
+}
+
 /** Creates a sandbox session, starts it and pairs it; returns its phone number. */
 export async function pairedSession(daemon: TestDaemon, name: string, phoneNumber: string, extra: Record<string, unknown> = {}): Promise<void> {
   const created = await daemon.request('POST', '/api/sessions', { name, start: true, engine: 'sandbox' });
-  if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201) throw new Error(`create ${name}: ${created.status} ${JSON.stringify(created.body)}${logOf(daemon, created.status)}`);
   const paired = await daemon.request('POST', `/api/sandbox/sessions/${name}/pair`, { phoneNumber, ...extra });
-  if (paired.status !== 200) throw new Error(`pair ${name}: ${paired.status} ${JSON.stringify(paired.body)}`);
+  if (paired.status !== 200) throw new Error(`pair ${name}: ${paired.status} ${JSON.stringify(paired.body)}${logOf(daemon, paired.status)}`);
   await waitFor(async () => (await daemon.request('GET', `/api/sessions/${name}`)).body.data.status === 'CONNECTED', 5000, `${name} CONNECTED`);
 }
 
