@@ -53,9 +53,10 @@ const UNREACHABLE = new Set(['57P01', '57P02', '57P03', 'ECONNREFUSED', 'ECONNRE
 /**
  * a statement that gave up on a lock (lock_timeout) or ran past statement_timeout: the server is there, but busy; or a
  * savepoint of a transaction that ended with its lost connection (25P01, no transaction on the new one), or a statement
- * after one of these in a transaction (25P02)
+ * after one of these in a transaction (25P02); a transaction PostgreSQL aborted to end a deadlock or a serialization
+ * conflict (40P01, 40001), which a retry completes
  */
-const BUSY = new Set(['55P03', '57014', '25P01', '25P02']);
+const BUSY = new Set(['55P03', '57014', '25P01', '25P02', '40001', '40P01']);
 /** how long statements are refused at once after one failed to reach the server */
 const UNREACHABLE_PAUSE_MS = 1000;
 /** how much longer a wait may take for each statement sent ahead of it without a wait */
