@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, freePort, MASTER_KEY, startDaemon, waitFor } from '../helpers/daemon.js';
 import type { RunResult } from '../helpers/cli.js';
+import { skipUnless } from '../helpers/requirements.js';
 
 const ROOT_USER = process.getuid?.() === 0;
 const NOBODY = 65534;
@@ -59,7 +60,7 @@ describe('restore and doctor as a user other than the daemon', () => {
   });
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  test('as root, restore gives every file it writes to the data directory\'s owner, and that user\'s daemon starts on them', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
+  test('as root, restore gives every file it writes to the data directory\'s owner, and that user\'s daemon starts on them', { skip: skipUnless(ROOT_USER, 'needs root') }, async () => {
     const dataDir = join(work, 'owned');
     mkdirSync(dataDir, { mode: 0o700 });
     chownSync(dataDir, NOBODY, NOBODY);
@@ -103,7 +104,7 @@ describe('restore and doctor as a user other than the daemon', () => {
     }
   });
 
-  test('as root, restore follows no symlink the data directory\'s owner planted: a root file outside stays as it was', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
+  test('as root, restore follows no symlink the data directory\'s owner planted: a root file outside stays as it was', { skip: skipUnless(ROOT_USER, 'needs root') }, async () => {
     // the backup and its media readable by root only, as one kept in /root would be
     const vault = join(work, 'vault');
     mkdirSync(vault, { mode: 0o700 });
@@ -155,7 +156,7 @@ describe('restore and doctor as a user other than the daemon', () => {
     assert.deepEqual(readdirSync(dataDir), before);
   });
 
-  test('doctor and serve, as a user who cannot open the database, say permission denied and the fix, not damage', { skip: !ROOT_USER && 'needs root (CI runs as root)' }, async () => {
+  test('doctor and serve, as a user who cannot open the database, say permission denied and the fix, not damage', { skip: skipUnless(ROOT_USER, 'needs root') }, async () => {
     // what a restore run with sudo used to leave: the daemon user's directory, root's database, 0600
     const dataDir = join(work, 'left-by-root');
     mkdirSync(dataDir, { mode: 0o700 });

@@ -14,6 +14,7 @@ import { freePort, MASTER_KEY, pairedSession, startDaemon, waitFor, type TestDae
 import { runCli } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { copyDbFiles, hmacHex, readDb } from '../helpers/secrets.js';
+import { skipUnless } from '../helpers/requirements.js';
 
 const A = '+15550400001';
 const B = '+15550400002';
@@ -187,7 +188,7 @@ describe('rotate-master-key with GATEWAY_ENCRYPTION_KEY, master key from the env
 
 describe('rotate-master-key run as root on the service user\'s gateway.yaml', () => {
   const root = process.getuid?.() === 0;
-  test(root ? 'the new gateway.yaml keeps its owner' : 'the new gateway.yaml keeps its owner (needs root: not run as root here)', { skip: !root }, async () => {
+  test('the new gateway.yaml keeps its owner', { skip: skipUnless(root, 'needs root') }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rotate-owner-'));
     try {
       const file = join(dir, 'gateway.yaml');
@@ -204,7 +205,7 @@ describe('rotate-master-key run as root on the service user\'s gateway.yaml', ()
     }
   });
 
-  test(root ? "the README's layout (root:gateway, 0640) stays so: the service's user still reads the new key" : "the README's layout stays so (needs root: not run as root here)", { skip: !root }, async () => {
+  test("the README's layout (root:gateway, 0640) stays so: the service's user still reads the new key", { skip: skipUnless(root, 'needs root') }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rotate-layout-'));
     try {
       chownSync(dir, 0, 65534);
@@ -226,7 +227,7 @@ describe('rotate-master-key run as root on the service user\'s gateway.yaml', ()
     }
   });
 
-  test(root ? 'a symlink the service\'s user planted at the staged name is not followed: the root file it names stays as it was' : 'a planted symlink is not followed (needs root: not run as root here)', { skip: !root }, async () => {
+  test('a symlink the service\'s user planted at the staged name is not followed: the root file it names stays as it was', { skip: skipUnless(root, 'needs root') }, async () => {
     const outside = mkdtempSync(join(tmpdir(), 'rotate-outside-'));
     const secret = join(outside, 'root-secret');
     writeFileSync(secret, 'root only\n', { mode: 0o600 });
@@ -264,7 +265,7 @@ describe('rotate-master-key run as root on the service user\'s gateway.yaml', ()
     assert.equal(vanished.length, 1, "the CLI's pid was among the planted names (three tries)");
   });
 
-  test(root ? "the database is re-sealed as the data directory's owner: a gateway.db link of that user's to root's database changes nothing" : 'the database is re-sealed as its owner (needs root: not run as root here)', { skip: !root }, async () => {
+  test("the database is re-sealed as the data directory's owner: a gateway.db link of that user's to root's database changes nothing", { skip: skipUnless(root, 'needs root') }, async () => {
     const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_STORE: 'sqlite' } });
     const outside = mkdtempSync(join(tmpdir(), 'rotate-outside-'));
     try {
@@ -291,7 +292,7 @@ describe('rotate-master-key run as root on the service user\'s gateway.yaml', ()
     }
   });
 
-  test(root ? "as root on the service user's data directory, the re-sealed database and its files stay that user's" : 'the re-sealed database stays its owner\'s (needs root: not run as root here)', { skip: !root }, async () => {
+  test("as root on the service user's data directory, the re-sealed database and its files stay that user's", { skip: skipUnless(root, 'needs root') }, async () => {
     const daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn', GATEWAY_STORE: 'sqlite' } });
     try {
       assert.equal((await daemon.request('POST', '/api/webhooks', { url: `${receiver.base}/owner`, hmacKey: HMAC_SECRET, events: ['message.sent'] })).status, 201);

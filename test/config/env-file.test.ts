@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/config/load.js';
 import { applyServiceEnvFile, parseEnvFile, serviceEnvFile } from '../../src/config/env-file.js';
+import { skipUnless } from '../helpers/requirements.js';
 
 test('parses KEY=VALUE lines, quotes and comments as systemd does', () => {
   const text = '# the service\n; also a comment\n\nGATEWAY_CONFIG=/etc/session-gateway/gateway.yaml\nGATEWAY_PORT = 3100\nQUOTED="a b"\nSINGLE=\'c d\'\nnot a line\n';
@@ -44,7 +45,7 @@ test('only GATEWAY_* variables are taken from the file', () => {
 });
 
 const root = process.getuid?.() === 0;
-test(root ? 'run as root, a file another user owns or may write is refused' : 'run as root, a file another user owns or may write is refused (needs root: not run here)', { skip: !root }, () => {
+test('run as root, a file another user owns or may write is refused', { skip: skipUnless(root, 'needs root') }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'gateway-env-file-'));
   try {
     const file = join(dir, 'gateway.env');

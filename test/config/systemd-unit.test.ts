@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { BIN, freePort, MASTER_KEY, ROOT, waitFor } from '../helpers/daemon.js';
+import { skipUnless } from '../helpers/requirements.js';
 
 const UNIT = readFileSync(join(ROOT, 'config', 'gateway.service'), 'utf8');
 const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
@@ -79,13 +80,13 @@ describe('the systemd unit', () => {
     assert.match(section, /sudo -u gateway gateway sessions list/);
   });
 
-  test(ANALYZE ? 'systemd-analyze verify finds nothing' : 'systemd-analyze verify (SKIPPED: systemd-analyze is not installed)', { skip: !ANALYZE }, () => {
+  test('systemd-analyze verify finds nothing', { skip: skipUnless(ANALYZE, 'systemd-analyze is not installed') }, () => {
     const run = spawnSync('systemd-analyze', ['verify', installed], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     assert.doesNotMatch(run.stderr + run.stdout, /session-gateway\.service/, run.stderr);
   });
 
-  test(ANALYZE ? 'systemd-analyze security rates it OK (exposure ≤ 2.5)' : 'systemd-analyze security (SKIPPED: systemd-analyze is not installed)', { skip: !ANALYZE }, () => {
+  test('systemd-analyze security rates it OK (exposure ≤ 2.5)', { skip: skipUnless(ANALYZE, 'systemd-analyze is not installed') }, () => {
     const run = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', installed], { encoding: 'utf8' });
     assert.equal(run.status, 0, run.stderr);
     const overall = /Overall exposure level for session-gateway\.service: (\d+\.\d+) (\w+)/.exec(run.stdout);
@@ -95,7 +96,7 @@ describe('the systemd unit', () => {
 
   test(
     ANALYZE && STRACE ? "the daemon, traced, makes no system call the filter refuses and opens only the allowed socket families" : 'the daemon under the filter (SKIPPED: strace or systemd-analyze is not installed)',
-    { skip: !(ANALYZE && STRACE) },
+    { skip: skipUnless(ANALYZE && STRACE, 'systemd-analyze or a working strace is missing') },
     async () => {
       const allowed = new Set<string>();
       for (const entry of options.get('SystemCallFilter')!) {
