@@ -10,7 +10,7 @@ import { startChild, type Child } from './support/process.js';
 import { result } from './support/report.js';
 import { startPostgres, type TestPostgres } from '../test/helpers/postgres.js';
 import { waitFor } from '../test/helpers/daemon.js';
-import { PostgresDatabase } from '../src/store/postgres-bridge.js';
+import { PgDb } from '../src/store/pg-db.js';
 
 const CONNECTIONS = 32;
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 6);
@@ -89,7 +89,7 @@ async function failover(server: TestPostgres, receiver: Child): Promise<{ ms: nu
   const node = (id: string) => benchDaemon({ env: nodeEnv(url, id, LEASE_SECONDS), config: FAILOVER_CONFIG });
   const victim = await node('victim');
   const others: TestDaemon[] = [];
-  const db = new PostgresDatabase(url);
+  const db = new PgDb(url);
   try {
     const before = await received(receiver);
     await victim.request('POST', '/api/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook` });
@@ -120,12 +120,19 @@ async function failover(server: TestPostgres, receiver: Child): Promise<{ ms: nu
     const ms = performance.now() - killedAt;
     const answers = await Promise.all(names.map((name) => others[1]!.request('GET', `/api/sessions/${name}`)));
     // every event recorded, the victim's included, delivered: its claims lapse and the others attempt them
-    const succeeded = () => db.prepare("SELECT COUNT(*) FILTER (WHERE status = 'succeeded') AS done, COUNT(*) AS total FROM deliveries").get() as { done: number; total: number };
-    await waitFor(async () => succeeded().done === succeeded().total && (await received(receiver)) - before >= succeeded().total, 60_000, 'every delivery made').catch(() => undefined);
-    const { done, total } = succeeded();
+    const succeeded = async () => (await db.prepare("SELECT COUNT(*) FILTER (WHERE status = 'succeeded') AS done, COUNT(*) AS total FROM deliveries").get()) as { done: number; total: number };
+    await waitFor(
+      async () => {
+        const { done, total } = await succeeded();
+        return done === total && (await received(receiver)) - before >= total;
+      },
+      60_000,
+      'every delivery made',
+    ).catch(() => undefined);
+    const { done, total } = await succeeded();
     return { ms, repaired: answers.filter((a) => a.body.data?.statusReason === 'SCAN_QR').length, events: total, lost: total - done };
   } finally {
-    db.close();
+    await db.close();
     await Promise.all([victim, ...others].map((daemon) => daemon.cleanup()));
   }
 }

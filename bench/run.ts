@@ -18,6 +18,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   overload: () => import('./overload.bench.js'),
   media: () => import('./media.bench.js'),
   cluster: () => import('./cluster.bench.js'),
+  'pg-remote': () => import('./pg-remote.bench.js'),
 };
 
 async function main(): Promise<void> {

@@ -164,7 +164,7 @@ async function bareLatency(pool: Pool, receiver: Child): Promise<number[]> {
 interface Gateway {
   bus: EventBus;
   succeeded(): number;
-  recordedSucceeded(): number;
+  recordedSucceeded(): Promise<number>;
   waitForSucceeded(count: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
@@ -192,12 +192,14 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
     },
   });
   bus.addPersister(createOutbox({ registry, outbox, onWritten: (rows) => dispatcher.notify(rows) }));
-  registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: BENCH_HMAC_KEY, headers: [{ name: 'X-Bench', value: mode }] });
+  await registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: BENCH_HMAC_KEY, headers: [{ name: 'X-Bench', value: mode }] });
+  // the enabled webhooks cached before the first event, as the daemon does
+  await registry.reload();
   dispatcher.start();
   return {
     bus,
     succeeded: () => succeeded,
-    recordedSucceeded: () => (db.prepare("SELECT COUNT(*) FROM deliveries WHERE status = 'succeeded'").pluck().get() as number),
+    recordedSucceeded: async () => (await db.prepare<number>("SELECT COUNT(*) FROM deliveries WHERE status = 'succeeded'").pluck().get())!,
     waitForSucceeded: (count, timeoutMs = 120_000) =>
       new Promise<void>((done, fail) => {
         if (succeeded >= count) return done();
@@ -208,7 +210,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
       await dispatcher.stop(5000);
       await http.close();
       tick.flush();
-      db.close();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -243,7 +245,7 @@ export async function run(): Promise<BenchResult[]> {
     // each warmed up, then in alternating rounds so that drift in the machine's speed does not land on one side
     await bareThroughput(pool, WARMUP);
     const gateway = await startGateway(receiver.port, 'throughput');
-    const durable = durableOutbox((err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
+    const durable = await durableOutbox((err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
     const bareRates: number[] = [];
     const durableRates: number[] = [];
     const gatewayRates: number[] = [];
@@ -255,11 +257,11 @@ export async function run(): Promise<BenchResult[]> {
         durableRates.push(await durableBareThroughput(pool, N, durable));
         gatewayRates.push(await gatewayThroughput(gateway, N));
       }
-      const recorded = gateway.recordedSucceeded();
+      const recorded = await gateway.recordedSucceeded();
       if (recorded !== ROUNDS * N + WARMUP) throw new Error(`expected ${ROUNDS * N + WARMUP} succeeded rows, found ${recorded}`);
     } finally {
       await gateway.close();
-      durable.close();
+      await durable.close();
     }
     const bareRate = mean(bareRates);
     const durableRate = mean(durableRates);

@@ -17,7 +17,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
-import { createTickTransaction } from './store/db.js';
+import { createTickTransaction, type SqliteDb } from './store/db.js';
 import { openStore, StoreOpenError } from './store/open-store.js';
 import { startCheckpointer } from './store/checkpointer.js';
 import { createClusterNode, deliveryClaimsOf } from './cluster/node.js';
@@ -103,9 +103,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     throw err;
   }
   const { db } = store;
-  const mismatch = checkSealedKey(db, box);
+  const mismatch = await checkSealedKey(db, box);
   if (mismatch) {
-    db.close();
+    await db.close();
     throw new ConfigError(
       `the secrets in ${store.location} were sealed under data key ${mismatch.storedKeyId}, not under this one (${box.keyId}): ` +
         (config.auth.encryptionKey
@@ -113,12 +113,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
           : 'the master key changed without `gateway rotate-master-key`; start with the previous master key, then rotate it'),
     );
   }
-  const sealed = sealPlaintextRows(db, box);
+  const sealed = await sealPlaintextRows(db, box);
   if (Object.keys(sealed).length) {
     compactAfterRewrite(db);
     logger.info({ sealed, keyId: box.keyId }, 'sealed the secrets an earlier version stored in plaintext');
   }
-  const checkpoints = store.file ? startCheckpointer(db, store.file, logger.child({ module: 'store' })) : undefined;
+  const checkpoints = store.file && db.dialect === 'sqlite' ? startCheckpointer((db as SqliteDb).sqlite, store.file, logger.child({ module: 'store' })) : undefined;
   // on PostgreSQL this daemon is a node of a cluster (a cluster of one until others start): src/cluster
   const clustered = store.kind === 'postgres';
   const sessionsRepo = createSessionsRepo(db, box, { shared: clustered });
@@ -152,12 +152,16 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);
-  const media = new MediaRecords(createMediaRepo(db, box), new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }));
+  const media = await MediaRecords.open(
+    createMediaRepo(db, box),
+    new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }),
+    logger.child({ module: 'media' }),
+  );
   sessions.addEventProcessor(() => tick.join());
   sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
   sessions.setMessageLookup(createMessageLookup(messagesRepo), (session, id) => messagesRepo.existsById(session, id));
   const settingsRepo = createSettingsRepo(db, box);
-  const runtimeSettings = new RuntimeSettingsStore(settingsRepo);
+  const runtimeSettings = await RuntimeSettingsStore.open(settingsRepo);
   if (node) runtimeSettings.changedHere = () => node.announce('settings');
   const mediaService = new MediaService({
     records: media,
@@ -175,9 +179,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const publicOnly = { allowPrivateTargets: false };
   const clientMediaSource = config.media.allowPrivateUrls ? { urlPolicy: publicOnly, dispatcher: lazyGuardedDispatcher(publicOnly), limiter: fetchLimiter } : mediaSource;
   const webhooks = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox: outboxRepo, urlPolicy, maxWebhooks: config.webhooks.maxWebhooks, maxWebhooksPerKey: config.webhooks.maxWebhooksPerKey });
-  sessions.onDeleted((name) => {
-    webhooks.deleteForSession(name);
-    apiKeys.forgetSession(name);
+  // the enabled webhooks are cached before the first event can be persisted against them
+  await webhooks.reload();
+  // what was granted on the name goes before the delete is answered: the manager awaits its listeners
+  sessions.onDeleted(async (name) => {
+    await webhooks.deleteForSession(name);
+    await apiKeys.forgetSession(name);
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
@@ -201,11 +208,9 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => {
-    try {
-      messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000);
-    } catch (err) {
-      logger.error({ err }, 'could not prune old messages');
-    }
+    void (async () => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000))().catch((err: unknown) =>
+      logger.error({ err }, 'could not prune old messages'),
+    );
   }, 3_600_000);
   pruneMessages.unref();
   const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
@@ -213,7 +218,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const activityRepo = createActivityRepo(db);
   const audit = new AuditLog({ repo: createAuditRepo(db), beginWrite: tick.join, retentionDays: config.audit.retentionDays, logger: logger.child({ module: 'audit' }) });
   const clientRulesRepo = createClientRulesRepo(db);
-  const clientTokens = new ClientTokens(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
+  const clientTokens = await ClientTokens.open(settingsRepo, (session) => clientRulesRepo.tokenEpoch(session));
   const clientRules = new ClientRules(clientRulesRepo, (session, jid) => messaging.hasWrittenTo(session, jid), config.clientTokens.rateWindowSeconds);
   const services: Services = {
     config,
@@ -255,13 +260,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     routes: allRoutes(services, metrics, eventStreams),
     auth: { masterKeyDigest: sha256(masterKey), apiKeys, clientToken: (token) => clientTokens.principal(token) },
     clientGuard: {
-      admit: (principal, route, ctx) =>
-        void clientRules.admit(principal, {
+      admit: async (principal, route, ctx) => {
+        await clientRules.admit(principal, {
           method: route.method,
           routePath: route.path,
           origin: ctx.get('Origin') || undefined,
           pathSession: route.sessionFrom === 'params' ? ctx.params.session : undefined,
-        }),
+        });
+      },
       enforce: (principal, route, input) =>
         clientRules.enforce(principal, {
           method: route.method,
@@ -289,7 +295,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   dispatcher.start();
   fanout.start();
-  if (webhooks.list(1).total > 0) webhookHttp.preload();
+  if ((await webhooks.list(1)).total > 0) webhookHttp.preload();
   const backupEvery = scheduleInterval(config.backup.schedule);
   if (backupEvery) backups.schedule(backupEvery, config.backup.keep, config.backup.withMedia);
   audit.start();
@@ -327,7 +333,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       void webhookHttp.close();
       tick.flush();
       await checkpoints?.stop();
-      db.close();
+      await db.close();
       logger.info('stopped');
     })());
 

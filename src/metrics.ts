@@ -13,13 +13,15 @@ const DELIVERY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const ATTEMPT_BUCKETS = [1, 2, 3, 4, 5, 7, 10, 15, 21];
 const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
-/** What the gauges read when scraped. */
+type MaybePromise<T> = T | Promise<T>;
+
+/** What the gauges read when scraped (prom-client waits for a gauge's collect when it returns a promise). */
 export interface MetricSources {
-  sessionCounts(): { total: number; connected: number };
+  sessionCounts(): MaybePromise<{ total: number; connected: number }>;
   /** sessions grouped by engine, status and status reason */
-  sessionStates(): Array<{ engine: EngineName; status: SessionStatus; statusReason: string | null; count: number }>;
+  sessionStates(): MaybePromise<Array<{ engine: EngineName; status: SessionStatus; statusReason: string | null; count: number }>>;
   /** pending webhook deliveries, and when the oldest of them was written (ms since the epoch; null when none) */
-  webhookBacklog(): { pending: number; oldestCreatedAt: number | null };
+  webhookBacklog(): MaybePromise<{ pending: number; oldestCreatedAt: number | null }>;
 }
 
 /** The result of one webhook delivery attempt: `pending` means another attempt is scheduled. */
@@ -48,6 +50,15 @@ export interface Metrics {
 
 export function createMetrics(sources: MetricSources): Metrics {
   const registry = new Registry();
+  // both backlog gauges of one scrape share one read
+  let backlogRead: ReturnType<MetricSources['webhookBacklog']> | undefined;
+  const backlog = () => {
+    if (!backlogRead) {
+      backlogRead = sources.webhookBacklog();
+      setImmediate(() => (backlogRead = undefined));
+    }
+    return backlogRead;
+  };
   const registers = [registry];
   collectDefaultMetrics({ register: registry, prefix: 'gateway_' });
   new Gauge({
@@ -55,8 +66,8 @@ export function createMetrics(sources: MetricSources): Metrics {
     help: 'sessions by state',
     labelNames: ['state'],
     registers,
-    collect() {
-      const { total, connected } = sources.sessionCounts();
+    async collect() {
+      const { total, connected } = await sources.sessionCounts();
       this.set({ state: 'total' }, total);
       this.set({ state: 'connected' }, connected);
     },
@@ -66,10 +77,11 @@ export function createMetrics(sources: MetricSources): Metrics {
     help: 'sessions by engine, state and status reason (reason "none" when there is none)',
     labelNames: ['engine', 'state', 'reason'],
     registers,
-    collect() {
+    async collect() {
+      const rows = await sources.sessionStates();
       this.reset();
       for (const engine of ENGINE_NAMES) for (const state of SESSION_STATES) this.set({ engine, state, reason: 'none' }, 0);
-      for (const row of sources.sessionStates()) this.set({ engine: row.engine, state: row.status, reason: row.statusReason ?? 'none' }, row.count);
+      for (const row of rows) this.set({ engine: row.engine, state: row.status, reason: row.statusReason ?? 'none' }, row.count);
     },
   });
   const reconnects = new Counter({
@@ -124,16 +136,16 @@ export function createMetrics(sources: MetricSources): Metrics {
     name: 'gateway_webhook_backlog',
     help: 'webhook deliveries waiting to be made (pending, retries included)',
     registers,
-    collect() {
-      this.set(sources.webhookBacklog().pending);
+    async collect() {
+      this.set((await backlog()).pending);
     },
   });
   new Gauge({
     name: 'gateway_webhook_oldest_pending_age_seconds',
     help: 'age of the oldest pending webhook delivery, seconds (0 when none)',
     registers,
-    collect() {
-      const { oldestCreatedAt } = sources.webhookBacklog();
+    async collect() {
+      const { oldestCreatedAt } = await backlog();
       this.set(oldestCreatedAt === null ? 0 : Math.max(0, (Date.now() - oldestCreatedAt) / 1000));
     },
   });

@@ -19,7 +19,7 @@ const inFlight = Number(process.env.IN_FLIGHT ?? 16);
 const pool = webhook && new Pool(webhook.origin, { connections: inFlight });
 const deliveries = new PQueue({ concurrency: inFlight });
 const durable = webhook && process.env.DURABLE === '1'
-  ? durableOutbox((err) => {
+  ? await durableOutbox((err) => {
       process.stderr.write(`bare-koa: a tick's writes were lost: ${String(err)}\n`);
       process.exit(1);
     })
@@ -54,7 +54,6 @@ server.keepAliveTimeout = 5000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${(server.address() as AddressInfo).port}\n`));
 process.on('SIGTERM', () =>
   server.close(() => {
-    durable?.close();
-    process.exit(0);
+    void (durable?.close() ?? Promise.resolve()).finally(() => process.exit(0));
   }),
 );

@@ -22,25 +22,28 @@ export interface DurableOutbox {
   succeeded(deliveryId: string): void;
   /** settles once every outcome so far is committed */
   written(): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
-export function durableOutbox(onLost: (err: unknown) => void): DurableOutbox {
+export async function durableOutbox(onLost: (err: unknown) => void): Promise<DurableOutbox> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-durable-'));
   const db = openDatabase(join(dir, 'gateway.db'));
   const box = createSecretBox(Buffer.alloc(32, 7));
-  createSessionsRepo(db, box).insert({ name: 'bench', engine: 'sandbox', config: {} });
-  const webhookId = createWebhooksRepo(db, box).insert({
-    url: 'http://127.0.0.1/bench', events: [], session: null, enabled: true, headers: [],
-    retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' }, hmacKey: 'bench', signatureScheme: 'body',
-  }).id;
+  await createSessionsRepo(db, box).insert({ name: 'bench', engine: 'sandbox', config: {} });
+  const webhookId = (
+    await createWebhooksRepo(db, box).insert({
+      url: 'http://127.0.0.1/bench', events: [], session: null, enabled: true, headers: [],
+      retries: { attempts: 3, delaySeconds: 5, policy: 'exponential' }, hmacKey: 'bench', signatureScheme: 'body',
+    })
+  ).id;
   const tick = createTickTransaction(db, onLost);
   const messages = createMessagesRepo(db, box);
   const outbox = createOutboxRepo(db);
   let outcomes: DeliveryOutcome[] = [];
   const flush = () => {
     tick.join();
-    outbox.recordOutcomes(outcomes);
+    // in the tick (a savepoint of it), as the dispatcher writes them; `written` waits for that tick's commit
+    outbox.recordOutcomes(outcomes).catch(onLost);
     outcomes = [];
   };
   return {
@@ -50,7 +53,8 @@ export function durableOutbox(onLost: (err: unknown) => void): DurableOutbox {
       if (sent) {
         messages.insert({ session: 'bench', chatId: sent.chatId, id: randomUUID(), sender: null, fromMe: true, type: 'text', text: sent.text, mediaId: null, quotedId: null, status: 'sent', secret: null, extra: null, raw: null, timestamp: now });
       }
-      outbox.recordEvent([{ id: deliveryId, webhookId, eventId: deliveryId, event, session: 'bench', body }], now);
+      // one row: staged into the tick, as the daemon's outbox persister writes it
+      Promise.resolve(outbox.recordEvent([{ id: deliveryId, webhookId, eventId: deliveryId, event, session: 'bench', body }], now)).catch(onLost);
       return tick.committed();
     },
     succeeded(deliveryId) {
@@ -58,9 +62,9 @@ export function durableOutbox(onLost: (err: unknown) => void): DurableOutbox {
       outcomes.push({ id: deliveryId, status: 'succeeded', attempts: 1, budgetStart: 0, nextAttemptAt: null, lastStatusCode: 200, lastError: null, at: Date.now() });
     },
     written: () => new Promise((done) => setTimeout(() => setImmediate(done), OUTCOME_FLUSH_MS + 1)),
-    close() {
+    async close() {
       tick.flush();
-      db.close();
+      await db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

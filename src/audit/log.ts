@@ -19,7 +19,8 @@ const REPEATS_FLUSH_MS = 5_000;
 
 /** A refusal entry still taking repeats. */
 interface OpenRefusal {
-  id: number;
+  /** undefined while the entry's insert has not answered with it (PostgreSQL): repeats wait in `unwritten` */
+  id: number | undefined;
   firstAt: number;
   lastAt: number;
   /** repeats counted since the entry was last written */
@@ -74,6 +75,8 @@ export class AuditLog {
   private readonly refusalEntries = new SlidingWindowLimiter(60_000);
   /** refusals per caller not recorded since the last flush (over REFUSAL_ENTRIES_PER_MINUTE) */
   private readonly unrecorded = new Map<string, number>();
+  /** inserts of refusal entries whose id has not come back yet (read waits for them, so its counts are whole) */
+  private readonly pendingIds = new Set<Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -117,12 +120,36 @@ export class AuditLog {
       return;
     }
     this.deps.beginWrite();
-    const id = this.deps.repo.insertReturningId(this.newEntry(entry, now));
-    this.openRefusals.set(key, { id, firstAt: now, lastAt: now, unwritten: 0 });
+    const opened: OpenRefusal = { id: undefined, firstAt: now, lastAt: now, unwritten: 0 };
+    this.openRefusals.set(key, opened);
+    // the id comes back with the insert (at once on SQLite, a round trip on PostgreSQL); repeats counted meanwhile
+    // are written once it is known, always after the entry itself
+    const known: Promise<void> = this.deps.repo.insertReturningId(this.newEntry(entry, now)).then(
+      (id) => {
+        opened.id = id;
+        this.pendingIds.delete(known);
+        if (this.openRefusals.get(key) !== opened) this.writeRepeatsLogged(opened);
+      },
+      (err: unknown) => {
+        this.pendingIds.delete(known);
+        if (this.openRefusals.get(key) === opened) this.openRefusals.delete(key);
+        this.deps.logger.error({ err, action: entry.action, requestId: entry.requestId }, 'could not write an audit log entry');
+      },
+    );
+    this.pendingIds.add(known);
   }
 
+  private writeRepeatsLogged(open: OpenRefusal): void {
+    try {
+      this.writeRepeats(open);
+    } catch (err) {
+      this.deps.logger.error({ err }, 'could not write the repeats of refused calls to the audit log');
+    }
+  }
+
+  /** Stages the repeats counted since the entry was written; while its id is not known, they wait (see recordRefusal). */
   private writeRepeats(open: OpenRefusal): void {
-    if (open.unwritten === 0) return;
+    if (open.unwritten === 0 || open.id === undefined) return;
     this.deps.beginWrite();
     this.deps.repo.addRepeats(open.id, open.unwritten, open.lastAt);
     open.unwritten = 0;
@@ -161,10 +188,11 @@ export class AuditLog {
     };
   }
 
-  list(filter: AuditFilter, limit: number, offset: number): { rows: AuditEntryView[]; total: number } {
+  async list(filter: AuditFilter, limit: number, offset: number): Promise<{ rows: AuditEntryView[]; total: number }> {
     // the counts read are those of every refusal so far
+    if (this.pendingIds.size) await Promise.all(this.pendingIds);
     this.flush();
-    const { rows, total } = this.deps.repo.list(filter, limit, offset);
+    const { rows, total } = await this.deps.repo.list(filter, limit, offset);
     return {
       total,
       rows: rows.map((r) => ({
@@ -185,8 +213,8 @@ export class AuditLog {
   }
 
   /** Deletes entries older than audit.retentionDays; returns how many went. */
-  prune(now = Date.now()): number {
-    const removed = this.deps.repo.pruneOlderThan(now - this.deps.retentionDays * DAY_MS);
+  async prune(now = Date.now()): Promise<number> {
+    const removed = await this.deps.repo.pruneOlderThan(now - this.deps.retentionDays * DAY_MS);
     if (removed) this.deps.logger.info({ removed }, 'pruned old audit log entries');
     return removed;
   }
@@ -207,10 +235,6 @@ export class AuditLog {
   }
 
   private safePrune(): void {
-    try {
-      this.prune();
-    } catch (err) {
-      this.deps.logger.error({ err }, 'could not prune the audit log');
-    }
+    this.prune().catch((err: unknown) => this.deps.logger.error({ err }, 'could not prune the audit log'));
   }
 }

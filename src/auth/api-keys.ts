@@ -60,6 +60,8 @@ export class ApiKeys {
   /** told the id of every revoked key (open event streams of that key end) */
   private readonly revokeListeners = new Set<(id: string) => void>();
   private lastSweep = Date.now();
+  /** moved on whenever the cached principals are dropped */
+  private generation = 0;
   /** in a cluster: tells the other daemons of a revocation made here */
   revokedHere: ((ids: string[]) => void) | undefined;
 
@@ -69,12 +71,12 @@ export class ApiKeys {
    * Creates a key. An API key may only grant what it holds itself: scopes within its own (`*` only from a `*` key),
    * sessions within its own list (a session-limited creator must give one), and a rate limit no looser than its own.
    */
-  create(input: CreateKeyInput, owner: KeyOwner = OPERATOR): ApiKeyView & { key: string } {
+  async create(input: CreateKeyInput, owner: KeyOwner = OPERATOR): Promise<ApiKeyView & { key: string }> {
     const scopes = [...new Set(input.scopes)];
     const sessions = input.sessions ? [...new Set(input.sessions)] : null;
     let rateLimitPerMinute = input.rateLimitPerMinute ?? null;
     if (owner.kind === 'key') {
-      if (this.repo.countOwnedBy(owner.id) >= MAX_KEYS_PER_KEY) {
+      if ((await this.repo.countOwnedBy(owner.id)) >= MAX_KEYS_PER_KEY) {
         throw new GatewayError('LIMIT_REACHED', `this API key has created ${MAX_KEYS_PER_KEY} keys, the most one key may hold; revoke one first`);
       }
       assertScopesWithin(owner, scopes);
@@ -101,20 +103,20 @@ export class ApiKeys {
       rateLimitPerMinute,
       createdAt: new Date().toISOString(),
     };
-    this.repo.insert(row);
+    await this.repo.insert(row);
     return { ...apiKeyView({ ...row, lastUsedAt: null }), key };
   }
 
   /** Every key for the operator; for an API key, only the keys it created. */
-  list(owner: KeyOwner = OPERATOR): ApiKeyView[] {
-    return (owner.kind === 'key' ? this.repo.listOwnedBy(owner.id) : this.repo.list()).map(apiKeyView);
+  async list(owner: KeyOwner = OPERATOR): Promise<ApiKeyView[]> {
+    return (await (owner.kind === 'key' ? this.repo.listOwnedBy(owner.id) : this.repo.list())).map(apiKeyView);
   }
 
   /** The operator revokes any key; an API key only those it created (others answer KEY_NOT_FOUND, so ids cannot be probed). */
-  revoke(id: string, owner: KeyOwner = OPERATOR): void {
-    const removed = owner.kind === 'key' ? this.repo.deleteOwned(id, owner.id) : this.repo.delete(id);
+  async revoke(id: string, owner: KeyOwner = OPERATOR): Promise<void> {
+    const removed = await (owner.kind === 'key' ? this.repo.deleteOwned(id, owner.id) : this.repo.delete(id));
     if (!removed) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
-    this.principals.clear();
+    this.forgetPrincipals();
     for (const listener of this.revokeListeners) listener(id);
     this.revokedHere?.([id]);
   }
@@ -123,17 +125,17 @@ export class ApiKeys {
    * A deleted session leaves the lists of the keys limited to it, so a later session of the same name is not theirs;
    * their open event streams end as on a revoke (they were opened under the old rights).
    */
-  forgetSession(name: string): void {
-    const ids = this.repo.forgetSession(name);
+  async forgetSession(name: string): Promise<void> {
+    const ids = await this.repo.forgetSession(name);
     if (!ids.length) return;
-    this.principals.clear();
+    this.forgetPrincipals();
     for (const id of ids) for (const listener of this.revokeListeners) listener(id);
     this.revokedHere?.(ids);
   }
 
   /** Another daemon sharing the store revoked these keys (or shrank their sessions): they stop working here too. */
   revokedElsewhere(ids: readonly string[]): void {
-    this.principals.clear();
+    this.forgetPrincipals();
     for (const id of ids) for (const listener of this.revokeListeners) listener(id);
   }
 
@@ -144,49 +146,73 @@ export class ApiKeys {
   }
 
   /**
-   * The principal of a bearer key given by its SHA-256 digest, or undefined when no key matches; throws RATE_LIMITED
-   * when the key is over its requests-per-minute limit.
+   * The principal of a bearer key given by its SHA-256 digest, or undefined when no key matches; rejects with
+   * RATE_LIMITED when the key is over its requests-per-minute limit. A key seen before costs no query: its principal is
+   * cached (and the promise is settled already).
    */
-  authenticate(bearerDigest: Buffer): Principal | undefined {
+  authenticate(bearerDigest: Buffer): Promise<Principal | undefined> {
     const hash = bearerDigest.toString('hex');
-    let principal = this.principals.get(hash);
-    if (!principal) {
-      const row = this.repo.findByHash(hash);
-      if (!row) return undefined;
-      principal = {
-        kind: 'key',
-        id: row.id,
-        family: this.familyRoot(row),
-        name: row.name,
-        scopes: new Set(row.scopes),
-        sessions: row.sessions,
-        rateLimitPerMinute: row.rateLimitPerMinute,
-      };
+    const principal = this.principals.get(hash);
+    if (!principal) return this.lookUp(hash);
+    try {
+      return Promise.resolve(this.admit(principal));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** A key not cached: read from the store, with its family's root, then cached unless a revocation came meanwhile. */
+  private async lookUp(hash: string): Promise<Principal | undefined> {
+    const generation = this.generation;
+    const row = await this.repo.findByHash(hash);
+    if (!row) return undefined;
+    const principal: Extract<Principal, { kind: 'key' }> = {
+      kind: 'key',
+      id: row.id,
+      family: await this.familyRoot(row),
+      name: row.name,
+      scopes: new Set(row.scopes),
+      sessions: row.sessions,
+      rateLimitPerMinute: row.rateLimitPerMinute,
+    };
+    if (generation === this.generation) {
       if (this.principals.size >= 10_000) this.principals.clear();
       this.principals.set(hash, principal);
     }
+    return this.admit(principal);
+  }
+
+  /** Counts the request against the key family's limit (throws RATE_LIMITED), and stamps its use at most once a minute. */
+  private admit(principal: Extract<Principal, { kind: 'key' }>): Principal {
     const { id, family } = principal;
     const now = Date.now();
     if (principal.rateLimitPerMinute !== null) this.limit(family, principal.rateLimitPerMinute, now);
     if ((this.lastTouched.get(id) ?? 0) < now - 60_000) {
       this.lastTouched.set(id, now);
+      // staged into the tick: the request does not wait for it
       this.repo.touch(id, new Date(now).toISOString());
     }
     return principal;
+  }
+
+  /** Drops every cached principal (a key was revoked or lost sessions); lookups under way do not cache theirs. */
+  private forgetPrincipals(): void {
+    this.generation += 1;
+    this.principals.clear();
   }
 
   /**
    * The id the key's family is counted under: its topmost creator (an operator-made key), or the id of the first
    * creator in the chain that was revoked since (its remaining descendants still share one window).
    */
-  private familyRoot(row: ApiKeyRow): string {
+  private async familyRoot(row: ApiKeyRow): Promise<string> {
     const seen = new Set([row.id]);
     let root = row.id;
     let parent = row.createdBy;
     while (parent !== null && !seen.has(parent)) {
       seen.add(parent);
       root = parent;
-      parent = this.repo.get(parent)?.createdBy ?? null;
+      parent = (await this.repo.get(parent))?.createdBy ?? null;
     }
     return root;
   }

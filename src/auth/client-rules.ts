@@ -5,6 +5,7 @@ import type { ClientRulesRepo, ClientRulesRow, RecipientMode } from '../store/cl
 import { actionOfRoute, CAPPED_ACTIONS, CLIENT_ACTIONS, SENDING_ACTIONS, type ClientAction } from './client-actions.js';
 import type { Principal } from './scopes.js';
 import { SlidingWindowLimiter } from './sliding-window.js';
+import type { Logger } from '../logger.js';
 
 export interface ClientRulesInput {
   recipientMode: string;
@@ -61,17 +62,16 @@ export class ClientRules {
 
   constructor(
     private readonly repo: ClientRulesRepo,
-    private readonly hasWrittenTo: (session: string, jid: string) => boolean,
+    private readonly hasWrittenTo: (session: string, jid: string) => boolean | Promise<boolean>,
     rateWindowSeconds = 60,
+    /** where a write that nobody waits for reports its failure (the daily prune, a send given back) */
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {
     this.limiter = new SlidingWindowLimiter(rateWindowSeconds * 1000);
     this.sweeper = setInterval(() => {
       this.limiter.sweep();
-      try {
-        this.repo.pruneDailyBefore(utcDay(Date.now() - 2 * 86_400_000));
-      } catch {
-        // the store is out of reach (a cluster's database): the next sweep prunes
-      }
+      // the store may be out of reach (a cluster's database): the next sweep prunes
+      this.repo.pruneDailyBefore(utcDay(Date.now() - 2 * 86_400_000)).catch((err: unknown) => this.logger?.warn({ err }, 'could not prune the daily client send counts'));
     }, 60_000);
     this.sweeper.unref();
   }
@@ -80,13 +80,13 @@ export class ClientRules {
     clearInterval(this.sweeper);
   }
 
-  get(session: string): ClientRulesView {
-    const row = this.repo.get(session);
+  async get(session: string): Promise<ClientRulesView> {
+    const row = await this.repo.get(session);
     if (!row) throw new GatewayError('CLIENT_RULES_NOT_FOUND', `session ${session} has no client rules`);
     return rulesView(row);
   }
 
-  put(session: string, input: ClientRulesInput): ClientRulesView {
+  async put(session: string, input: ClientRulesInput): Promise<ClientRulesView> {
     const row: ClientRulesRow = {
       session,
       recipientMode: parseRecipientMode(input.recipientMode),
@@ -97,7 +97,7 @@ export class ClientRules {
       allowedOrigins: parseOrigins(input.allowedOrigins ?? ''),
       updatedAt: new Date().toISOString(),
     };
-    this.repo.put(row);
+    await this.repo.put(row);
     return rulesView(row);
   }
 
@@ -106,13 +106,13 @@ export class ClientRules {
     this.repo.forget(session);
   }
 
-  delete(session: string): void {
-    if (!this.repo.delete(session)) throw new GatewayError('CLIENT_RULES_NOT_FOUND', `session ${session} has no client rules`);
+  async delete(session: string): Promise<void> {
+    if (!(await this.repo.delete(session))) throw new GatewayError('CLIENT_RULES_NOT_FOUND', `session ${session} has no client rules`);
   }
 
   /** For CORS: may `origin` call routes of `session` (or, with no session known, of any session)? */
-  originAllowed(origin: string, session: string | undefined): boolean {
-    const candidates = session ? [this.repo.get(session)].filter((r): r is ClientRulesRow => r !== undefined) : this.repo.all();
+  async originAllowed(origin: string, session: string | undefined): Promise<boolean> {
+    const candidates = session ? [await this.repo.get(session)].filter((r): r is ClientRulesRow => r !== undefined) : await this.repo.all();
     return candidates.some((rules) => rules.enabled && (rules.allowedOrigins.length === 0 || rules.allowedOrigins.includes(origin)));
   }
 
@@ -121,11 +121,11 @@ export class ClientRules {
    * names it), then the rate limit, which counts the request: run before the body is read, so a token is never made to
    * wait for, nor allowed to send, a body it may not send; enforce repeats the checks but does not count again.
    */
-  admit(
+  async admit(
     principal: Extract<Principal, { kind: 'client' }>,
     request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'> & { pathSession?: string },
-  ): { rules: ClientRulesRow; action: ClientAction } {
-    const admitted = this.check(principal, request);
+  ): Promise<{ rules: ClientRulesRow; action: ClientAction }> {
+    const admitted = await this.check(principal, request);
     const { rules } = admitted;
     if (rules.rateLimitPerMinute > 0) {
       const verdict = this.limiter.hit(`${principal.session}\u0000${principal.ephemeralId}`, rules.rateLimitPerMinute);
@@ -134,11 +134,11 @@ export class ClientRules {
     return admitted;
   }
 
-  private check(
+  private async check(
     principal: Extract<Principal, { kind: 'client' }>,
     request: Pick<ClientRequest, 'method' | 'routePath' | 'origin'> & { pathSession?: string },
-  ): { rules: ClientRulesRow; action: ClientAction } {
-    const rules = this.repo.get(principal.session);
+  ): Promise<{ rules: ClientRulesRow; action: ClientAction }> {
+    const rules = await this.repo.get(principal.session);
     if (!rules) throw new GatewayError('NO_CLIENT_RULES', `session ${principal.session} has no client rules; client tokens are refused`);
     if (!rules.enabled) throw new GatewayError('CLIENT_ACCESS_DISABLED', `client access to session ${principal.session} is disabled`);
     if (rules.allowedOrigins.length && (!request.origin || !rules.allowedOrigins.includes(request.origin))) {
@@ -156,18 +156,18 @@ export class ClientRules {
    * daily count before the handler runs (so parallel requests cannot all pass a cap they see as not yet
    * reached) and returns the grant to release when the send fails, so that only successful sends count.
    */
-  enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): ClientGrant | undefined {
+  async enforce(principal: Extract<Principal, { kind: 'client' }>, request: ClientRequest): Promise<ClientGrant | undefined> {
     // the rate limit counted the request in admit, before its body was read
-    const { rules, action } = this.check(principal, request);
+    const { rules, action } = await this.check(principal, request);
     this.assertSession(principal, request.session);
-    if (SENDING_ACTIONS.has(action)) this.checkRecipient(rules, action, request.chatId);
+    if (SENDING_ACTIONS.has(action)) await this.checkRecipient(rules, action, request.chatId);
 
-    // the daily cap checks and takes a slot in one synchronous step: no await between them, so no other request of the
-    // same ephemeralId can slip in between the check and the count
+    // the daily cap checks and takes a slot in one statement (reserveDailySend), so no other request of the same
+    // ephemeralId can slip in between the check and the count
     if (!CAPPED_ACTIONS.has(action) || rules.dailySendCap === 0) return undefined;
     const now = Date.now();
     const day = utcDay(now);
-    if (!this.repo.reserveDailySend(principal.session, principal.ephemeralId, day, rules.dailySendCap)) {
+    if (!(await this.repo.reserveDailySend(principal.session, principal.ephemeralId, day, rules.dailySendCap))) {
       throw new RateLimitedError('DAILY_CAP_REACHED', `the daily cap of ${rules.dailySendCap} sends for this ephemeralId is reached`, secondsUntilUtcMidnight(now));
     }
     let released = false;
@@ -175,7 +175,10 @@ export class ClientRules {
       release: () => {
         if (released) return;
         released = true;
-        this.repo.releaseDailySend(principal.session, principal.ephemeralId, day);
+        // the store may be out of reach: the send then stays counted (the cap errs on the side of fewer sends)
+        this.repo
+          .releaseDailySend(principal.session, principal.ephemeralId, day)
+          .catch((err: unknown) => this.logger?.warn({ err, session: principal.session }, 'could not give back a send of the daily cap'));
       },
     };
   }
@@ -186,11 +189,11 @@ export class ClientRules {
     }
   }
 
-  private checkRecipient(rules: ClientRulesRow, action: ClientAction, chatId: string | undefined): void {
+  private async checkRecipient(rules: ClientRulesRow, action: ClientAction, chatId: string | undefined): Promise<void> {
     if (rules.recipientMode === 'any') return;
     if (rules.recipientMode === 'none') throw new GatewayError('RECIPIENT_NOT_ALLOWED', `recipientMode none: client tokens may only read (${action} refused)`);
     const jid = chatId ? normalizeJid(chatId) : null;
-    if (!jid || !this.hasWrittenTo(rules.session, jid)) {
+    if (!jid || !(await this.hasWrittenTo(rules.session, jid))) {
       throw new GatewayError('RECIPIENT_NOT_ALLOWED', `recipientMode conversation: ${chatId ?? 'the recipient'} has not written to this session`);
     }
   }

@@ -30,22 +30,24 @@ export interface ClientTokenClaims {
 }
 
 export class ClientTokens {
-  private readonly key: Uint8Array;
   /** tokens already verified, until they expire: a page's repeated calls skip the signature check */
   private readonly verified = new Map<string, { claims: ClientTokenClaims; expiresAtMs: number }>();
 
-  constructor(
-    settings: SettingsRepo,
-    /** the session's current epoch and incarnation; undefined when there is no such session */
-    private readonly epochOf: (session: string) => TokenEpoch | undefined,
-  ) {
+  /** Reads the signing secret (made and stored on first use) and makes the minter and verifier. */
+  static async open(settings: SettingsRepo, epochOf: (session: string) => Promise<TokenEpoch | undefined>): Promise<ClientTokens> {
     // daemons sharing one store (a cluster) that start together keep the first secret written
-    const secret = settings.get<string>(SECRET_SETTING) ?? settings.setIfAbsent(SECRET_SETTING, randomBytes(32).toString('base64url'));
-    this.key = Buffer.from(secret, 'base64url');
+    const secret = (await settings.get<string>(SECRET_SETTING)) ?? (await settings.setIfAbsent(SECRET_SETTING, randomBytes(32).toString('base64url')));
+    return new ClientTokens(Buffer.from(secret, 'base64url'), epochOf);
   }
 
+  constructor(
+    private readonly key: Uint8Array,
+    /** the session's current epoch and incarnation; undefined when there is no such session */
+    private readonly epochOf: (session: string) => Promise<TokenEpoch | undefined>,
+  ) {}
+
   async mint(session: string, ephemeralId: string, ttlSeconds: number): Promise<MintedToken> {
-    const current = this.epochOf(session);
+    const current = await this.epochOf(session);
     if (current === undefined) throw new GatewayError('SESSION_NOT_FOUND', `session ${session} not found`);
     const issuedAt = Math.floor(Date.now() / 1000);
     const { SignJWT } = await jose();
@@ -63,7 +65,7 @@ export class ClientTokens {
   async verify(token: string): Promise<ClientTokenClaims> {
     const known = this.verified.get(token);
     if (known) {
-      if (known.expiresAtMs > Date.now() && this.isCurrent(known.claims)) return known.claims;
+      if (known.expiresAtMs > Date.now() && (await this.isCurrent(known.claims))) return known.claims;
       this.verified.delete(token);
     }
     const claims = await this.verifySignature(token);
@@ -86,7 +88,7 @@ export class ClientTokens {
       throw new GatewayError('TOKEN_INVALID', 'the client token lacks its session, ephemeral id, epoch or session incarnation');
     }
     const claims = { session: sid, ephemeralId: eph, tokenId: jti, epoch: gen, incarnation: inc };
-    if (!this.isCurrent(claims)) {
+    if (!(await this.isCurrent(claims))) {
       throw new GatewayError('TOKEN_INVALID', 'the client token was revoked (its session\'s client rules were deleted, or the session was deleted or re-created)');
     }
     this.verified.set(token, { claims, expiresAtMs: (exp as number) * 1000 });
@@ -94,8 +96,8 @@ export class ClientTokens {
   }
 
   /** the token was minted for the session as it is now: same incarnation (not deleted and re-created), same epoch */
-  private isCurrent(claims: ClientTokenClaims): boolean {
-    const current = this.epochOf(claims.session);
+  private async isCurrent(claims: ClientTokenClaims): Promise<boolean> {
+    const current = await this.epochOf(claims.session);
     return current !== undefined && current.epoch === claims.epoch && current.incarnation === claims.incarnation;
   }
 

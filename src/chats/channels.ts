@@ -28,69 +28,69 @@ export class ChannelsService {
 
   /** `caller`: whose share of the download pool the picture URL takes */
   async create(session: string, input: { name: string; description?: string; profileUrl?: string }, caller?: Principal): Promise<ChannelView> {
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     const picture = input.profileUrl !== undefined ? await loadPicture({ url: input.profileUrl }, forCaller(this.deps.mediaSource, caller), '/profileUrl') : undefined;
     const channel = await engine.createChannel({ name: input.name, ...(input.description !== undefined ? { description: input.description } : {}), ...(picture ? { picture } : {}) });
-    this.remember(session, channel);
+    await this.remember(session, channel);
     return channelView(channel);
   }
 
   /** The channels the session owns or follows, as the network shows them now. */
   async list(session: string, limit: number, offset: number): Promise<{ items: ChannelView[]; total: number }> {
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     const items: ChannelView[] = [];
-    for (const row of this.deps.channels.list(session, limit, offset)) {
+    for (const row of await this.deps.channels.list(session, limit, offset)) {
       try {
         const channel = await engine.getChannel(row.jid);
-        this.remember(session, channel);
+        await this.remember(session, channel);
         if (channel.role !== 'guest') items.push(channelView(channel));
       } catch (err) {
         if (!(err instanceof GatewayError && err.code === 'CHANNEL_NOT_FOUND')) throw err;
-        this.deps.channels.remove(session, row.jid);
+        await this.deps.channels.remove(session, row.jid);
       }
     }
-    return { items, total: this.deps.channels.count(session) };
+    return { items, total: await this.deps.channels.count(session) };
   }
 
   async get(session: string, channelId: string): Promise<ChannelView> {
-    const channel = await this.engine(session).getChannel(channelJid(channelId));
-    this.remember(session, channel);
+    const channel = await (await this.engine(session)).getChannel(channelJid(channelId));
+    await this.remember(session, channel);
     return channelView(channel);
   }
 
   async delete(session: string, channelId: string): Promise<void> {
     const id = channelJid(channelId);
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     const channel = await engine.getChannel(id);
     if (channel.role !== 'owner') throw new GatewayError('NOT_CHANNEL_OWNER', `only the owner of ${id} can delete it`);
     await engine.deleteChannel(id);
-    this.deps.channels.remove(session, id);
+    await this.deps.channels.remove(session, id);
   }
 
   async follow(session: string, channelId: string, follow: boolean): Promise<void> {
     const id = channelJid(channelId);
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     if (follow) await engine.followChannel(id);
     else await engine.unfollowChannel(id);
-    this.remember(session, await engine.getChannel(id));
+    await this.remember(session, await engine.getChannel(id));
   }
 
   async mute(session: string, channelId: string, muted: boolean): Promise<void> {
     const id = channelJid(channelId);
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     if (muted) await engine.muteChannel(id);
     else await engine.unmuteChannel(id);
-    this.remember(session, await engine.getChannel(id));
+    await this.remember(session, await engine.getChannel(id));
   }
 
-  private engine(session: string): EngineSession {
-    return this.deps.sessions.connected(session);
+  private async engine(session: string): Promise<EngineSession> {
+    return await this.deps.sessions.connected(session);
   }
 
   /** Keeps the store's list in step with what the network just said. */
-  private remember(session: string, channel: ChannelInfo): void {
+  private async remember(session: string, channel: ChannelInfo): Promise<void> {
     if (channel.role === 'guest') {
-      this.deps.channels.remove(session, channel.id);
+      await this.deps.channels.remove(session, channel.id);
       return;
     }
     this.deps.channels.put(session, channel.id, channel.role, channel.name);

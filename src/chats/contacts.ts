@@ -27,24 +27,25 @@ export interface CheckResult {
 export class ContactsService {
   constructor(private readonly deps: { sessions: SessionManager; contacts: ContactsRepo }) {}
 
-  list(session: string, limit: number, offset: number): { items: ContactView[]; total: number } {
-    this.deps.sessions.get(session);
-    return { items: this.deps.contacts.list(session, limit, offset).map(contactView), total: this.deps.contacts.count(session) };
+  async list(session: string, limit: number, offset: number): Promise<{ items: ContactView[]; total: number }> {
+    await this.deps.sessions.get(session);
+    const [rows, total] = await Promise.all([this.deps.contacts.list(session, limit, offset), this.deps.contacts.count(session)]);
+    return { items: rows.map(contactView), total };
   }
 
   /** Asks the network (and stores what it says); a session that is not connected answers from the store. */
   async get(session: string, contactId: string): Promise<ContactView> {
     const jid = personJid(contactId, '/contactId');
-    const engine = this.engineIfConnected(session);
+    const engine = await this.engineIfConnected(session);
     if (!engine) {
-      const stored = this.stored(session, jid);
+      const stored = await this.stored(session, jid);
       if (!stored) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${session} is not connected and has not seen ${contactId} before`);
       return contactView(stored);
     }
     const info = await engine.getContact(jid);
     if (!info) throw notFound('CONTACT_NOT_FOUND', `contact ${contactId} (not on the network)`);
     const pictureUrl = (await engine.getProfilePicture(info.jid)) ?? null;
-    const row = this.deps.contacts.merge(session, info.jid, {
+    const row = await this.deps.contacts.merge(session, info.jid, {
       phoneNumber: info.phoneNumber ?? null,
       lid: info.lid ?? null,
       name: info.name ?? null,
@@ -57,10 +58,10 @@ export class ContactsService {
 
   /** 404 PICTURE_NOT_FOUND when the contact has no picture or hides it from the session. */
   async picture(session: string, contactId: string): Promise<{ id: string; url: string }> {
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     const jid = await this.canonical(engine, session, personJid(contactId, '/contactId'));
     const url = await engine.getProfilePicture(jid);
-    if (this.deps.contacts.get(session, jid)) this.deps.contacts.merge(session, jid, { pictureUrl: url ?? null });
+    if (await this.deps.contacts.get(session, jid)) await this.deps.contacts.merge(session, jid, { pictureUrl: url ?? null });
     if (!url) throw new GatewayError('PICTURE_NOT_FOUND', `${contactId} has no profile picture, or does not show it to this session`);
     return { id: jid, url };
   }
@@ -72,7 +73,7 @@ export class ContactsService {
       if (!digits) throw ValidationError.field(`/phoneNumbers/${i}`, 'is not a phone number (E.164, like +15550001111) or user JID (…@s.whatsapp.net)');
       return digits;
     });
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     const answers = new Map((await engine.checkNumbers([...new Set(digitsOf)])).map((c) => [c.phoneNumber, c]));
     return digitsOf.map((digits) => {
       const answer = answers.get(toE164(digits));
@@ -81,32 +82,32 @@ export class ContactsService {
   }
 
   async setBlocked(session: string, contactId: string, blocked: boolean): Promise<string> {
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     const jid = await this.canonical(engine, session, personJid(contactId, '/contactId'));
     await engine.setBlocked(jid, blocked);
-    this.deps.contacts.merge(session, jid, { blocked });
+    await this.deps.contacts.merge(session, jid, { blocked });
     return jid;
   }
 
   // ---- internals ----
 
-  private engineIfConnected(session: string): EngineSession | undefined {
+  private async engineIfConnected(session: string): Promise<EngineSession | undefined> {
     try {
-      return this.deps.sessions.connected(session);
+      return await this.deps.sessions.connected(session);
     } catch (err) {
       if (err instanceof GatewayError && err.code === 'SESSION_NOT_CONNECTED') return undefined;
       throw err;
     }
   }
 
-  private stored(session: string, jid: string): ContactRow | undefined {
+  private stored(session: string, jid: string): Promise<ContactRow | undefined> {
     return jidKind(jid) === 'lid' ? this.deps.contacts.findByLid(session, jid) : this.deps.contacts.get(session, jid);
   }
 
   /** Contacts are kept under their phone JID when the network knows it. */
   private async canonical(engine: EngineSession, session: string, jid: string): Promise<string> {
     if (jidKind(jid) !== 'lid') return jid;
-    return this.deps.contacts.findByLid(session, jid)?.jid ?? (await engine.getContact(jid))?.jid ?? jid;
+    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await engine.getContact(jid))?.jid ?? jid;
   }
 }
 

@@ -54,25 +54,25 @@ export class GroupsService {
     checkName(name, '/name');
     checkCount(participants);
     const jids = participantJids(participants);
-    const { group, outcomes } = await this.engine(session).createGroup(name, jids);
+    const { group, outcomes } = await (await this.engine(session)).createGroup(name, jids);
     return { ...groupView(group), results: outcomes.map((o) => resultOf('add', o)) };
   }
 
   async list(session: string): Promise<GroupView[]> {
-    const groups = await this.engine(session).listGroups();
+    const groups = await (await this.engine(session)).listGroups();
     return groups.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(groupView);
   }
 
   async get(session: string, groupId: string): Promise<GroupView> {
-    return groupView(await this.engine(session).getGroup(groupJid(groupId)));
+    return groupView(await (await this.engine(session)).getGroup(groupJid(groupId)));
   }
 
   async participants(session: string, groupId: string): Promise<ParticipantView[]> {
-    return (await this.engine(session).getGroup(groupJid(groupId))).participants.map(participantView);
+    return (await (await this.engine(session)).getGroup(groupJid(groupId))).participants.map(participantView);
   }
 
   async leave(session: string, groupId: string): Promise<void> {
-    await this.engine(session).leaveGroup(groupJid(groupId));
+    await (await this.engine(session)).leaveGroup(groupJid(groupId));
   }
 
   async delete(session: string, groupId: string): Promise<void> {
@@ -97,7 +97,7 @@ export class GroupsService {
     const id = groupJid(groupId);
     await this.withRole(session, id, 'admin');
     const picture = await loadPicture(input, forCaller(this.deps.mediaSource, caller));
-    await this.engine(session).setGroupPicture(id, picture);
+    await (await this.engine(session)).setGroupPicture(id, picture);
   }
 
   async removePicture(session: string, groupId: string): Promise<void> {
@@ -108,7 +108,7 @@ export class GroupsService {
   /** The picture's URL for members; 404 PICTURE_NOT_FOUND when the group has none. */
   async picture(session: string, groupId: string): Promise<{ id: string; url: string }> {
     const id = groupJid(groupId);
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     await engine.getGroup(id);
     const url = await engine.getProfilePicture(id);
     if (!url) throw new GatewayError('PICTURE_NOT_FOUND', `group ${groupId} has no picture`);
@@ -139,26 +139,26 @@ export class GroupsService {
 
   /** What the code opens; the session does not join. */
   async preview(session: string, code: string): Promise<InvitePreviewView> {
-    return previewView(await this.engine(session).getInviteInfo(inviteCode(code, '/inviteCode')));
+    return previewView(await (await this.engine(session)).getInviteInfo(inviteCode(code, '/inviteCode')));
   }
 
   async join(session: string, code: string): Promise<GroupView> {
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     const id = await engine.acceptInvite(inviteCode(code, '/code'));
     return groupView(await engine.getGroup(id));
   }
 
   // ---- internals ----
 
-  private engine(session: string): EngineSession {
-    return this.deps.sessions.connected(session);
+  private async engine(session: string): Promise<EngineSession> {
+    return await this.deps.sessions.connected(session);
   }
 
   /** The session's rights in the group, checked here so every engine answers with the same codes. */
   private async withRole(session: string, groupId: string, needed: 'admin' | 'super'): Promise<EngineSession> {
-    const engine = this.engine(session);
+    const engine = await this.engine(session);
     const group = await engine.getGroup(groupId);
-    const row = this.deps.sessions.get(session);
+    const row = await this.deps.sessions.get(session);
     const me = group.participants.find((p) => (row.phoneNumber && p.phoneNumber === row.phoneNumber) || (row.lid && p.lid === row.lid));
     if (!me) throw new GatewayError('NOT_GROUP_MEMBER', `session ${session} is not a member of ${groupId}`);
     if (needed === 'super' && !me.isSuperAdmin) throw new GatewayError('NOT_GROUP_SUPER_ADMIN', `only the creator (super admin) of ${groupId} can do this`);

@@ -17,6 +17,8 @@ export interface ChatStores {
 const CONTACT_FIELDS = ['phoneNumber', 'lid', 'name', 'savedName', 'businessName', 'pictureUrl'] as const;
 
 export function createChatIngest(stores: ChatStores): EngineEventProcessor {
+  // synchronous, with its writes staged, for the frequent events (a message, a presence); the others read first and
+  // return a promise, which holds the session's later events back until it settles
   return function ingestChatEvent(session, type, payload) {
     switch (type) {
       case 'contact.update': {
@@ -24,14 +26,13 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
         if (!id) return;
         const patch: ContactPatch = {};
         for (const field of CONTACT_FIELDS) if (payload[field] !== undefined) patch[field] = payload[field] as string | null;
-        stores.contacts.merge(session, id, patch);
-        return;
+        return stores.contacts.merge(session, id, patch).then(() => undefined);
       }
       case 'message.received': {
         // whoever writes to the session 1:1 becomes a contact it can see
         const from = payload.from as JidRef | undefined;
         if (payload.fromMe || payload.isGroup || !from || jidKind(from.jid) !== 'user') return;
-        if (!stores.contacts.exists(session, from.jid)) stores.contacts.merge(session, from.jid, { phoneNumber: from.phoneNumber ?? null, lid: from.lid ?? null });
+        stores.contacts.addIfAbsent(session, from.jid, { phoneNumber: from.phoneNumber ?? null, lid: from.lid ?? null });
         return;
       }
       case 'presence.update':
@@ -39,19 +40,15 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
         return;
       case 'blocklist.update': {
         const blocked = payload.action === 'blocked';
-        for (const jid of (payload.jids as string[] | undefined) ?? []) stores.contacts.merge(session, jid, { blocked });
-        return;
+        return blockAll(session, (payload.jids as string[] | undefined) ?? [], blocked);
       }
       case 'labels.update':
-        applyLabelChange(session, payload);
-        return;
+        return applyLabelChange(session, payload);
       case 'newsletter.update':
-        applyChannelChange(session, payload);
-        return;
+        return applyChannelChange(session, payload);
       case 'session.logged_out':
         // the device is unlinked: what it learned belongs to that account, and the next pairing may be another one
-        for (const store of Object.values(stores)) store.clear(session);
-        return;
+        return forgetAll(session);
       default:
         return;
     }
@@ -72,28 +69,37 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
     stores.presence.record(session, from.jid, presence, typeof payload.lastSeen === 'number' ? payload.lastSeen : null);
   }
 
+  async function blockAll(session: string, jids: string[], blocked: boolean): Promise<void> {
+    for (const jid of jids) await stores.contacts.merge(session, jid, { blocked });
+  }
+
+  async function forgetAll(session: string): Promise<void> {
+    for (const store of Object.values(stores)) await store.clear(session);
+  }
+
   /** Engines report saved/deleted/assigned/unassigned; the event says created or updated, as the store knew the label. */
-  function applyLabelChange(session: string, payload: Record<string, unknown>): void {
+  async function applyLabelChange(session: string, payload: Record<string, unknown>): Promise<void> {
     const label = payload.label as { id: string; name: string; color: number } | undefined;
     switch (payload.action) {
       case 'saved':
         if (!label) return;
-        payload.action = stores.labels.get(session, label.id) ? 'updated' : 'created';
+        payload.action = (await stores.labels.get(session, label.id)) ? 'updated' : 'created';
         stores.labels.put(session, label);
         return;
       case 'deleted':
-        if (label) stores.labels.remove(session, label.id);
+        if (label) await stores.labels.remove(session, label.id);
         return;
       case 'assigned':
-        stores.labels.assign(session, payload.labelId as string, payload.chatId as string);
+        await stores.labels.assign(session, payload.labelId as string, payload.chatId as string);
         return;
       case 'unassigned':
-        stores.labels.unassign(session, payload.labelId as string, payload.chatId as string);
+        await stores.labels.unassign(session, payload.labelId as string, payload.chatId as string);
         return;
     }
   }
 
-  function applyChannelChange(session: string, payload: Record<string, unknown>): void {
+  /** Synchronous (staged writes) except for a removal, whose promise it returns. */
+  function applyChannelChange(session: string, payload: Record<string, unknown>): Promise<void> | undefined {
     const id = payload.id as string | undefined;
     if (!id) return;
     const name = typeof payload.name === 'string' ? payload.name : undefined;
@@ -106,8 +112,7 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
         return;
       case 'unfollowed':
       case 'deleted':
-        stores.channels.remove(session, id);
-        return;
+        return stores.channels.remove(session, id).then(() => undefined);
       case 'muted':
       case 'unmuted':
         stores.channels.setMuted(session, id, payload.action === 'muted');

@@ -10,12 +10,12 @@ export class ProfileService {
 
   /** `caller`: whose share of the download pool a picture URL takes */
   async setPicture(session: string, input: { url?: string; base64?: string }, caller?: Principal): Promise<void> {
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     const picture = await loadPicture(input, forCaller(this.deps.mediaSource, caller));
     await engine.setProfilePicture(picture);
   }
 
   async removePicture(session: string): Promise<void> {
-    await this.deps.sessions.connected(session).setProfilePicture(null);
+    await (await this.deps.sessions.connected(session)).setProfilePicture(null);
   }
 }

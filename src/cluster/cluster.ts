@@ -5,7 +5,9 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../logger.js';
 import type { LeasesRepo, NodeRow } from '../store/leases.js';
-import type { PostgresDatabase } from '../store/postgres-bridge.js';
+import type { PgDb } from '../store/pg-db.js';
+import { createLeasesRepo } from '../store/leases.js';
+import { withPostgresErrors } from '../store/pg-errors.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { GatewayError } from '../errors.js';
 
@@ -35,11 +37,11 @@ export interface ClusteredSessions {
   /** stops a session here without recording anything: its lease is gone, another node owns it now */
   relinquish(session: string): Promise<void>;
   /** sessions that should run, on any node */
-  shouldRunCount(): number;
+  shouldRunCount(): Promise<number>;
 }
 
 export interface ClusterOptions {
-  db: PostgresDatabase;
+  db: PgDb;
   nodeId: string;
   leaseMs: number;
   logger: Logger;
@@ -58,7 +60,7 @@ export class Cluster implements SessionPlacement {
   private advertiseUrl = '';
 
   constructor(private readonly options: ClusterOptions) {
-    this.leases = options.db.remote<LeasesRepo>('leases');
+    this.leases = withPostgresErrors(createLeasesRepo(options.db.side, options.nodeId, options.leaseMs));
     this.keeper = new LeaseKeeper({
       repo: this.leases,
       leaseMs: options.leaseMs,
@@ -87,7 +89,7 @@ export class Cluster implements SessionPlacement {
     if (/^https?:\/\/(0\.0\.0\.0|\[::\])[:/]/.test(advertiseUrl)) {
       this.options.logger.warn({ advertiseUrl }, 'other nodes cannot reach a wildcard address: set cluster.advertiseUrl (GATEWAY_ADVERTISE_URL) to this host\'s address');
     }
-    await this.options.db.joinCluster(this.options.nodeId, this.options.leaseMs, EVENTS_CHANNEL, this.options.onNotification, this.options.onListening);
+    await this.options.db.listen(EVENTS_CHANNEL, this.options.onNotification, this.options.onListening);
     await this.leases.registerNode(advertiseUrl);
     const freed = await this.leases.releaseOwn();
     if (freed) this.options.logger.info({ sessions: freed }, "freed the leases this node's previous run held");
@@ -186,7 +188,7 @@ export class Cluster implements SessionPlacement {
     const incoming = await this.leases.movingHere();
     await Promise.all(incoming.map((session) => sessions.adopt(session).catch((err: unknown) => this.options.logger.error({ err, session }, 'could not take a session moved here'))));
     const nodes = Math.max(1, (await this.liveNodes()).length);
-    const share = Math.ceil(sessions.shouldRunCount() / nodes);
+    const share = Math.ceil((await sessions.shouldRunCount()) / nodes);
     const room = share - this.keeper.heldCount();
     if (room <= 0) return;
     const orphans = await this.leases.orphans(room);

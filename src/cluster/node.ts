@@ -9,7 +9,7 @@ import type { Db } from '../store/db.js';
 import { createLeaseFence } from '../store/leases.js';
 import { createNotifier } from '../store/notify.js';
 import type { DeliveryClaims } from '../store/outbox.js';
-import type { PostgresDatabase } from '../store/postgres-bridge.js';
+import type { PgDb } from '../store/pg-db.js';
 import { Cluster, defaultNodeId, EVENTS_CHANNEL } from './cluster.js';
 import { createAssembler, encodeMessage, type RelayMessage } from './event-relay.js';
 import { createForwarder, type Forwarder } from './forward.js';
@@ -30,40 +30,40 @@ const nodeIdOf = (config: GatewayConfig) => config.cluster.nodeId ?? defaultNode
 export interface ClusterNode {
   cluster: Cluster;
   /** inside a credential write's transaction: throws unless this node still holds the session's lease */
-  fence(session: string): void;
+  fence(session: string): Promise<void>;
   forwarder: Forwarder;
   /** an event recorded here, for the other nodes' live streams (in the transaction that records it) */
   publishEvent(event: GatewayEvent): void;
   /** tells the other nodes that `topic` changed (in the transaction of the change) */
   announce(topic: ChangeTopic, ids?: string[]): void;
   /** what to do with another node's events, and with its changes of each topic */
-  listen(onEvent: (event: GatewayEvent) => void, onChanged: (topic: ChangeTopic, ids: string[]) => void): void;
+  listen(onEvent: (event: GatewayEvent) => void, onChanged: (topic: ChangeTopic, ids: string[]) => Promise<void> | void): void;
 }
 
 export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger, beginWrite: () => void): ClusterNode {
   const nodeId = nodeIdOf(config);
   const leaseMs = config.cluster.leaseSeconds * 1000;
   let onEvent: (event: GatewayEvent) => void = () => {};
-  let onChanged: (topic: ChangeTopic, ids: string[]) => void = () => {};
+  let onChanged: (topic: ChangeTopic, ids: string[]) => Promise<void> | void = () => {};
   /** topics whose cache could not be read again (the store was out of reach), retried until it is */
   const stale = new Set<ChangeTopic>();
   let retry: NodeJS.Timeout | undefined;
-  const reload = (topic: ChangeTopic, ids: string[]) => {
+  const reload = async (topic: ChangeTopic, ids: string[]): Promise<void> => {
     try {
-      onChanged(topic, ids);
+      await onChanged(topic, ids);
       if (ids.length === 0) stale.delete(topic);
     } catch (err) {
       logger.error({ err, topic }, 'could not read a changed cache again; retrying');
       stale.add(topic);
       retry ??= setTimeout(() => {
         retry = undefined;
-        for (const topic of [...stale]) reload(topic, []);
+        for (const topic of [...stale]) void reload(topic, []);
       }, CACHE_RETRY_MS);
       retry.unref();
     }
   };
   const assemble = createAssembler(nodeId, (message: RelayMessage) => {
-    if (message.kind === 'changed') return reload(message.topic as ChangeTopic, message.ids ?? []);
+    if (message.kind === 'changed') return void reload(message.topic as ChangeTopic, message.ids ?? []);
     try {
       onEvent(message.event as GatewayEvent);
     } catch (err) {
@@ -72,10 +72,11 @@ export function createClusterNode(config: GatewayConfig, db: Db, logger: Logger,
   });
   // everything cached is read again whenever the channel (re)starts: changes sent before it listened were not heard
   const refreshAll = () => {
-    for (const topic of CHANGE_TOPICS) reload(topic, []);
+    for (const topic of CHANGE_TOPICS) void reload(topic, []);
   };
-  (db as unknown as PostgresDatabase).onWorkerLost = (err) => logger.error({ err }, 'the PostgreSQL worker failed; a new one took its place');
-  const cluster = new Cluster({ db: db as unknown as PostgresDatabase, nodeId, leaseMs, logger, onNotification: (payload) => {
+  const pg = db as PgDb;
+  pg.onConnectionLost = (err) => logger.error({ err }, 'the connection to PostgreSQL was lost with a transaction open; its writes were not kept');
+  const cluster = new Cluster({ db: pg, nodeId, leaseMs, logger, onNotification: (payload) => {
     try {
       assemble(payload);
     } catch (err) {

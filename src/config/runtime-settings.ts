@@ -34,15 +34,25 @@ export interface RuntimeSettingsPatch {
 }
 
 const KEY = 'runtime';
+const DEFAULTS: RuntimeSettings = { s3: null, autoPersist: false };
 
 export class RuntimeSettingsStore {
   private current: RuntimeSettings;
+  private updating: Promise<void> = Promise.resolve();
   private readonly listeners: Array<(settings: RuntimeSettings) => void> = [];
   /** in a cluster: tells the other daemons of a change made here */
   changedHere: (() => void) | undefined;
 
-  constructor(private readonly repo: SettingsRepo) {
-    this.current = repo.get<RuntimeSettings>(KEY) ?? { s3: null, autoPersist: false };
+  /** Reads the stored settings once; after that they are read from memory. */
+  static async open(repo: SettingsRepo): Promise<RuntimeSettingsStore> {
+    return new RuntimeSettingsStore(repo, (await repo.get<RuntimeSettings>(KEY)) ?? { ...DEFAULTS });
+  }
+
+  constructor(
+    private readonly repo: SettingsRepo,
+    initial: RuntimeSettings,
+  ) {
+    this.current = initial;
   }
 
   get(): RuntimeSettings {
@@ -50,8 +60,8 @@ export class RuntimeSettingsStore {
   }
 
   /** Reads the settings again: another daemon sharing the store changed them. */
-  reload(): void {
-    this.current = this.repo.get<RuntimeSettings>(KEY) ?? { s3: null, autoPersist: false };
+  async reload(): Promise<void> {
+    this.current = (await this.repo.get<RuntimeSettings>(KEY)) ?? { ...DEFAULTS };
     for (const listener of this.listeners) listener(this.current);
   }
 
@@ -63,7 +73,17 @@ export class RuntimeSettingsStore {
   }
 
   /** Applies a partial change; S3 fields merge into the current ones (a new bucket keeps the old secret). */
-  update(patch: RuntimeSettingsPatch, validate: (next: RuntimeSettings) => void): RuntimeSettingsView {
+  update(patch: RuntimeSettingsPatch, validate: (next: RuntimeSettings) => void): Promise<RuntimeSettingsView> {
+    // one at a time: each change merges into the settings the one before it wrote
+    const result = this.updating.then(() => this.apply(patch, validate));
+    this.updating = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+
+  private async apply(patch: RuntimeSettingsPatch, validate: (next: RuntimeSettings) => void): Promise<RuntimeSettingsView> {
     const next: RuntimeSettings = { ...this.current };
     if (patch.s3 === null) next.s3 = null;
     else if (patch.s3) {
@@ -78,7 +98,7 @@ export class RuntimeSettingsStore {
     }
     if (patch.autoPersist !== undefined) next.autoPersist = patch.autoPersist;
     validate(next);
-    this.repo.set(KEY, next);
+    await this.repo.set(KEY, next);
     this.current = next;
     for (const listener of this.listeners) listener(next);
     this.changedHere?.();

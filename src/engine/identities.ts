@@ -14,14 +14,21 @@ export class IdentityPairs {
   private evicted: string[] = [];
   private flushScheduled = false;
 
+  /** `known`: what `store` held when the session was made (IdentityPairs.open loads it) */
   constructor(
     private readonly store?: IdentityStore,
+    known: readonly IdentityPair[] = [],
     private readonly onWriteError: (err: unknown) => void = () => {},
     private readonly max = MAX_IDENTITIES,
   ) {
     const now = Date.now();
-    for (const { pn, lid } of store?.load() ?? []) this.put(pn, lid, now);
+    for (const { pn, lid } of known) this.put(pn, lid, now);
     if (this.evicted.length) this.scheduleFlush();
+  }
+
+  /** The pairs `store` holds, loaded, and the ones learnt from now on written to it. */
+  static async open(store: IdentityStore, onWriteError?: (err: unknown) => void, max?: number): Promise<IdentityPairs> {
+    return new IdentityPairs(store, await store.load(), onWriteError, max);
   }
 
   get size(): number {

@@ -37,14 +37,20 @@ export interface AccountInfo {
 
 /** Per-session key/value store for credentials (values serialised by the engine), handed to it by the session manager. */
 export interface AuthStateStore {
-  get(key: string): string | undefined;
-  getMany(keys: string[]): Map<string, string>;
-  /** writes every entry in one transaction; a null value deletes the key */
-  set(entries: Record<string, string | null>): void;
-  /** writes the entries inside the open tick transaction, so they commit with the events written in the same tick */
-  stage(entries: Record<string, string | null>): void;
-  clear(): void;
-  isEmpty(): boolean;
+  get(key: string): Promise<string | undefined>;
+  /** the keys found (one read for all of them) */
+  getMany(keys: string[]): Promise<Map<string, string>>;
+  /** writes every entry in one transaction, durably, and settles once it is committed; a null value deletes the key */
+  set(entries: Record<string, string | null>): Promise<void>;
+  /**
+   * Writes the entries inside the open tick transaction, so they commit with the events written in the same tick: at
+   * once, without a wait (undefined); or, in a cluster, after the lease check that fences them, as a promise that rejects
+   * when this node may no longer write them (nothing of them is written then, and their events must not be confirmed).
+   */
+  stage(entries: Record<string, string | null>): Promise<void> | undefined;
+  /** deletes every entry, durably */
+  clear(): Promise<void>;
+  isEmpty(): Promise<boolean>;
 }
 
 /** Why a connection went down, in words an operator can act on (SPEC §3 reasons say what the session does next). */
@@ -107,8 +113,8 @@ export interface IdentityPair {
 /** Where a session keeps the pairs it learnt, so they survive restarts (the gateway's store; bounded by the engine). */
 export interface IdentityStore {
   /** every stored pair, least recently used first */
-  load(): IdentityPair[];
-  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write */
+  load(): Promise<IdentityPair[]>;
+  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write (staged: not waited for) */
   save(pairs: IdentityPair[], evicted?: string[]): void;
 }
 
@@ -120,7 +126,7 @@ export interface EngineSessionHooks {
    * Settles once the events reported so far are stored and committed, `alsoWrite` (run with their last writes)
    * included; rejects when one of them could not be stored. Engines confirm to the network only after it settles.
    */
-  committed?(alsoWrite?: () => void): Promise<void>;
+  committed?(alsoWrite?: () => Promise<void> | undefined | void): Promise<void>;
 }
 
 export interface SessionOptions {
@@ -131,12 +137,14 @@ export interface SessionOptions {
   config: Record<string, unknown>;
   auth: AuthStateStore;
   hooks: EngineSessionHooks;
-  /** the phone-number ↔ LID pairs this session learnt before (absent: kept in memory only) */
+  /** where the phone-number ↔ LID pairs this session learns are kept (absent: kept in memory only) */
   identities?: IdentityStore;
+  /** the pairs `identities` held when the session was made (the session manager loads them) */
+  knownIdentities?: IdentityPair[];
   /** a message of the gateway's store by id (chatId narrows), with its engine copy (`raw`); engines re-send or decrypt with it */
-  lookupMessage?(id: string, chatId?: string): MessageRef | undefined;
+  lookupMessage?(id: string, chatId?: string): Promise<MessageRef | undefined>;
   /** whether the gateway's store holds a message of this id, without opening its sealed copy (a redelivery is confirmed with it) */
-  messageStored?(id: string): boolean;
+  messageStored?(id: string): Promise<boolean>;
 }
 
 /** One connected (or connecting) account: its lifecycle, plus the operations of the network. */

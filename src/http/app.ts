@@ -76,8 +76,9 @@ export function createApp(options: AppOptions): Koa<AppState> {
       try {
         checkPathEncoding(ctx.path);
         await next();
-        // a 2xx never reports what a crash could still lose: the answer waits for the commit of the request's writes
-        const commit = commits?.committedSince(since!);
+        // a 2xx never reports what a crash could still lose: the answer waits for the commit of the request's writes (and
+        // of what it may have read of others' writes); a request no route took read and wrote nothing, and does not wait
+        const commit = ctx.state.route ? commits?.committedSince(since!) : undefined;
         if (commit) await commit;
       } finally {
         if (holdsPlace) inFlight.leave();

@@ -25,8 +25,8 @@ type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
  * handler runs, and may return a grant that is released when the handler fails.
  */
 export interface ClientGuard {
-  admit(principal: ClientPrincipal, route: RouteDef, ctx: AppContext): void;
-  enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): { release(): void } | undefined;
+  admit(principal: ClientPrincipal, route: RouteDef, ctx: AppContext): Promise<void>;
+  enforce(principal: ClientPrincipal, route: RouteDef, input: RouteInput): Promise<{ release(): void } | undefined>;
 }
 
 /**
@@ -66,7 +66,7 @@ export function buildRouter(
       const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
       if (seen) seen.params = params;
       const query = validate.query({ ...ctx.query });
-      if (principal?.kind === 'client' && clientGuard) clientGuard.admit(principal, route, ctx);
+      if (principal?.kind === 'client' && clientGuard) await clientGuard.admit(principal, route, ctx);
       else if (principal) assertAccess(principal, route.access, route.sessionFrom === 'params' ? (params as { session?: string }).session : undefined);
       // in a cluster, a session another node runs is that node's to answer: sent on before the body is read
       const inPath = (params as { session?: string }).session;
@@ -75,7 +75,7 @@ export function buildRouter(
       const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
       if (seen) seen.body = input.body;
       let grant: { release(): void } | undefined;
-      if (principal?.kind === 'client' && clientGuard) grant = clientGuard.enforce(principal, route, input);
+      if (principal?.kind === 'client' && clientGuard) grant = await clientGuard.enforce(principal, route, input);
       else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
       const named = forwarder && inPath === undefined ? sessionOf(route, input) : undefined;
       if (named !== undefined && (await forwarder!.forward(ctx, route, named, ctx.state.body))) {

@@ -50,7 +50,7 @@ export interface Services {
   /** the cluster this daemon is a node of (store.kind: postgres); undefined on SQLite */
   cluster?: Pick<Cluster, 'status' | 'move'>;
   /** backups, the status report and the recent activity of the admin operations routes */
-  operations: { backups: Backups; status(): Promise<OperationsStatus>; activity(window: ActivityWindow): Activity };
+  operations: { backups: Backups; status(): Promise<OperationsStatus>; activity(window: ActivityWindow): Promise<Activity> };
   /** the audit log of admin actions (routes marked `audit` record into it; other admin work calls record()) */
   audit: AuditLog;
 }

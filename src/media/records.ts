@@ -2,6 +2,7 @@
 // cap may evict them later: the record then loses its blob (and download answers MEDIA_EXPIRED unless S3 holds a copy).
 import { randomUUID } from 'node:crypto';
 import type { MediaAttachment } from '../engine/types.js';
+import type { Logger } from '../logger.js';
 import type { MediaRepo, MediaRow } from '../store/media.js';
 import type { BlobStore } from './blob-store.js';
 import { safeFileName } from './file-name.js';
@@ -32,23 +33,38 @@ export const mediaView = (row: MediaRow): MediaView => ({
 });
 
 export class MediaRecords {
-  constructor(
+  private constructor(
     readonly repo: MediaRepo,
     readonly blobs: BlobStore,
+    logger: Logger,
   ) {
-    blobs.onEvict((name) => repo.clearBlob(mediaIdOfBlob(name), name));
-    this.reconcile();
+    // an eviction happens inside a write (the cap is enforced there): the record forgets its blob without holding it up;
+    // a failure leaves the record pointing at a file that is gone, which a download answers as evicted anyway
+    blobs.onEvict((name) => {
+      repo.clearBlob(mediaIdOfBlob(name), name).catch((err: unknown) => logger.warn({ err, blob: name }, 'could not forget an evicted media blob'));
+    });
+  }
+
+  /** The records over `blobs`, reconciled with them first. */
+  static async open(repo: MediaRepo, blobs: BlobStore, logger: Logger): Promise<MediaRecords> {
+    const records = new MediaRecords(repo, blobs, logger);
+    await records.reconcile();
+    return records;
   }
 
   /** At start: blobs no record points to are removed, records whose blob is gone forget it, then the cap is applied. */
-  private reconcile(): void {
-    const referenced = this.repo.referencedBlobs();
+  private async reconcile(): Promise<void> {
+    const referenced = await this.repo.referencedBlobs();
     for (const name of this.blobs.names()) if (!referenced.has(name)) this.blobs.remove(name);
-    for (const name of referenced) if (!this.blobs.exists(name)) this.repo.clearBlob(mediaIdOfBlob(name), name);
+    const lost = [...referenced].filter((name) => !this.blobs.exists(name));
+    await Promise.all(lost.map((name) => this.repo.clearBlob(mediaIdOfBlob(name), name)));
     this.blobs.enforceCap();
   }
 
-  /** Records an attachment of a message; bytes in hand are written to the blob store before the record exists. */
+  /**
+   * Records an attachment of a message; bytes in hand are written to the blob store before the record exists. The record
+   * is staged into the open tick: the caller joined it (the message that carries the attachment is written in it too).
+   */
   record(session: string, messageId: string, chatId: string, attachment: MediaAttachment): MediaRow {
     const id = randomUUID();
     let blob: string | null = null;

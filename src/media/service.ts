@@ -55,9 +55,9 @@ export class MediaService {
     deps.settings.onChange(() => this.resetStorage());
   }
 
-  get(session: string, id: string): MediaRow {
-    this.deps.sessions.get(session);
-    const row = this.deps.records.repo.get(id);
+  async get(session: string, id: string): Promise<MediaRow> {
+    await this.deps.sessions.get(session);
+    const row = await this.deps.records.repo.get(id);
     if (!row || row.session !== session) throw notFound('MEDIA_NOT_FOUND', `media ${id}`);
     return row;
   }
@@ -69,7 +69,7 @@ export class MediaService {
    */
   async open(session: string, id: string): Promise<MediaContent> {
     try {
-      return await this.openRow(session, this.get(session, id));
+      return await this.openRow(session, await this.get(session, id));
     } catch (err) {
       throw this.logged(err, session, id);
     }
@@ -100,7 +100,7 @@ export class MediaService {
   }
 
   private async fromNetwork(session: string, row: MediaRow, filename: string): Promise<MediaContent> {
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     if (!engine.downloadMedia) throw new GatewayError('NOT_SUPPORTED', 'this engine cannot download media');
     try {
       const stream = (await engine.downloadMedia(JSON.parse(row.ref!))) as Readable;
@@ -120,7 +120,7 @@ export class MediaService {
   }
 
   async persist(session: string, id: string): Promise<PersistResult> {
-    const row = this.get(session, id);
+    const row = await this.get(session, id);
     const storage = this.requireStorage();
     try {
       return await this.persistRow(session, row, storage);
@@ -146,7 +146,7 @@ export class MediaService {
     const key = objectKey(storage.settings, row);
     const content = await this.openRow(session, row);
     const uploaded = await storage.upload(key, content.stream, safeMime(row.mimeType), content.size);
-    this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
+    await this.deps.records.repo.markPersisted(row.id, key, uploaded.objectUrl);
     return { url: await storage.readUrl(key), key, bucket: uploaded.bucket, size: content.size, mimeType: row.mimeType };
   }
 

@@ -4,31 +4,21 @@ import type { MessagePayload } from '../engine/payloads.js';
 import { jidKind } from '../engine/jid.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 import type { MediaRecords } from '../media/records.js';
-import type { MessagesRepo, NewMessage } from '../store/messages.js';
+import { HISTORY_CHUNK, messageKey, type MessagesRepo, type NewMessage } from '../store/messages.js';
 
 export function createMessageIngest(messages: MessagesRepo, media: MediaRecords): EngineEventProcessor {
+  // synchronous for the events of every message (their writes are staged in the tick the first processor joined);
+  // a promise for those that must read first, which holds the session's later events back until it settles
   return function ingestMessageEvent(session, type, payload) {
     switch (type) {
       case 'message.received':
         storeReceived(session, payload as unknown as MessagePayload);
         return;
-      case 'history.sync': {
-        // the engine hands over every message; the stored copies stay here, the event carries a summary
-        const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
-        // history media gets its record (the engine's reference only): nothing is fetched until it is downloaded
-        // (a message already stored, e.g. received live, keeps the record it has)
-        for (const message of synced) if (message.media && !messages.exists(session, message.chatId, message.messageId)) attachMedia(session, message);
-        messages.insertMany(synced.map((m) => rowOf(session, m)));
-        delete payload.messages;
-        payload.messageCount = synced.length;
-        payload.chatCount = new Set(synced.map((m) => m.chatId)).size;
-        return;
-      }
+      case 'history.sync':
+        return storeHistory(session, payload);
       case 'message.ack': {
         const { chatId, messageId, status } = payload as { chatId: string; messageId: string; status: DeliveryStatus };
-        // an ack that moves nothing forward for a message we know is a repeat: dropped
-        if (!messages.advanceStatus(session, chatId, messageId, status) && messages.exists(session, chatId, messageId)) return false;
-        return;
+        return applyAck(session, chatId, messageId, status);
       }
       case 'message.edited': {
         const { chatId, messageId, text } = payload as { chatId: string; messageId: string; text: string };
@@ -44,6 +34,39 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
         return;
     }
   };
+
+  /** An ack that moves nothing forward for a message we know is a repeat: dropped (false). */
+  async function applyAck(session: string, chatId: string, messageId: string, status: DeliveryStatus): Promise<false | undefined> {
+    if (!(await messages.advanceStatus(session, chatId, messageId, status)) && (await messages.exists(session, chatId, messageId))) return false;
+    return undefined;
+  }
+
+  /**
+   * The engine hands over every message (50,000 in a large account's first sync); the stored copies stay here, the event
+   * carries a summary. They are written in chunks, each in its own tick, with a turn of the event loop between chunks, so
+   * that requests and other sessions' events are not held up meanwhile. Settles once every chunk is committed (so the
+   * event's commit wait, and with it the notification's receipt, covers the last one); rejects, without writing the
+   * chunks after it, when a chunk could not be committed. A crash midway keeps the chunks committed: WhatsApp sends the
+   * unconfirmed notification again, and the rows already stored are skipped (ON CONFLICT DO NOTHING).
+   */
+  async function storeHistory(session: string, payload: Record<string, unknown>): Promise<void> {
+    const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
+    delete payload.messages;
+    payload.messageCount = synced.length;
+    payload.chatCount = new Set(synced.map((m) => m.chatId)).size;
+    for (let start = 0; start < synced.length; start += HISTORY_CHUNK) {
+      if (start > 0) await nextTurn();
+      const chunk = synced.slice(start, start + HISTORY_CHUNK);
+      // history media gets its record (the engine's reference only): nothing is fetched until it is downloaded
+      // (a message already stored, e.g. received live, keeps the record it has)
+      const withMedia = chunk.filter((m) => m.media);
+      const stored = withMedia.length ? await messages.existsMany(session, withMedia.map((m) => m.messageId)) : undefined;
+      // the chunk's media records and rows go into one tick, staged without a wait in between
+      messages.beginWrite();
+      for (const message of withMedia) if (!stored!.has(messageKey(message.chatId, message.messageId))) attachMedia(session, message);
+      await messages.insertBatch(chunk.map((m) => rowOf(session, m)));
+    }
+  }
 
   /** Records the attachment of a message and puts its mediaId in its place. */
   function attachMedia(session: string, payload: MessagePayload): void {
@@ -72,6 +95,9 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
     }
   }
 }
+
+/** a turn of the event loop: what waits on I/O (requests, commits, other sessions) goes first */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function rowOf(session: string, payload: MessagePayload): NewMessage {
   return {

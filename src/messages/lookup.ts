@@ -1,10 +1,10 @@
 // The stored-message lookup engines use (quotes, edits, reactions): a message row as the engine's MessageRef.
-import type { MessageLookup } from '../sessions/manager.js';
+import type { MessageRef } from '../engine/types.js';
 import type { MessagesRepo } from '../store/messages.js';
 
-export function createMessageLookup(messages: MessagesRepo): MessageLookup {
-  return function lookupMessage(session, id, chatId) {
-    const row = messages.find(session, id, chatId);
+export function createMessageLookup(messages: MessagesRepo): (session: string, id: string, chatId?: string) => Promise<MessageRef | undefined> {
+  return async function lookupMessage(session, id, chatId) {
+    const row = await messages.find(session, id, chatId);
     return (
       row && {
         id: row.id,

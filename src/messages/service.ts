@@ -144,16 +144,16 @@ export class MessagingService {
   ) {}
 
   /** Everything that can be checked before answering: body rules, chat id, session state. */
-  prepare(body: SendBody): { chatId: string; engine: EngineSession; statusViewers?: string[] } {
+  async prepare(body: SendBody): Promise<{ chatId: string; engine: EngineSession; statusViewers?: string[] }> {
     checkContentFields(body);
     const chatId = normalizeChat(body.chatId, '/chatId');
     if (body.statusViewers !== undefined && chatId !== STATUS_CHAT) throw ValidationError.field('/statusViewers', `is only used by status posts (chatId ${STATUS_CHAT})`);
-    const engine = this.deps.sessions.connected(body.session);
-    return { chatId, engine, ...(chatId === STATUS_CHAT ? { statusViewers: this.statusViewers(body) } : {}) };
+    const engine = await this.deps.sessions.connected(body.session);
+    return { chatId, engine, ...(chatId === STATUS_CHAT ? { statusViewers: await this.statusViewers(body) } : {}) };
   }
 
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
-    const { chatId, statusViewers } = this.prepare(body);
+    const { chatId, statusViewers } = await this.prepare(body);
     const source = forCaller(caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource, caller.principal);
     // a URL's media goes straight to a file of the blob store, which the sent message's media record then adopts
     const staging = body.url !== undefined ? this.deps.media.blobs.stage() : undefined;
@@ -174,18 +174,20 @@ export class MessagingService {
       if (built.outcome?.status === 'failed') this.deps.logger.info({ session: body.session, url: built.outcome.url, reason: built.outcome.reason }, 'link preview not built; the text goes without it');
     }
     const options: SendOptions = {
-      ...(body.quotedMessage ? { quoted: this.quotedRef(body.session, chatId, body.quotedMessage, caller.client ? 'chat' : 'session') } : {}),
+      ...(body.quotedMessage ? { quoted: await this.quotedRef(body.session, chatId, body.quotedMessage, caller.client ? 'chat' : 'session') } : {}),
       ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
       ...(body.isForwarded ? { forwarded: true } : {}),
       ...(statusViewers ? { statusViewers } : {}),
     };
     const session = body.session;
-    const sent = await this.queueOf(session).add(async () => {
-      const engine = this.deps.sessions.connected(session);
-      if (this.safeMode(session)) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
-      return engine.sendMessage(chatId, content, options);
+    const { sent, from } = await this.queueOf(session).add(async () => {
+      const engine = await this.deps.sessions.connected(session);
+      if (await this.safeMode(session)) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
+      // read before the send: once it is out, its receipts can come back, and they must find the row already written
+      const sender = await this.ownRef(session);
+      return { sent: await engine.sendMessage(chatId, content, options), from: sender };
     });
-    const result = this.recordSent(session, sent, content, body, options);
+    const result = this.recordSent(session, sent, from, content, body, options);
     return { ...result, ...(previewOutcome ? { linkPreview: previewOutcome } : {}), ...(statusViewers ? { statusViewers: statusViewers.length } : {}) };
   }
 
@@ -195,8 +197,8 @@ export class MessagingService {
    */
   async vote(body: PollVoteBody): Promise<VoteResult> {
     const chatId = normalizeChat(body.chatId, '/chatId');
-    const engine = this.deps.sessions.connected(body.session);
-    const row = this.deps.messages.find(body.session, body.pollMessageId, chatId);
+    const engine = await this.deps.sessions.connected(body.session);
+    const row = await this.deps.messages.find(body.session, body.pollMessageId, chatId);
     if (!row || row.revoked) throw new GatewayError('MESSAGE_NOT_FOUND', `poll ${body.pollMessageId} is not in chat ${chatId}`, [{ path: '/pollMessageId', message: 'no such poll in the message store' }]);
     const poll = row.type === 'poll' ? (row.extra?.poll as { options: string[]; multiSelect: boolean } | undefined) : undefined;
     if (!poll) throw ValidationError.field('/pollMessageId', 'is not a poll');
@@ -205,13 +207,14 @@ export class MessagingService {
     if (unknown.length) throw ValidationError.field('/options', `are not options of the poll: ${unknown.join(', ')}`);
     if (!poll.multiSelect && selected.length > 1) throw ValidationError.field('/options', 'the poll allows one option only');
     const cast = await this.queueOf(body.session).add(() => engine.votePoll(refOf(row), selected));
-    this.deps.bus.emit(body.session, 'message.vote', { pollMessageId: row.id, chatId: row.chatId, voter: this.ownRef(body.session), selectedOptions: selected, timestamp: cast.timestamp });
+    const voter = await this.ownRef(body.session);
+    this.deps.bus.emit(body.session, 'message.vote', { pollMessageId: row.id, chatId: row.chatId, voter, selectedOptions: selected, timestamp: cast.timestamp });
     return { messageId: cast.messageId, pollMessageId: row.id, chatId: row.chatId, selectedOptions: selected, timestamp: cast.timestamp };
   }
 
   /** `Prefer: respond-async`: checks now, sends in the background, reports through command.result. */
-  sendAsync(body: SendBody, caller: SendCaller = {}): { commandId: string; status: 'accepted' } {
-    this.prepare(body);
+  async sendAsync(body: SendBody, caller: SendCaller = {}): Promise<{ commandId: string; status: 'accepted' }> {
+    await this.prepare(body);
     const release = this.deps.asyncBudget?.reserve(heldBytes(body)) ?? (() => {});
     const commandId = randomUUID();
     void this.send(body, caller).finally(release).then(
@@ -226,56 +229,60 @@ export class MessagingService {
   }
 
   async edit(session: string, messageId: string, text: string): Promise<void> {
-    const row = this.ownMessage(session, messageId, 'edit');
+    const row = await this.ownMessage(session, messageId, 'edit');
     if (row.type !== 'text') throw new GatewayError('VALIDATION_FAILED', `only text messages can be edited; ${messageId} is a ${row.type} message`, [{ path: '/messageId', message: 'is not a text message' }]);
-    await this.deps.sessions.connected(session).editMessage(refOf(row), text);
+    await (await this.deps.sessions.connected(session)).editMessage(refOf(row), text);
+    const from = await this.ownRef(session);
+    // no wait between the row's write and its event: they go into one tick
     this.deps.beginWrite?.();
     this.deps.messages.setText(session, row.chatId, row.id, text);
-    this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, text, timestamp: new Date().toISOString() });
+    this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from, fromMe: true, text, timestamp: new Date().toISOString() });
   }
 
   async delete(session: string, messageId: string): Promise<void> {
-    const row = this.ownMessage(session, messageId, 'delete');
-    await this.deps.sessions.connected(session).deleteMessage(refOf(row));
+    const row = await this.ownMessage(session, messageId, 'delete');
+    await (await this.deps.sessions.connected(session)).deleteMessage(refOf(row));
+    const from = await this.ownRef(session);
     this.deps.beginWrite?.();
     this.deps.messages.markRevoked(session, row.chatId, row.id);
-    this.deps.bus.emit(session, 'message.revoked', { messageId, chatId: row.chatId, from: this.ownRef(session), fromMe: true, timestamp: new Date().toISOString() });
+    this.deps.bus.emit(session, 'message.revoked', { messageId, chatId: row.chatId, from, fromMe: true, timestamp: new Date().toISOString() });
   }
 
   async react(session: string, body: { chatId: string; messageId: string; reaction: string }): Promise<void> {
     const chatId = normalizeChat(body.chatId, '/chatId');
-    const engine = this.deps.sessions.connected(session);
-    const row = this.deps.messages.find(session, body.messageId, chatId);
+    const engine = await this.deps.sessions.connected(session);
+    const row = await this.deps.messages.find(session, body.messageId, chatId);
     await engine.react(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false }, body.reaction);
+    const from = await this.ownRef(session);
     this.deps.bus.emit(session, 'message.reaction', {
       messageId: body.messageId,
       chatId,
-      from: this.ownRef(session),
+      from,
       fromMe: true,
       reaction: body.reaction,
       timestamp: new Date().toISOString(),
     });
   }
 
-  /** Returns at once; the indicator goes out in the background. */
-  typing(session: string, body: { chatId: string; state: string }): void {
+  /** Settles once the session is found connected; the indicator goes out in the background. */
+  async typing(session: string, body: { chatId: string; state: string }): Promise<void> {
     const chatId = normalizeChat(body.chatId, '/chatId');
-    const engine = this.deps.sessions.connected(session);
+    const engine = await this.deps.sessions.connected(session);
     const state: TypingState = body.state === 'typing' ? 'composing' : (body.state as TypingState);
     engine.sendTyping(chatId, state).catch((err: unknown) => this.deps.logger.warn({ err, session, chatId }, 'typing indicator failed'));
   }
 
   async seen(session: string, body: { chatId: string; messageId: string }): Promise<void> {
     const chatId = normalizeChat(body.chatId, '/chatId');
-    const engine = this.deps.sessions.connected(session);
-    const row = this.deps.messages.find(session, body.messageId, chatId);
+    const engine = await this.deps.sessions.connected(session);
+    const row = await this.deps.messages.find(session, body.messageId, chatId);
     await engine.markSeen(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false });
   }
 
   async star(session: string, body: StarBody): Promise<boolean> {
     const chatId = normalizeChat(body.chatId, '/chatId');
-    const engine = this.deps.sessions.connected(session);
-    const row = this.deps.messages.find(session, body.messageId, chatId);
+    const engine = await this.deps.sessions.connected(session);
+    const row = await this.deps.messages.find(session, body.messageId, chatId);
     const participant = body.participant ? normalizeChat(body.participant, '/participant') : undefined;
     const fromMe = body.fromMe ?? row?.fromMe;
     if (fromMe === undefined) {
@@ -299,20 +306,21 @@ export class MessagingService {
   }
 
   /** The messages the store holds for a session, newest first (what the console shows). */
-  recent(session: string, limit: number, offset: number): { messages: StoredMessage[]; total: number } {
-    this.deps.sessions.get(session);
-    const { rows, total } = this.deps.messages.recent(session, limit, offset);
+  async recent(session: string, limit: number, offset: number): Promise<{ messages: StoredMessage[]; total: number }> {
+    await this.deps.sessions.get(session);
+    const { rows, total } = await this.deps.messages.recent(session, limit, offset);
     return { messages: rows.map(storedMessageView), total };
   }
 
   /** Whether `jid` has written to the session (client-token "conversation" mode). */
-  hasWrittenTo(session: string, jid: string): boolean {
+  hasWrittenTo(session: string, jid: string): Promise<boolean> {
     return this.deps.messages.hasCorrespondent(session, jid);
   }
 
   // ---- internals ----
 
-  private recordSent(session: string, sent: SentMessage, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions): SendResult {
+  /** Writes the sent message, its media record and its event, with no wait: in one tick, right behind the send. */
+  private recordSent(session: string, sent: SentMessage, from: Awaited<ReturnType<MessagingService['ownRef']>>, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions): SendResult {
     this.deps.beginWrite?.();
     const fields = contentFields(content);
     let mediaId: string | undefined;
@@ -341,7 +349,7 @@ export class MessagingService {
       ...fields,
       messageId: sent.messageId,
       chatId: sent.chatId,
-      from: this.ownRef(session),
+      from,
       fromMe: true,
       isGroup: sent.chatId.endsWith('@g.us'),
       timestamp: sent.timestamp,
@@ -364,7 +372,7 @@ export class MessagingService {
   }
 
   /** The viewers of a status post: the body's list, else the session's unblocked contacts (the most recent, capped). */
-  private statusViewers(body: SendBody): string[] {
+  private async statusViewers(body: SendBody): Promise<string[]> {
     if (body.statusViewers) {
       if (body.statusViewers.length > STATUS_VIEWERS_MAX) throw ValidationError.field('/statusViewers', `must have at most ${STATUS_VIEWERS_MAX} items`);
       const viewers = body.statusViewers.map((raw, i) => {
@@ -374,12 +382,12 @@ export class MessagingService {
       });
       return [...new Set(viewers)];
     }
-    const known = this.deps.contacts?.unblockedPeople(body.session, STATUS_VIEWERS_MAX) ?? [];
+    const known = (await this.deps.contacts?.unblockedPeople(body.session, STATUS_VIEWERS_MAX)) ?? [];
     if (!known.length) throw ValidationError.field('/statusViewers', 'is required: the session knows no contacts to show the status to yet');
     return known;
   }
 
-  private quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>, scope: QuoteScope): MessageRef {
+  private async quotedRef(session: string, chatId: string, quoted: NonNullable<SendBody['quotedMessage']>, scope: QuoteScope): Promise<MessageRef> {
     const quotedChat = quoted.chatId ? normalizeChat(quoted.chatId, '/quotedMessage/chatId') : chatId;
     if (scope === 'chat') {
       // a quote carries the quoted text to the recipient: a client token must not copy another chat's messages into its
@@ -389,12 +397,12 @@ export class MessagingService {
           { path: '/quotedMessage/messageId', message: 'not found in the chat being sent to' },
         ]);
       if (quotedChat !== chatId) throw notInChat();
-      const row = this.deps.messages.find(session, quoted.messageId, chatId);
+      const row = await this.deps.messages.find(session, quoted.messageId, chatId);
       if (row) return refOf(row);
-      if (this.deps.messages.find(session, quoted.messageId) || quoted.fromMe === undefined) throw notInChat();
+      if ((await this.deps.messages.find(session, quoted.messageId)) || quoted.fromMe === undefined) throw notInChat();
       return { id: quoted.messageId, chatId, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: normalizeChat(quoted.participant, '/quotedMessage/participant') } : {}) };
     }
-    const row = this.deps.messages.find(session, quoted.messageId, quotedChat) ?? this.deps.messages.find(session, quoted.messageId);
+    const row = (await this.deps.messages.find(session, quoted.messageId, quotedChat)) ?? (await this.deps.messages.find(session, quoted.messageId));
     if (row) return refOf(row);
     if (quoted.fromMe === undefined) {
       throw new GatewayError('MESSAGE_NOT_FOUND', `quoted message ${quoted.messageId} is not in the message store; give quotedMessage.fromMe (and participant in groups) to quote it anyway`, [
@@ -404,23 +412,23 @@ export class MessagingService {
     return { id: quoted.messageId, chatId: quotedChat, fromMe: quoted.fromMe, ...(quoted.participant ? { participant: normalizeChat(quoted.participant, '/quotedMessage/participant') } : {}) };
   }
 
-  private ownMessage(session: string, messageId: string, action: string): MessageRow {
-    this.deps.sessions.connected(session);
-    const row = this.deps.messages.find(session, messageId);
+  private async ownMessage(session: string, messageId: string, action: string): Promise<MessageRow> {
+    await this.deps.sessions.connected(session);
+    const row = await this.deps.messages.find(session, messageId);
     if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${messageId}`);
     if (!row.fromMe) throw new GatewayError('NOT_MESSAGE_OWNER', `cannot ${action} message ${messageId}: only messages this session sent`);
     if (row.revoked) throw new GatewayError('MESSAGE_NOT_FOUND', `message ${messageId} was deleted`);
     return row;
   }
 
-  private ownRef(session: string) {
-    const row = this.deps.sessions.get(session);
+  private async ownRef(session: string) {
+    const row = await this.deps.sessions.get(session);
     const digits = row.phoneNumber?.slice(1) ?? '';
     return jidRef(`${digits}@s.whatsapp.net`, row.lid ? { lid: row.lid } : {});
   }
 
-  private safeMode(session: string): boolean {
-    return this.deps.sessions.get(session).config.safeMode === true;
+  private async safeMode(session: string): Promise<boolean> {
+    return (await this.deps.sessions.get(session)).config.safeMode === true;
   }
 
   private async humanPause(engine: EngineSession, chatId: string, textLength: number, voice: boolean): Promise<void> {

@@ -26,7 +26,7 @@ export interface Activity {
   webhooks: Array<{ id: number; url: string; enabled: boolean; failed: number }>;
 }
 
-export function recentActivity(repo: ActivityRepo, webhooks: WebhookRegistry, window: ActivityWindow, now = Date.now()): Activity {
+export async function recentActivity(repo: ActivityRepo, webhooks: Pick<WebhookRegistry, 'list'>, window: ActivityWindow, now = Date.now()): Promise<Activity> {
   const minutes = ACTIVITY_WINDOWS[window];
   const lastMinute = Math.floor(now / MINUTE_MS);
   const firstMinute = lastMinute - minutes + 1;
@@ -37,9 +37,13 @@ export function recentActivity(repo: ActivityRepo, webhooks: WebhookRegistry, wi
     for (const { minute, count } of counts) if (minute >= firstMinute && minute <= lastMinute) out[minute - firstMinute] = count;
     return out;
   };
-  const messages = repo.messagesPerMinute(from, to);
-  const deliveries = repo.deliveriesPerMinute(from, to);
-  const failedBy = new Map(repo.failedPerWebhook(from, to).map((r) => [r.webhookId, r.count]));
+  const [messages, deliveries, failedPerWebhook, listed] = await Promise.all([
+    repo.messagesPerMinute(from, to),
+    repo.deliveriesPerMinute(from, to),
+    repo.failedPerWebhook(from, to),
+    webhooks.list(WEBHOOK_LIMIT, 0),
+  ]);
+  const failedBy = new Map(failedPerWebhook.map((r) => [r.webhookId, r.count]));
   const result = {
     messagesIn: series(messages.in),
     messagesOut: series(messages.out),
@@ -59,6 +63,6 @@ export function recentActivity(repo: ActivityRepo, webhooks: WebhookRegistry, wi
       deliveriesSucceeded: sum(result.deliveriesSucceeded),
       deliveriesFailed: sum(result.deliveriesFailed),
     },
-    webhooks: webhooks.list(WEBHOOK_LIMIT, 0).rows.map((w) => ({ id: w.id, url: w.url, enabled: w.enabled, failed: failedBy.get(w.id) ?? 0 })),
+    webhooks: listed.rows.map((w) => ({ id: w.id, url: w.url, enabled: w.enabled, failed: failedBy.get(w.id) ?? 0 })),
   };
 }

@@ -48,9 +48,14 @@ const iso = (ms: number) => new Date(ms).toISOString();
 const sizeOf = (file: string) => (existsSync(file) ? statSync(file).size : 0);
 
 export async function operationsStatus(s: StatusSources): Promise<OperationsStatus> {
-  const byStatus = s.sessions.countByStatus();
-  const backlog = s.outbox.backlog();
-  const failing = s.outbox.failingWebhooks().slice(0, LIST_LIMIT);
+  const [byStatus, unwell, backlog, allFailing, storage] = await Promise.all([
+    s.sessions.countByStatus(),
+    s.sessions.listUnwell(LIST_LIMIT),
+    s.outbox.backlog(),
+    s.outbox.failingWebhooks(),
+    s.media.checkStorage(),
+  ]);
+  const failing = allFailing.slice(0, LIST_LIMIT);
   const backups = s.backups.list();
   return {
     version: s.version,
@@ -60,7 +65,7 @@ export async function operationsStatus(s: StatusSources): Promise<OperationsStat
     sessions: {
       total: Object.values(byStatus).reduce((sum, n) => sum + n, 0),
       byStatus: { CONNECTED: 0, CONNECTING: 0, DISCONNECTED: 0, ...byStatus },
-      attention: s.sessions.listUnwell(LIST_LIMIT).map((row) => ({ name: row.name, status: row.status, statusReason: row.statusReason, since: row.updatedAt })),
+      attention: unwell.map((row) => ({ name: row.name, status: row.status, statusReason: row.statusReason, since: row.updatedAt })),
     },
     webhooks: {
       pendingDeliveries: backlog.pending,
@@ -71,7 +76,7 @@ export async function operationsStatus(s: StatusSources): Promise<OperationsStat
         return webhook ? [{ id: f.webhookId, url: webhook.url, since: iso(f.since), deliveries: f.deliveries, lastStatusCode: f.lastStatusCode, lastError: f.lastError }] : [];
       }),
     },
-    s3: await s.media.checkStorage(),
+    s3: storage,
     backups: { count: backups.length, last: backups[0] ?? null, schedule: s.backupSchedule },
   };
 }

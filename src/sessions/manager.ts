@@ -46,9 +46,11 @@ export type EngineEventProcessor = (
 ) => boolean | void | Promise<boolean | void>;
 
 /** A stored message of a session, as engines see it. */
-export type MessageLookup = (session: string, id: string, chatId?: string) => MessageRef | undefined;
+export type MessageLookup = (session: string, id: string, chatId?: string) => Promise<MessageRef | undefined>;
 /** Whether a message of this id is stored for the session (nothing decrypted). */
-export type MessageExists = (session: string, id: string) => boolean;
+export type MessageExists = (session: string, id: string) => Promise<boolean>;
+
+type StatusPair = Pick<SessionRow, 'status' | 'statusReason'>;
 
 interface Runtime {
   engine: EngineSession;
@@ -78,7 +80,7 @@ const HERE: SessionPlacement = { claim: async () => true, release: async () => {
 export class SessionManager {
   private readonly runtimes = new Map<string, Runtime>();
   private readonly processors: EngineEventProcessor[] = [];
-  private readonly deletedListeners: ((name: string) => void)[] = [];
+  private readonly deletedListeners: ((name: string) => void | Promise<void>)[] = [];
   private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
   private messageExists: MessageExists | undefined;
@@ -89,6 +91,16 @@ export class SessionManager {
   /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
   private restoreQueue: PQueue | undefined;
   private stopping = false;
+  /**
+   * The stored status of each session this manager changed or read, so that a status change (from the engine's
+   * synchronous hooks too) is staged and published at once, in order with the events around it, without a read.
+   * A running session's status is written by this node only (one daemon, or its lease).
+   */
+  private readonly statuses = new Map<string, StatusPair>();
+  /** counts status writes: a row read before one of them does not replace what it wrote */
+  private statusWrites = 0;
+  /** per session: credentials being cleared (a session launched meanwhile waits for it) */
+  private readonly clearing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly deps: {
@@ -118,8 +130,11 @@ export class SessionManager {
     this.processors.push(processor);
   }
 
-  /** Runs after a session is deleted: what was granted on its name must not pass to a later session of that name. */
-  onDeleted(listener: (name: string) => void): void {
+  /**
+   * Runs after a session is deleted: what was granted on its name must not pass to a later session of that name. The
+   * delete settles once every listener has (in the order they were added).
+   */
+  onDeleted(listener: (name: string) => void | Promise<void>): void {
     this.deletedListeners.push(listener);
   }
 
@@ -136,21 +151,30 @@ export class SessionManager {
 
   // ---- queries ----
 
-  get(name: string): SessionRow {
-    const row = this.deps.sessions.get(name);
+  async get(name: string): Promise<SessionRow> {
+    const row = await this.find(name);
     if (!row) throw notFound('SESSION_NOT_FOUND', `session ${name}`);
     return row;
   }
 
-  exists(name: string): boolean {
-    return this.deps.sessions.get(name) !== undefined;
+  /** The session's row; undefined when there is no such session. */
+  async find(name: string): Promise<SessionRow | undefined> {
+    const writes = this.statusWrites;
+    const row = await this.deps.sessions.get(name);
+    if (row) this.noteStatus(row, writes);
+    return row;
   }
 
-  list(limit?: number, offset?: number): { rows: SessionRow[]; total: number } {
-    return { rows: this.deps.sessions.list(limit, offset), total: this.deps.sessions.count() };
+  async exists(name: string): Promise<boolean> {
+    return (await this.deps.sessions.get(name)) !== undefined;
   }
 
-  counts(): { total: number; connected: number } {
+  async list(limit?: number, offset?: number): Promise<{ rows: SessionRow[]; total: number }> {
+    const [rows, total] = await Promise.all([this.deps.sessions.list(limit, offset), this.deps.sessions.count()]);
+    return { rows, total };
+  }
+
+  counts(): Promise<{ total: number; connected: number }> {
     return this.deps.sessions.counts();
   }
 
@@ -159,8 +183,8 @@ export class SessionManager {
   }
 
   /** The engine session of a CONNECTED session, for operations that need the network. */
-  connected(name: string): EngineSession {
-    const row = this.get(name);
+  async connected(name: string): Promise<EngineSession> {
+    const row = await this.get(name);
     const runtime = this.runtimes.get(name);
     if (!runtime || row.status !== 'CONNECTED') {
       throw new GatewayError('SESSION_NOT_CONNECTED', `session ${name} is not connected (status ${row.status}${row.statusReason ? `, ${row.statusReason}` : ''})`);
@@ -169,19 +193,19 @@ export class SessionManager {
   }
 
   /** The engine session of a running session, whatever its status (sandbox controls use it). */
-  running(name: string): EngineSession {
-    this.get(name);
+  async running(name: string): Promise<EngineSession> {
+    await this.get(name);
     const runtime = this.runtimes.get(name);
     if (!runtime) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not started`);
     return runtime.engine;
   }
 
-  engineOf(name: string): EngineName {
-    return this.get(name).engine;
+  async engineOf(name: string): Promise<EngineName> {
+    return (await this.get(name)).engine;
   }
 
-  currentQr(name: string): { qr: string; expiresAt: string } {
-    const row = this.get(name);
+  async currentQr(name: string): Promise<{ qr: string; expiresAt: string }> {
+    const row = await this.get(name);
     const runtime = this.runtimes.get(name);
     if (!runtime) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not started; start it to get a QR code`);
     if (row.status === 'CONNECTED') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${name} is already paired`);
@@ -192,24 +216,26 @@ export class SessionManager {
   // ---- commands ----
 
   async create(input: CreateSessionInput): Promise<SessionRow> {
-    if (this.deps.sessions.get(input.name)) throw new GatewayError('SESSION_EXISTS', `session ${input.name} already exists`);
+    if (await this.deps.sessions.get(input.name)) throw new GatewayError('SESSION_EXISTS', `session ${input.name} already exists`);
     const max = this.deps.settings.maxSessions;
-    if (max !== undefined && this.deps.sessions.count() >= max) {
+    if (max !== undefined && (await this.deps.sessions.count()) >= max) {
       throw new GatewayError('LIMIT_REACHED', `this daemon already has ${max} sessions, its limit (sessions.maxSessions); delete one first`);
     }
     const engine = input.engine ?? this.deps.defaultEngine;
     this.checkEngine(engine);
     if (input.proxy !== undefined) checkProxyUrl(input.proxy, this.deps.urlPolicy);
-    const row = this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });
-    if (input.start) await this.start(input.name);
+    const row = await this.deps.sessions.insert({ name: input.name, engine, proxy: input.proxy, config: input.config ?? {} });
+    this.noteStatus(row, this.statusWrites);
+    if (!input.start) return row;
+    await this.start(input.name);
     return this.get(row.name);
   }
 
   /** Returns false when the session was already running. */
   async start(name: string): Promise<boolean> {
     // the engine's code may load first; the row is read after, so a change made meanwhile counts
-    const engine = await this.engine(this.get(name).engine);
-    const row = this.get(name);
+    const engine = await this.engine((await this.get(name)).engine);
+    const row = await this.get(name);
     if (this.runtimes.has(name)) return false;
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     if (!(await this.placement.claim(name))) throw new GatewayError('SESSION_ON_OTHER_NODE', `session ${name} runs on another node; retry the request`);
@@ -222,7 +248,7 @@ export class SessionManager {
 
   /** Returns false when the session was not running. */
   async stop(name: string): Promise<boolean> {
-    this.get(name);
+    await this.get(name);
     const wasRunning = await this.teardown(name);
     this.deps.sessions.setShouldRun(name, false);
     this.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
@@ -235,13 +261,13 @@ export class SessionManager {
   }
 
   async logout(name: string): Promise<void> {
-    this.get(name);
+    await this.get(name);
     const runtime = this.runtimes.get(name);
     if (runtime) {
       this.forget(name, runtime);
       await runtime.engine.logout().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine logout failed; clearing credentials locally'));
     }
-    this.deps.authState.forSession(name).clear();
+    await this.clearCredentials(name);
     await this.placement.release(name);
     this.deps.sessions.setAccount(name, null);
     this.deps.sessions.setShouldRun(name, false);
@@ -250,14 +276,15 @@ export class SessionManager {
   }
 
   async delete(name: string): Promise<void> {
-    this.get(name);
+    await this.get(name);
     await this.teardown(name);
-    this.deps.sessions.delete(name);
-    for (const listener of this.deletedListeners) listener(name);
+    await this.deps.sessions.delete(name);
+    this.statuses.delete(name);
+    for (const listener of this.deletedListeners) await listener(name);
   }
 
   async requestPairingCode(name: string, phoneDigits: string): Promise<string> {
-    const row = this.get(name);
+    const row = await this.get(name);
     if (row.status === 'CONNECTED') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${name} is already paired`);
     if (!this.runtimes.has(name)) await this.start(name);
     return this.runtimes.get(name)!.engine.requestPairingCode(phoneDigits);
@@ -269,7 +296,7 @@ export class SessionManager {
    * was still loading; a daemon without such sessions loads nothing.
    */
   async prepareRestore(): Promise<void> {
-    const engines = new Set(this.deps.sessions.list().filter((row) => row.shouldRun).map((row) => row.engine));
+    const engines = new Set((await this.deps.sessions.list()).filter((row) => row.shouldRun).map((row) => row.engine));
     await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
   }
 
@@ -281,7 +308,9 @@ export class SessionManager {
     // in a cluster, sessions are adopted by the nodes as their leases allow (Cluster.run → adopt)
     if (this.placement !== HERE) return 0;
     let restored = 0;
-    for (const row of this.deps.sessions.list()) {
+    const writes = this.statusWrites;
+    for (const row of await this.deps.sessions.list()) {
+      this.noteStatus(row, writes);
       if (row.shouldRun) {
         restored += 1;
         const engine = await this.engine(row.engine).catch((err: unknown) => void this.deps.logger.error({ err, session: row.name }, 'restore failed'));
@@ -291,10 +320,10 @@ export class SessionManager {
           await this.restore(row.name, engine);
           continue;
         }
-        this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
+        this.setStatus(row.name, 'CONNECTING', await this.connectingReason(row.name));
         void queue.add(() => this.restore(row.name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
       } else if (row.status !== 'DISCONNECTED') {
-        this.deps.sessions.setStatus(row.name, 'DISCONNECTED', row.statusReason);
+        this.storeStatus(row.name, 'DISCONNECTED', row.statusReason);
       }
     }
     return restored;
@@ -312,7 +341,7 @@ export class SessionManager {
     await Promise.all(
       [...this.runtimes.keys()].map(async (name) => {
         await this.teardown(name, false);
-        this.deps.sessions.setStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
+        this.storeStatus(name, 'DISCONNECTED', 'MANUAL_STOP');
         // in a cluster, another node takes it at once
         await this.placement.release(name);
       }),
@@ -324,16 +353,18 @@ export class SessionManager {
    * spaced like a restore for a networked engine. In a cluster only.
    */
   async adopt(name: string): Promise<void> {
-    const row = this.deps.sessions.get(name);
+    const row = await this.find(name);
     if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
     const engine = await this.engine(row.engine);
     if (!(await this.placement.claim(name))) return;
     // stopped or deleted while the engine loaded or the lease was taken (a request may come in between)
-    if (this.stopping || !this.deps.sessions.get(name)?.shouldRun) return this.placement.release(name);
+    if (this.stopping || !(await this.find(name))?.shouldRun) return this.placement.release(name);
     if (this.runtimes.has(name)) return;
     const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
     if (!queue) return this.restore(name, engine);
-    this.setStatus(name, 'CONNECTING', this.connectingReason(name));
+    const reason = await this.connectingReason(name);
+    if (this.runtimes.has(name)) return;
+    this.setStatus(name, 'CONNECTING', reason);
     void queue.add(() => this.restore(name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
   }
 
@@ -346,7 +377,7 @@ export class SessionManager {
   }
 
   /** Sessions that should run, on whichever node. */
-  shouldRunCount(): number {
+  shouldRunCount(): Promise<number> {
     return this.deps.sessions.countShouldRun();
   }
 
@@ -362,7 +393,7 @@ export class SessionManager {
 
   private async restore(name: string, engine: Engine): Promise<void> {
     // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
-    const row = this.deps.sessions.get(name);
+    const row = await this.find(name);
     if (this.runtimes.has(name)) return;
     // in a cluster its lease was taken for it: given back
     if (this.stopping || !row?.shouldRun) return this.placement.release(name);
@@ -386,6 +417,10 @@ export class SessionManager {
     // a proxy stored under a looser URL policy is refused here rather than retried forever by the reconnect loop
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     const auth = this.deps.authState.forSession(row.name);
+    const identities = this.deps.identities?.forSession(row.name);
+    const [knownIdentities, reason] = await Promise.all([identities?.load(), this.connectingReason(row.name)]);
+    // started meanwhile by another call (the caller checked before its reads)
+    if (this.runtimes.has(row.name)) return;
     const runtime: Runtime = { failures: 0 } as Runtime;
     runtime.engine = engine.createSession({
       name: row.name,
@@ -393,7 +428,7 @@ export class SessionManager {
       urlPolicy: this.deps.urlPolicy,
       config: row.config,
       auth,
-      ...(this.deps.identities ? { identities: this.deps.identities.forSession(row.name) } : {}),
+      ...(identities ? { identities, knownIdentities: knownIdentities ?? [] } : {}),
       hooks: {
         connection: (update) => {
           if (this.runtimes.get(row.name) !== runtime) return;
@@ -414,17 +449,29 @@ export class SessionManager {
         },
         committed: (alsoWrite) => this.committed(row.name, alsoWrite),
       },
-      lookupMessage: (id, chatId) => this.messageLookup?.(row.name, id, chatId),
+      lookupMessage: async (id, chatId) => this.messageLookup?.(row.name, id, chatId),
       ...(this.messageExists ? { messageStored: (id: string) => this.messageExists!(row.name, id) } : {}),
     });
     this.runtimes.set(row.name, runtime);
-    this.setStatus(row.name, 'CONNECTING', this.connectingReason(row.name));
+    this.setStatus(row.name, 'CONNECTING', reason);
     await this.connect(row.name, runtime);
   }
 
-  /** A session starts waiting for a QR scan unless it has credentials. */
-  private connectingReason(name: string): StatusReason | null {
-    return this.deps.authState.forSession(name).isEmpty() ? 'SCAN_QR' : null;
+  /** A session starts waiting for a QR scan unless it has credentials (once a clearing of them under way is done). */
+  private async connectingReason(name: string): Promise<StatusReason | null> {
+    await this.clearing.get(name)?.catch(() => undefined);
+    return (await this.deps.authState.forSession(name).isEmpty()) ? 'SCAN_QR' : null;
+  }
+
+  /** Deletes the session's credentials; a launch of the session meanwhile reads them after. */
+  private clearCredentials(name: string): Promise<void> {
+    const cleared = this.deps.authState.forSession(name).clear();
+    const tracked = cleared.catch(() => undefined);
+    this.clearing.set(name, tracked);
+    void tracked.then(() => {
+      if (this.clearing.get(name) === tracked) this.clearing.delete(name);
+    });
+    return cleared;
   }
 
   private async connect(name: string, runtime: Runtime): Promise<void> {
@@ -460,7 +507,8 @@ export class SessionManager {
         runtime.qr = undefined;
         const lastError = this.recordCause(name, update);
         if (update.credentialsCleared) {
-          this.deps.authState.forSession(name).clear();
+          // the engine has let them go already; the store follows (durably, so not waited for here)
+          this.clearCredentials(name).catch((err: unknown) => this.connectionUpdateFailed(name, runtime, err));
           this.deps.sessions.setAccount(name, null);
         }
         if (TERMINAL_REASONS.has(update.reason)) {
@@ -503,13 +551,7 @@ export class SessionManager {
       return;
     }
     const delay = reconnectDelayMs(settings, runtime.failures);
-    let engine: EngineName | undefined;
-    try {
-      engine = this.deps.sessions.get(name)?.engine;
-    } catch {
-      engine = undefined; // the store is failing: the metrics listeners miss this one, the reconnect goes on
-    }
-    if (engine) for (const listener of this.reconnectListeners) listener(engine, reason);
+    for (const listener of this.reconnectListeners) listener(runtime.engine.engine, reason);
     this.setStatus(name, reason === 'STREAM_ERROR' ? 'DISCONNECTED' : 'CONNECTING', reason, lastError);
     logger.info({ session: name, attempt: runtime.failures, delayMs: delay, reason, cause: lastError.code }, 'reconnecting');
     runtime.reconnectTimer = setTimeout(() => {
@@ -553,18 +595,44 @@ export class SessionManager {
     return true;
   }
 
-  /** `lastError` goes into the event when the change was caused by a failure. */
+  /**
+   * Stages the change and publishes it (synchronously: in order with the events around it); nothing when the session
+   * already has that status. `lastError` goes into the event when the change was caused by a failure.
+   */
   private setStatus(name: string, status: SessionStatus, reason: StatusReason | null, lastError?: LastError): void {
-    let row: SessionRow | undefined;
+    const before = this.statuses.get(name);
+    if (!before) {
+      // never read by this manager (every caller reads the row or launched the session first): read, then change
+      void this.find(name)
+        .then((row) => row && this.setStatus(name, status, reason, lastError))
+        .catch((err: unknown) => this.deps.logger.warn({ err, session: name, status, reason }, 'the session status could not be stored'));
+      return;
+    }
+    if (before.status === status && before.statusReason === reason) return;
     try {
-      row = this.deps.sessions.get(name);
-      if (!row || (row.status === status && row.statusReason === reason)) return;
-      this.deps.sessions.setStatus(name, status, reason);
+      this.storeStatus(name, status, reason);
     } catch (err) {
       this.deps.logger.warn({ err, session: name, status, reason }, 'the session status could not be stored');
       return;
     }
-    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: row.status, previousStatusReason: row.statusReason, ...(lastError ? { lastError } : {}) });
+    this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: before.status, previousStatusReason: before.statusReason, ...(lastError ? { lastError } : {}) });
+  }
+
+  /** Stages a status without an event. */
+  private storeStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
+    this.deps.sessions.setStatus(name, status, reason);
+    this.statusWrites += 1;
+    this.statuses.set(name, { status, statusReason: reason });
+  }
+
+  /**
+   * Keeps what a read found, unless what this manager knows is newer: it wrote a status since the read began
+   * (`writesBefore`), or the session runs here (this node alone writes its status, and a read from another connection
+   * may not see a write not yet committed).
+   */
+  private noteStatus(row: SessionRow, writesBefore: number): void {
+    if (this.statuses.has(row.name) && (this.runtimes.has(row.name) || this.statusWrites !== writesBefore)) return;
+    this.statuses.set(row.name, { status: row.status, statusReason: row.statusReason });
   }
 
   /**
@@ -596,15 +664,16 @@ export class SessionManager {
    * hooks.committed: once the session's events reported so far are processed, runs `alsoWrite` (in the tick of their
    * last writes) and settles when all of it is committed; rejects when one of those events could not be stored.
    */
-  private async committed(name: string, alsoWrite?: () => void): Promise<void> {
+  private async committed(name: string, alsoWrite?: () => Promise<void> | undefined | void): Promise<void> {
     await this.inProcess.get(name);
     const failure = this.storeFailures.get(name);
     if (failure !== undefined) {
       this.storeFailures.delete(name);
       throw failure;
     }
-    alsoWrite?.();
-    await this.deps.committed?.();
+    // a fenced write (a cluster) is checked inside the tick: its failure rejects, whatever the tick does
+    const written = alsoWrite?.();
+    await Promise.all([written, this.deps.committed?.()]);
   }
 
   /** Synchronous while every processor is; returns a promise from the first one that is not. */

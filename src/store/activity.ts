@@ -39,19 +39,20 @@ export function createActivityRepo(db: Db) {
 
   return {
     /** Messages stored with a timestamp in [from, to) (ms), per minute, received (`in`) and sent (`out`). */
-    messagesPerMinute(from: number, to: number): DirectionCounts {
-      const rows = messages.all(from, to) as Array<{ minute: number; fromMe: number; count: number }>;
+    async messagesPerMinute(from: number, to: number): Promise<DirectionCounts> {
+      const rows = (await messages.all(from, to)) as Array<{ minute: number; fromMe: number; count: number }>;
       return {
         in: rows.filter((r) => !r.fromMe).map(({ minute, count }) => ({ minute, count })),
         out: rows.filter((r) => r.fromMe).map(({ minute, count }) => ({ minute, count })),
       };
     },
     /** Deliveries that ended in [from, to) (ms), per minute: succeeded, and failed for good (their retries spent). */
-    deliveriesPerMinute(from: number, to: number): { succeeded: MinuteCount[]; failed: MinuteCount[] } {
-      return { succeeded: succeeded.all(from, to) as MinuteCount[], failed: failed.all(from, to) as MinuteCount[] };
+    async deliveriesPerMinute(from: number, to: number): Promise<{ succeeded: MinuteCount[]; failed: MinuteCount[] }> {
+      const [ok, ko] = await Promise.all([succeeded.all(from, to), failed.all(from, to)]);
+      return { succeeded: ok as MinuteCount[], failed: ko as MinuteCount[] };
     },
     /** Deliveries that failed for good in [from, to) (ms), per webhook (webhooks without any are absent). */
-    failedPerWebhook: (from: number, to: number): Array<{ webhookId: number; count: number }> =>
-      failedByWebhook.all(from, to) as Array<{ webhookId: number; count: number }>,
+    failedPerWebhook: async (from: number, to: number): Promise<Array<{ webhookId: number; count: number }>> =>
+      (await failedByWebhook.all(from, to)) as Array<{ webhookId: number; count: number }>,
   };
 }

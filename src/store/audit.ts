@@ -1,9 +1,7 @@
 // Repository of the audit log: one row per admin action (a refusal repeated by one caller: one row with a count),
 // listed newest first with filters, pruned by age.
 import { ACTOR_KINDS, type ActorKind, type AuditAction } from '../audit/actions.js';
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './db.js';
-import { isPostgres } from './postgres-bridge.js';
+import type { Db, Statement } from './db.js';
 
 export interface NewAuditEntry {
   /** ms since the epoch */
@@ -104,23 +102,24 @@ export function createAuditRepo(db: Db) {
   // PostgreSQL gives the new row's id only when asked for it
   const insertReturningId = db.prepare(
     `INSERT INTO audit_log (at, actor_kind, actor_id, actor_name, action, target, request_id, outcome, status, error_code, details)
-     VALUES (@at, @actorKind, @actorId, @actorName, @action, @target, @requestId, @outcome, @status, @errorCode, @details)${isPostgres(db) ? ' RETURNING id' : ''}`,
+     VALUES (@at, @actorKind, @actorId, @actorName, @action, @target, @requestId, @outcome, @status, @errorCode, @details)${db.dialect === 'postgres' ? ' RETURNING id' : ''}`,
   );
   const addRepeats = db.prepare('UPDATE audit_log SET repeats = repeats + ?, last_at = ? WHERE id = ?');
   const prune = db.prepare('DELETE FROM audit_log WHERE id IN (SELECT id FROM audit_log WHERE at < ? LIMIT 5000)');
   /** a statement per filter shape (at most 64), prepared on first use */
-  const statements = new Map<string, { page: Statement<unknown[]>; count: Statement<unknown[]> }>();
+  const statements = new Map<string, { page: Statement; count: Statement<number> }>();
 
   return {
+    /** Stages the entry into the tick (the caller joined it). */
     insert(entry: NewAuditEntry): void {
-      insert.run(entry);
+      insert.stage(entry);
     },
-    /** Inserts and returns the new entry's id (waits for it on PostgreSQL: used for the first of a run of repeats). */
-    insertReturningId: (entry: NewAuditEntry): number => Number(insertReturningId.run(entry).lastInsertRowid),
-    /** `count` more repeats of an entry, the last at `lastAt` (ms). */
-    addRepeats: (id: number, count: number, lastAt: number): void => void addRepeats.run(count, lastAt, id),
+    /** Inserts and returns the new entry's id (used for the first of a run of repeats, which later count into it). */
+    insertReturningId: async (entry: NewAuditEntry): Promise<number> => Number((await insertReturningId.run(entry)).lastInsertRowid),
+    /** `count` more repeats of an entry, the last at `lastAt` (ms); staged into the tick (the caller joined it). */
+    addRepeats: (id: number, count: number, lastAt: number): void => addRepeats.stage(count, lastAt, id),
     /** Newest first. */
-    list(filter: AuditFilter, limit: number, offset: number): { rows: AuditRow[]; total: number } {
+    async list(filter: AuditFilter, limit: number, offset: number): Promise<{ rows: AuditRow[]; total: number }> {
       const { sql, params } = whereOf(filter);
       let prepared = statements.get(sql);
       if (!prepared) {
@@ -130,14 +129,14 @@ export function createAuditRepo(db: Db) {
         };
         statements.set(sql, prepared);
       }
-      const rows = (prepared.page.all(...params, limit, offset) as RawAudit[]).map(toRow);
-      return { rows, total: prepared.count.get(...params) as number };
+      const [raws, total] = await Promise.all([prepared.page.all(...params, limit, offset), prepared.count.get(...params)]);
+      return { rows: (raws as RawAudit[]).map(toRow), total: total as number };
     },
     /** Deletes entries older than `before` (ms), in batches; returns how many went. */
-    pruneOlderThan(before: number): number {
+    async pruneOlderThan(before: number): Promise<number> {
       let total = 0;
       for (;;) {
-        const removed = prune.run(before).changes;
+        const removed = (await prune.run(before)).changes;
         total += removed;
         if (removed < 5000) return total;
       }

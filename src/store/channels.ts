@@ -39,24 +39,29 @@ export function createChannelsRepo(db: Db) {
   const clear = db.prepare('DELETE FROM channels WHERE session = ?');
 
   return {
-    get(session: string, jid: string): ChannelRow | undefined {
-      const raw = byJid.get(session, jid) as RawChannel | undefined;
+    async get(session: string, jid: string): Promise<ChannelRow | undefined> {
+      const raw = (await byJid.get(session, jid)) as RawChannel | undefined;
       return raw && toRow(raw);
     },
-    /** records a channel the session owns or follows (an owner stays owner) */
+    /** records a channel the session owns or follows (an owner stays owner); staged into the tick (joined here) */
     put(session: string, jid: string, role: ChannelRole, name?: string): void {
-      put.run({ session, jid, role, name: name ?? null, now: Date.now() });
+      db.tick?.join();
+      put.stage({ session, jid, role, name: name ?? null, now: Date.now() });
     },
+    /** staged into the tick (joined here) */
     setMuted(session: string, jid: string, muted: boolean): void {
-      setMuted.run(muted ? 1 : 0, Date.now(), session, jid);
+      db.tick?.join();
+      setMuted.stage(muted ? 1 : 0, Date.now(), session, jid);
     },
-    remove(session: string, jid: string): boolean {
-      return remove.run(session, jid).changes > 0;
+    async remove(session: string, jid: string): Promise<boolean> {
+      return (await remove.run(session, jid)).changes > 0;
     },
-    list(session: string, limit: number, offset: number): ChannelRow[] {
-      return (page.all(session, limit, offset) as RawChannel[]).map(toRow);
+    async list(session: string, limit: number, offset: number): Promise<ChannelRow[]> {
+      return ((await page.all(session, limit, offset)) as RawChannel[]).map(toRow);
     },
-    count: (session: string): number => count.get(session) as number,
-    clear: (session: string): void => void clear.run(session),
+    count: async (session: string): Promise<number> => (await count.get(session)) as number,
+    async clear(session: string): Promise<void> {
+      await clear.run(session);
+    },
   };
 }

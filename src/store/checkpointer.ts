@@ -8,7 +8,10 @@
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logger.js';
-import type { Db } from './db.js';
+import type Database from 'better-sqlite3';
+
+/** the daemon's own connection: the raw SQLite handle (SqliteDb.sqlite), for its checkpoint pragma */
+type Connection = Database.Database;
 
 /** how often the worker checkpoints: the log stays at a few MB under the heaviest writes measured */
 const CHECKPOINT_EVERY_MS = 50;
@@ -29,7 +32,7 @@ export interface Checkpointer {
 const START_AT_LOG_BYTES = 1024 * 1024;
 const WATCH_LOG_MS = 1000;
 
-export function startCheckpointer(db: Db, file: string, logger: Logger, intervalMs = CHECKPOINT_EVERY_MS, watchMs = WATCH_LOG_MS): Checkpointer {
+export function startCheckpointer(db: Connection, file: string, logger: Logger, intervalMs = CHECKPOINT_EVERY_MS, watchMs = WATCH_LOG_MS): Checkpointer {
   db.pragma(`wal_autocheckpoint = ${DAEMON_CHECKPOINT_PAGES}`);
   let worker: { stop(): Promise<void> } | undefined;
   let stopping = false;
@@ -55,7 +58,7 @@ function logBytes(wal: string): number {
   }
 }
 
-function startWorker(db: Db, file: string, logger: Logger, intervalMs: number, stopping: () => boolean): { stop(): Promise<void> } {
+function startWorker(db: Connection, file: string, logger: Logger, intervalMs: number, stopping: () => boolean): { stop(): Promise<void> } {
   const worker = new Worker(new URL('./checkpoint-worker.js', import.meta.url), { workerData: { file, intervalMs } });
   worker.unref();
   const exited = new Promise<void>((done) => worker.once('exit', () => done()));

@@ -70,49 +70,69 @@ export function createClientRulesRepo(db: Db) {
 
   /** rules are read on every client-token request: cached, dropped on each write */
   const cache = new Map<string, ClientRulesRow | null>();
+  /** a write made while a read was on its way moves this on: that read's answer is not cached (it may be the old rules) */
+  let writes = 0;
+  const invalidate = (session: string) => {
+    writes += 1;
+    cache.delete(session);
+  };
+  const load = async (session: string): Promise<ClientRulesRow | undefined> => {
+    const before = writes;
+    const raw = (await get.get(session)) as RawRules | undefined;
+    const row = raw ? toRow(raw) : null;
+    if (before === writes) {
+      if (cache.size >= 10_000) cache.clear();
+      cache.set(session, row);
+    }
+    return row ?? undefined;
+  };
 
   return {
-    put(rules: ClientRulesRow): void {
-      cache.delete(rules.session);
-      upsert.run({
+    async put(rules: ClientRulesRow): Promise<void> {
+      invalidate(rules.session);
+      await upsert.run({
         ...rules,
         enabled: rules.enabled ? 1 : 0,
         allowedActions: rules.allowedActions.join(','),
         allowedOrigins: rules.allowedOrigins.join(','),
       });
+      // a read that started before the write committed may have cached the old rules meanwhile
+      invalidate(rules.session);
     },
-    get(session: string): ClientRulesRow | undefined {
+    /** The session's rules; a cached answer costs no query (and is already settled). */
+    get(session: string): Promise<ClientRulesRow | undefined> {
       const cached = cache.get(session);
-      if (cached !== undefined) return cached ?? undefined;
-      const raw = get.get(session) as RawRules | undefined;
-      const row = raw ? toRow(raw) : null;
-      if (cache.size >= 10_000) cache.clear();
-      cache.set(session, row);
-      return row ?? undefined;
+      if (cached !== undefined) return Promise.resolve(cached ?? undefined);
+      return load(session);
     },
     /** drops what is cached of a session (it was deleted, and its rules with it) */
-    forget: (session: string): void => void cache.delete(session),
-    all: (): ClientRulesRow[] => (all.all() as RawRules[]).map(toRow),
+    forget: (session: string): void => invalidate(session),
+    all: async (): Promise<ClientRulesRow[]> => ((await all.all()) as RawRules[]).map(toRow),
     /** removes the rules and moves the session's token epoch on, so every token minted before is refused */
-    delete: db.transaction((session: string): boolean => {
-      cache.delete(session);
-      bumpEpoch.run(session);
-      return remove.run(session).changes > 0;
+    delete: db.transaction(async (session: string): Promise<boolean> => {
+      invalidate(session);
+      await bumpEpoch.run(session);
+      const removed = (await remove.run(session)).changes > 0;
+      invalidate(session);
+      return removed;
     }),
     /**
      * What ties a token to the session as it is now: the epoch (moved on when the rules are deleted) and the session's
      * creation time (a session deleted and created again under the same name starts over at epoch 0, but not at the same time).
      */
-    tokenEpoch: (session: string): TokenEpoch | undefined => {
-      const row = epoch.get(session) as { epoch: number; createdAt: string } | undefined;
+    tokenEpoch: async (session: string): Promise<TokenEpoch | undefined> => {
+      const row = (await epoch.get(session)) as { epoch: number; createdAt: string } | undefined;
       return row ? { epoch: row.epoch, incarnation: Date.parse(row.createdAt) } : undefined;
     },
-    dailySends: (session: string, ephemeralId: string, day: string): number => (dailyCount.get(session, ephemeralId, day) as number | undefined) ?? 0,
-    /** takes one send of the day's cap; false (nothing counted) when the cap is already reached */
-    reserveDailySend: (session: string, ephemeralId: string, day: string, cap: number): boolean =>
-      cap >= 1 && reserveDaily.run({ session, ephemeralId, day, cap }).changes > 0,
+    dailySends: async (session: string, ephemeralId: string, day: string): Promise<number> =>
+      ((await dailyCount.get(session, ephemeralId, day)) as number | undefined) ?? 0,
+    /** takes one send of the day's cap; false (nothing counted) when the cap is already reached (one statement: atomic) */
+    reserveDailySend: async (session: string, ephemeralId: string, day: string, cap: number): Promise<boolean> =>
+      cap >= 1 && (await reserveDaily.run({ session, ephemeralId, day, cap })).changes > 0,
     /** gives back a send reserved with reserveDailySend (the send failed) */
-    releaseDailySend: (session: string, ephemeralId: string, day: string): void => void releaseDaily.run(session, ephemeralId, day),
-    pruneDailyBefore: (day: string): number => pruneDaily.run(day).changes,
+    releaseDailySend: async (session: string, ephemeralId: string, day: string): Promise<void> => {
+      await releaseDaily.run(session, ephemeralId, day);
+    },
+    pruneDailyBefore: async (day: string): Promise<number> => (await pruneDaily.run(day)).changes,
   };
 }

@@ -63,22 +63,34 @@ export function createContactsRepo(db: Db) {
        blocked = excluded.blocked, updated_at = excluded.updated_at`,
   );
 
-  const get = (session: string, jid: string): ContactRow | undefined => {
-    const raw = byJid.get(session, jid) as RawContact | undefined;
+  const addNew = db.prepare(
+    `INSERT INTO contacts (session, jid, phone_number, lid, blocked, updated_at) VALUES (?, ?, ?, ?, 0, ?)
+     ON CONFLICT (session, jid) DO NOTHING`,
+  );
+
+  const get = async (session: string, jid: string): Promise<ContactRow | undefined> => {
+    const raw = (await byJid.get(session, jid)) as RawContact | undefined;
     return raw && toRow(raw);
   };
 
   return {
     get,
-    /** whether the contact is stored (every 1:1 message received asks: no row object to build) */
-    exists: (session: string, jid: string): boolean => known.get(session, jid) !== undefined,
-    findByLid(session: string, lid: string): ContactRow | undefined {
-      const raw = byLid.get(session, lid) as RawContact | undefined;
+    exists: async (session: string, jid: string): Promise<boolean> => (await known.get(session, jid)) !== undefined,
+    /**
+     * Stores a contact seen for the first time (every 1:1 message received tells it: no read, no row object); one already
+     * stored is left as it is. Staged into the tick (joined here).
+     */
+    addIfAbsent(session: string, jid: string, ids: { phoneNumber: string | null; lid: string | null }): void {
+      db.tick?.join();
+      addNew.stage(session, jid, ids.phoneNumber, ids.lid, Date.now());
+    },
+    async findByLid(session: string, lid: string): Promise<ContactRow | undefined> {
+      const raw = (await byLid.get(session, lid)) as RawContact | undefined;
       return raw && toRow(raw);
     },
     /** creates the contact when new; changes only the fields the patch names */
-    merge(session: string, jid: string, patch: ContactPatch): ContactRow {
-      const current = get(session, jid);
+    async merge(session: string, jid: string, patch: ContactPatch): Promise<ContactRow> {
+      const current = await get(session, jid);
       const row: ContactRow = {
         session,
         jid,
@@ -93,16 +105,18 @@ export function createContactsRepo(db: Db) {
         ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)),
         updatedAt: Date.now(),
       };
-      put.run({ ...row, blocked: row.blocked ? 1 : 0 });
+      await put.run({ ...row, blocked: row.blocked ? 1 : 0 });
       return row;
     },
-    list(session: string, limit: number, offset: number): ContactRow[] {
-      return (page.all(session, limit, offset) as RawContact[]).map(toRow);
+    async list(session: string, limit: number, offset: number): Promise<ContactRow[]> {
+      return ((await page.all(session, limit, offset)) as RawContact[]).map(toRow);
     },
-    count: (session: string): number => count.get(session) as number,
+    count: async (session: string): Promise<number> => (await count.get(session)) as number,
     /** the phone JIDs of the session's contacts it has not blocked, most recently seen first */
-    unblockedPeople: (session: string, limit: number): string[] => people.all(session, limit) as string[],
+    unblockedPeople: async (session: string, limit: number): Promise<string[]> => (await people.all(session, limit)) as string[],
     /** forgets everything learned for the session (it was logged out; the next pairing may be another account) */
-    clear: (session: string): void => void clear.run(session),
+    async clear(session: string): Promise<void> {
+      await clear.run(session);
+    },
   };
 }

@@ -1,17 +1,21 @@
-// Opens the SQLite database (WAL, foreign keys, file mode 0600) and applies the numbered migrations in order.
+// Opens the SQLite database (WAL, foreign keys, file mode 0600), applies the numbered migrations in order, and makes the
+// tick transaction of either store.
 import Database from 'better-sqlite3';
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MIGRATIONS } from './migrations/index.js';
 import { refuseNewerSchema } from './database-file.js';
-import { isPostgres, type PostgresDatabase } from './postgres-bridge.js';
-import { createPgTickTransaction } from './postgres-tick.js';
+import { createPgTickTransaction } from './pg-tick.js';
+import { PgDb } from './pg-db.js';
+import { SqliteDb } from './sqlite-db.js';
+import type { Db, TickTransaction } from './sql.js';
 import { TickLedger } from './tick-ledger.js';
 
-export type Db = Database.Database;
+export type { Db, Statement, TickTransaction } from './sql.js';
+export { SqliteDb } from './sqlite-db.js';
 
 /** Opens (creating it when absent) and migrates to the latest schema; throws SchemaTooNewError, touching nothing, on a newer one. */
-export function openDatabase(file: string): Db {
+export function openDatabase(file: string): SqliteDb {
   if (file !== ':memory:') {
     refuseNewerSchema(file);
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -27,11 +31,11 @@ export function openDatabase(file: string): Db {
   db.pragma('cache_size = -16384');
   db.pragma('temp_store = MEMORY');
   migrate(db);
-  return db;
+  return new SqliteDb(db);
 }
 
 /** Applies the migrations not yet applied, each in its own transaction, up to `upTo` (tests build older schemas with it). */
-export function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): void {
+export function migrate(db: Database.Database, upTo = Number.POSITIVE_INFINITY): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const applied = new Set(db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[]);
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
@@ -45,37 +49,25 @@ export function migrate(db: Db, upTo = Number.POSITIVE_INFINITY): void {
 }
 
 /**
- * Groups the writes of one event-loop tick into one transaction: the first caller in a tick opens it and it
- * commits on the next setImmediate. Many small event writes then cost one commit (SQLite's per-commit work
- * dominates otherwise); what a crash can lose is the current tick's writes, never half of one, and `committed`
- * lets an answer wait for them. `flush` commits at once, for writes that must not wait (credentials).
- */
-export interface TickTransaction {
-  join(): void;
-  flush(): void;
-  /** settles once the writes made so far are committed (rejects if they are lost); undefined when none are waiting */
-  committed(): Promise<void> | undefined;
-  /** where a request starts: the writes it makes from now on are in this tick or a later one */
-  mark(): number;
-  /**
-   * Settles once the writes made so far are committed (undefined when none are waiting), and throws or rejects if any
-   * tick from `mark` on was lost: a request that wrote, then waited on something else while its tick committed (or
-   * failed) and another opened, is not answered 2xx.
-   */
-  committedSince(mark: number): Promise<void> | undefined;
-}
-
-/**
+ * Makes the store's tick transaction (TickTransaction, sql.ts) and attaches it to `db`: its explicit transactions join it.
  * @param onLost told when a tick's writes could not be committed (they are rolled back; the daemon goes on)
  * @param onCommit told how long each commit took, seconds (metrics)
  */
 export function createTickTransaction(db: Db, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
-  if (isPostgres(db)) return createPgTickTransaction(db as unknown as PostgresDatabase, onLost, onCommit);
+  const tick = db instanceof PgDb ? createPgTickTransaction(db, onLost, onCommit) : createSqliteTick(db as SqliteDb, onLost, onCommit);
+  db.tick = tick;
+  return tick;
+}
+
+function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
+  const raw = db.sqlite;
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const ledger = new TickLedger();
   const flush = () => {
     if (!open) return;
+    // an explicit transaction under way is a savepoint of this tick: the tick commits once it has ended
+    if (db.turns.busy) return db.turns.whenIdle(flush);
     open = false;
     const settled = waiting;
     waiting = [];
@@ -90,16 +82,16 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void, on
   /** COMMIT, or the reason the tick's writes are gone */
   const commit = (): unknown => {
     // SQLite rolls a transaction back by itself after some errors (a full disk, I/O): nothing is left to commit
-    if (!db.inTransaction) return new Error("the tick's transaction was rolled back by SQLite after an earlier error");
+    if (!raw.inTransaction) return new Error("the tick's transaction was rolled back by SQLite after an earlier error");
     try {
       const started = performance.now();
-      db.exec('COMMIT');
+      raw.exec('COMMIT');
       onCommit?.((performance.now() - started) / 1000);
       return undefined;
     } catch (err) {
       // a failed COMMIT can leave the transaction open; later ticks must not write into it
       try {
-        if (db.inTransaction) db.exec('ROLLBACK');
+        if (raw.inTransaction) raw.exec('ROLLBACK');
       } catch {
         // the COMMIT's error is the one to report
       }
@@ -112,8 +104,8 @@ export function createTickTransaction(db: Db, onLost: (err: unknown) => void, on
   }
   return {
     join() {
-      if (open || db.inTransaction) return;
-      db.exec('BEGIN');
+      if (open || raw.inTransaction) return;
+      raw.exec('BEGIN');
       open = true;
       ledger.opened += 1;
       setImmediate(flush);

@@ -2,7 +2,6 @@
 // it a bounded number at a time (webhooks/fanout.ts), oldest first.
 import type { Db } from './db.js';
 import type { NewDelivery } from './outbox.js';
-import { isPostgres } from './postgres-bridge.js';
 
 export interface NewFanout {
   eventId: string;
@@ -37,7 +36,7 @@ export function createFanoutsRepo(db: Db) {
   // in a cluster, rows another node is expanding are skipped, not waited for
   const oldest = db.prepare(
     `SELECT id, event_id AS "eventId", event, session, timestamp, payload, webhook_ids AS "webhookIds", created_at AS "createdAt"
-     FROM fanouts ORDER BY id LIMIT ?${isPostgres(db) ? ' FOR UPDATE SKIP LOCKED' : ''}`,
+     FROM fanouts ORDER BY id LIMIT ?${db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`,
   );
   const any = db.prepare('SELECT 1 FROM fanouts LIMIT 1').pluck();
   const count = db.prepare('SELECT COUNT(*) FROM fanouts').pluck();
@@ -49,43 +48,52 @@ export function createFanoutsRepo(db: Db) {
   const keepRest = db.prepare('UPDATE fanouts SET webhook_ids = ?, targets = ? WHERE id = ?');
   const remove = db.prepare('DELETE FROM fanouts WHERE id = ?');
 
-  return {
-    /** Records an event for its webhooks (inside the transaction that records the event). */
-    add(fanout: NewFanout, now = Date.now()): void {
-      insert.run(fanout.eventId, fanout.event, fanout.session, fanout.timestamp, fanout.payload, fanout.webhookIds.join(','), fanout.webhookIds.length, now);
-    },
-    /** whether any fan-out waits to be expanded */
-    any: (): boolean => any.get() !== undefined,
-    count: (): number => count.get() as number,
-    /**
-     * Writes up to `limit` delivery rows from the oldest fan-outs, built by `build`, and keeps what is left of them (the
-     * caller holds the transaction: the rows and what is left commit together). Webhooks deleted since are skipped.
-     * Returns the rows written, and how many fan-outs were taken up (none: nothing is left, or another node has it).
-     */
-    expand(limit: number, build: (fanout: Fanout, webhookId: number) => NewDelivery, now = Date.now()): { written: NewDelivery[]; fanouts: number } {
-      const rows = oldest.all(Math.max(1, Math.ceil(limit / 8))) as RawFanout[];
+  /** the writes of one chunk, as one transaction (a savepoint of the tick when it is open) */
+  const expandChunk = db.transaction(
+    async (limit: number, build: (fanout: Fanout, webhookId: number) => NewDelivery, now: number): Promise<{ written: NewDelivery[]; fanouts: number }> => {
+      const [rows, ids] = await Promise.all([oldest.all(Math.max(1, Math.ceil(limit / 8))), webhookIds.all()]);
       if (rows.length === 0) return { written: [], fanouts: 0 };
-      const live = new Set(webhookIds.all() as number[]);
+      const live = new Set(ids as number[]);
       const written: NewDelivery[] = [];
-      for (const raw of rows) {
+      // sent one after the other without a wait in between (pipelined on PostgreSQL); the transaction ends once all answered
+      const writes: Array<Promise<unknown>> = [];
+      for (const raw of rows as RawFanout[]) {
         const targets = raw.webhookIds.split(',').map(Number);
         const fanout: Fanout = { ...raw, webhookIds: targets };
         const room = limit - written.length;
         for (const webhookId of targets.slice(0, room)) {
           if (!live.has(webhookId)) continue;
           const d = build(fanout, webhookId);
-          insertDelivery.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, raw.createdAt, raw.createdAt, now);
+          writes.push(insertDelivery.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, raw.createdAt, raw.createdAt, now));
           written.push(d);
         }
         if (targets.length > room) {
           const rest = targets.slice(room);
-          keepRest.run(rest.join(','), rest.length, raw.id);
+          writes.push(keepRest.run(rest.join(','), rest.length, raw.id));
           break;
         }
-        remove.run(raw.id);
+        writes.push(remove.run(raw.id));
         if (written.length >= limit) break;
       }
+      await Promise.all(writes);
       return { written, fanouts: rows.length };
     },
+  );
+
+  return {
+    /** Records an event for its webhooks, staged into the transaction that records the event (the tick's). */
+    add(fanout: NewFanout, now = Date.now()): void {
+      insert.stage(fanout.eventId, fanout.event, fanout.session, fanout.timestamp, fanout.payload, fanout.webhookIds.join(','), fanout.webhookIds.length, now);
+    },
+    /** whether any fan-out waits to be expanded */
+    any: async (): Promise<boolean> => (await any.get()) !== undefined,
+    count: async (): Promise<number> => (await count.get()) as number,
+    /**
+     * Writes up to `limit` delivery rows from the oldest fan-outs, built by `build`, and keeps what is left of them, in
+     * one transaction: the rows and what is left commit together. Webhooks deleted since are skipped.
+     * Returns the rows written, and how many fan-outs were taken up (none: nothing is left, or another node has it).
+     */
+    expand: (limit: number, build: (fanout: Fanout, webhookId: number) => NewDelivery, now = Date.now()): Promise<{ written: NewDelivery[]; fanouts: number }> =>
+      expandChunk(limit, build, now),
   };
 }

@@ -6,30 +6,31 @@ import type { IdentityPair, IdentityStore } from '../engine/types.js';
 export type IdentitiesRepo = ReturnType<typeof createIdentitiesRepo>;
 
 export function createIdentitiesRepo(db: Db) {
-  const all = db.prepare('SELECT pn, lid FROM identities WHERE session = ? ORDER BY used_at, pn');
+  const all = db.prepare<IdentityPair>('SELECT pn, lid FROM identities WHERE session = ? ORDER BY used_at, pn');
   const dropLid = db.prepare('DELETE FROM identities WHERE session = ? AND lid = ? AND pn <> ?');
   const upsert = db.prepare(
     'INSERT INTO identities (session, pn, lid, used_at) VALUES (?, ?, ?, ?) ON CONFLICT (session, pn) DO UPDATE SET lid = excluded.lid, used_at = excluded.used_at',
   );
   const dropPn = db.prepare('DELETE FROM identities WHERE session = ? AND pn = ?');
   const count = db.prepare('SELECT COUNT(*) FROM identities WHERE session = ?').pluck();
-  const write = db.transaction((session: string, pairs: IdentityPair[], evicted: string[]) => {
-    const now = Date.now();
-    for (const { pn, lid } of pairs) {
-      // a LID names one number: a pair that moved to another number replaces the old one
-      dropLid.run(session, lid, pn);
-      upsert.run(session, pn, lid, now);
-    }
-    for (const pn of evicted) dropPn.run(session, pn);
-  });
 
   return {
     forSession(session: string): IdentityStore {
       return {
-        load: () => all.all(session) as IdentityPair[],
-        save: (pairs, evicted = []) => write(session, pairs, evicted),
+        load: () => all.all(session),
+        /** staged into the tick (joined here): written with the events that taught the pairs, never awaited */
+        save(pairs, evicted = []) {
+          db.tick?.join();
+          const now = Date.now();
+          for (const { pn, lid } of pairs) {
+            // a LID names one number: a pair that moved to another number replaces the old one
+            dropLid.stage(session, lid, pn);
+            upsert.stage(session, pn, lid, now);
+          }
+          for (const pn of evicted) dropPn.stage(session, pn);
+        },
       };
     },
-    count: (session: string) => count.get(session) as number,
+    count: async (session: string): Promise<number> => (await count.get(session)) as number,
   };
 }

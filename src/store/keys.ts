@@ -1,6 +1,5 @@
 // Repository of API keys: only the SHA-256 hash of a key is stored; the key itself is shown once at creation.
 import type { Db } from './db.js';
-import { isPostgres } from './postgres-bridge.js';
 
 export interface ApiKeyRow {
   id: string;
@@ -59,7 +58,7 @@ export function createKeysRepo(db: Db) {
   const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   // a key's sessions are a JSON array in a text column
-  const [elements, gathered] = isPostgres(db)
+  const [elements, gathered] = db.dialect === 'postgres'
     ? ['jsonb_array_elements_text(api_keys.sessions::jsonb) AS e(value)', "COALESCE(jsonb_agg(value), '[]'::jsonb)::text"]
     : ['json_each(api_keys.sessions)', 'json_group_array(value)'];
   const keysOfSession = db
@@ -71,30 +70,34 @@ export function createKeysRepo(db: Db) {
   );
 
   return {
-    insert(key: Omit<ApiKeyRow, 'lastUsedAt'>): void {
-      insert.run({ ...key, scopes: JSON.stringify(key.scopes), sessions: key.sessions ? JSON.stringify(key.sessions) : null });
+    async insert(key: Omit<ApiKeyRow, 'lastUsedAt'>): Promise<void> {
+      await insert.run({ ...key, scopes: JSON.stringify(key.scopes), sessions: key.sessions ? JSON.stringify(key.sessions) : null });
     },
-    findByHash(hash: string): ApiKeyRow | undefined {
-      const raw = byHash.get(hash) as RawKey | undefined;
+    async findByHash(hash: string): Promise<ApiKeyRow | undefined> {
+      const raw = (await byHash.get(hash)) as RawKey | undefined;
       return raw && toRow(raw);
     },
-    get(id: string): ApiKeyRow | undefined {
-      const raw = byId.get(id) as RawKey | undefined;
+    async get(id: string): Promise<ApiKeyRow | undefined> {
+      const raw = (await byId.get(id)) as RawKey | undefined;
       return raw && toRow(raw);
     },
-    list: (): ApiKeyRow[] => (all.all() as RawKey[]).map(toRow),
+    list: async (): Promise<ApiKeyRow[]> => ((await all.all()) as RawKey[]).map(toRow),
     /** The keys one API key created. */
-    listOwnedBy: (ownerId: string): ApiKeyRow[] => (byOwner.all(ownerId) as RawKey[]).map(toRow),
-    countOwnedBy: (ownerId: string): number => countByOwner.get(ownerId) as number,
-    delete: (id: string): boolean => remove.run(id).changes > 0,
+    listOwnedBy: async (ownerId: string): Promise<ApiKeyRow[]> => ((await byOwner.all(ownerId)) as RawKey[]).map(toRow),
+    countOwnedBy: async (ownerId: string): Promise<number> => (await countByOwner.get(ownerId)) as number,
+    delete: async (id: string): Promise<boolean> => (await remove.run(id)).changes > 0,
     /** Removes a session from every key limited to it (a key left with an empty list reaches no session). */
-    forgetSession: db.transaction((name: string): string[] => {
-      const ids = keysOfSession.all({ name }) as string[];
-      if (ids.length) dropSession.run({ name });
+    forgetSession: db.transaction(async (name: string): Promise<string[]> => {
+      const ids = (await keysOfSession.all({ name })) as string[];
+      if (ids.length) await dropSession.run({ name });
       return ids;
     }),
     /** Deletes a key only when `ownerId` created it. */
-    deleteOwned: (id: string, ownerId: string): boolean => removeOwned.run(id, ownerId).changes > 0,
-    touch: (id: string, at: string): void => void touch.run(at, id),
+    deleteOwned: async (id: string, ownerId: string): Promise<boolean> => (await removeOwned.run(id, ownerId)).changes > 0,
+    /** Stamps the key's last use, staged into the tick: nothing waits for it. */
+    touch(id: string, at: string): void {
+      db.tick?.join();
+      touch.stage(at, id);
+    },
   };
 }

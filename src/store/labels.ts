@@ -1,6 +1,5 @@
 // Repository of business labels per session and the chats each label is assigned to.
 import type { Db } from './db.js';
-import { isPostgres } from './postgres-bridge.js';
 
 export interface LabelRow {
   id: string;
@@ -12,7 +11,7 @@ export type LabelsRepo = ReturnType<typeof createLabelsRepo>;
 
 export function createLabelsRepo(db: Db) {
   // numeric ids in numeric order; SQLite's CAST reads a non-number as 0, PostgreSQL's would fail, so it is guarded there
-  const [numericId, numericOnly] = isPostgres(db)
+  const [numericId, numericOnly] = db.dialect === 'postgres'
     ? ["CASE WHEN id ~ '^[0-9]+$' THEN id::numeric ELSE 0 END", "id ~ '^[0-9]+$'"]
     : ['CAST(id AS INTEGER)', "id GLOB '[0-9]*'"];
   const all = db.prepare(`SELECT id, name, color FROM labels WHERE session = ? ORDER BY ${numericId}, id`);
@@ -31,27 +30,31 @@ export function createLabelsRepo(db: Db) {
   const maxId = db.prepare(`SELECT MAX(${numericId}) FROM labels WHERE session = ? AND ${numericOnly}`).pluck();
 
   return {
-    list(session: string, limit?: number, offset = 0): LabelRow[] {
-      return (limit === undefined ? all.all(session) : page.all(session, limit, offset)) as LabelRow[];
+    async list(session: string, limit?: number, offset = 0): Promise<LabelRow[]> {
+      return (await (limit === undefined ? all.all(session) : page.all(session, limit, offset))) as LabelRow[];
     },
-    count: (session: string): number => count.get(session) as number,
-    get: (session: string, id: string): LabelRow | undefined => byId.get(session, id) as LabelRow | undefined,
+    count: async (session: string): Promise<number> => (await count.get(session)) as number,
+    get: (session: string, id: string): Promise<LabelRow | undefined> => byId.get(session, id) as Promise<LabelRow | undefined>,
+    /** staged into the tick (joined here) */
     put(session: string, label: LabelRow): void {
-      put.run({ session, ...label });
+      db.tick?.join();
+      put.stage({ session, ...label });
     },
     /** removes the label and its chat assignments */
-    remove: (session: string, id: string): boolean => remove.run(session, id).changes > 0,
+    remove: async (session: string, id: string): Promise<boolean> => (await remove.run(session, id)).changes > 0,
     /** false when the label is unknown here */
-    assign(session: string, id: string, chatId: string): boolean {
-      if (!byId.get(session, id)) return false;
-      assign.run(session, id, chatId);
+    async assign(session: string, id: string, chatId: string): Promise<boolean> {
+      if (!(await byId.get(session, id))) return false;
+      await assign.run(session, id, chatId);
       return true;
     },
-    unassign: (session: string, id: string, chatId: string): boolean => unassign.run(session, id, chatId).changes > 0,
-    chats: (session: string, id: string): string[] => chats.all(session, id) as string[],
+    unassign: async (session: string, id: string, chatId: string): Promise<boolean> => (await unassign.run(session, id, chatId)).changes > 0,
+    chats: async (session: string, id: string): Promise<string[]> => (await chats.all(session, id)) as string[],
     /** the next free numeric id (labels are numbered by the client) */
-    nextId: (session: string): string => String(((maxId.get(session) as number | null) ?? 0) + 1),
+    nextId: async (session: string): Promise<string> => String((((await maxId.get(session)) as number | null) ?? 0) + 1),
     /** every label of the session, with its assignments */
-    clear: (session: string): void => void clear.run(session),
+    async clear(session: string): Promise<void> {
+      await clear.run(session);
+    },
   };
 }

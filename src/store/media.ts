@@ -70,17 +70,24 @@ export function createMediaRepo(db: Db, box: SecretBox) {
   const forgetBlob = db.prepare('UPDATE media SET blob = NULL WHERE id = ? AND blob = ?');
 
   return {
+    /** staged into the open tick (the caller joined it): the record commits with the message that carries it */
     insert(row: Omit<MediaRow, 'persisted' | 's3Key' | 's3Url'>): void {
-      insert.run({ ...row, ref: row.ref === null ? null : sealer.seal(row.ref, [row.id]) });
+      insert.stage({ ...row, ref: row.ref === null ? null : sealer.seal(row.ref, [row.id]) });
     },
-    get(id: string): MediaRow | undefined {
-      const raw = byId.get(id) as RawMedia | undefined;
+    async get(id: string): Promise<MediaRow | undefined> {
+      const raw = (await byId.get(id)) as RawMedia | undefined;
       return raw && toRow(raw);
     },
-    markPersisted: (id: string, key: string, url: string) => void setPersisted.run(key, url, id),
-    setBlob: (id: string, blob: string | null) => void setBlob.run(blob, id),
-    referencedBlobs: (): Set<string> => new Set(blobs.all() as string[]),
+    async markPersisted(id: string, key: string, url: string): Promise<void> {
+      await setPersisted.run(key, url, id);
+    },
+    async setBlob(id: string, blob: string | null): Promise<void> {
+      await setBlob.run(blob, id);
+    },
+    referencedBlobs: async (): Promise<Set<string>> => new Set((await blobs.all()) as string[]),
     /** the blob was evicted or lost: the record keeps its metadata but no longer points at local bytes */
-    clearBlob: (id: string, blob: string) => void forgetBlob.run(id, blob),
+    async clearBlob(id: string, blob: string): Promise<void> {
+      await forgetBlob.run(id, blob);
+    },
   };
 }

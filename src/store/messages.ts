@@ -2,7 +2,7 @@
 // engine secret (a poll's) and its protocol copy (which holds media keys and message secrets) are sealed at rest, each
 // bound to its row.
 import type { SecretBox } from '../auth/secret-box.js';
-import type { Db } from './db.js';
+import type { Db, Statement } from './db.js';
 import { rowSealer } from './sealed-columns.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 
@@ -73,6 +73,12 @@ const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2,
 
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
 
+/** The most messages of a history sync written in one tick, and the most ids asked about in one query. */
+export const HISTORY_CHUNK = 1000;
+
+/** How existsMany names a stored message: its chat and its id. */
+export const messageKey = (chatId: string, id: string): string => `${chatId}\u0000${id}`;
+
 export function createMessagesRepo(db: Db, box: SecretBox) {
   const sealers = { secret: rowSealer(box, 'messages', 'secret'), raw: rowSealer(box, 'messages', 'raw') };
   const toRow = (r: RawMessage) =>
@@ -105,54 +111,101 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   const recentlyRecorded = new Map<string, number>();
   const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
 
+  /** the ids of a page of existsMany, padded to a power of two so that a few statements serve every page size */
+  const existingOf = new Map<number, Statement<{ chat_id: string; id: string }>>();
+  const existingStatement = (size: number) => {
+    let statement = existingOf.get(size);
+    if (!statement) {
+      statement = db.prepare(`SELECT chat_id, id FROM messages WHERE session = ? AND id IN (${Array.from({ length: size }, () => '?').join(', ')})`);
+      existingOf.set(size, statement);
+    }
+    return statement;
+  };
+  /** opens this store's tick (or joins the open one): what is staged next commits with it */
+  const beginWrite = () => db.tick?.join();
+
   // positional parameters: binding fourteen named ones costs a third of the insert
-  const insertOne = (m: NewMessage) =>
-    insert.run(
+  const stageOne = (m: NewMessage) =>
+    insert.stage(
       m.session, m.chatId, m.id, m.sender, m.fromMe ? 1 : 0, m.type, m.text, m.mediaId, m.quotedId, m.status,
       sealed(m.secret, m, 'secret'), m.extra ? JSON.stringify(m.extra) : null, sealed(m.raw, m, 'raw'), m.timestamp,
     );
-  const insertMany = db.transaction((batch: NewMessage[]) => {
-    for (const message of batch) insertOne(message);
-  });
 
   return {
+    beginWrite,
+    /** staged into the tick (joined here), with the event that reports it */
     insert(message: NewMessage): void {
-      insertOne(message);
+      beginWrite();
+      stageOne(message);
     },
-    /** a history sync: every message in one transaction */
-    insertMany(batch: NewMessage[]): void {
-      insertMany(batch);
+    /**
+     * One chunk of a history sync (at most HISTORY_CHUNK rows: the caller yields between chunks), staged into the tick
+     * (joined here: the chunk commits with the tick's other writes); settles once that tick has committed.
+     */
+    insertBatch(batch: NewMessage[]): Promise<void> {
+      beginWrite();
+      for (const message of batch) stageOne(message);
+      return db.tick?.committed() ?? Promise.resolve();
     },
     /** by id alone (routes that only name the message); chatId narrows when given */
-    find(session: string, id: string, chatId?: string): MessageRow | undefined {
-      const raw = (chatId ? byChatAndId.get(session, chatId, id) : byId.get(session, id)) as RawMessage | undefined;
+    async find(session: string, id: string, chatId?: string): Promise<MessageRow | undefined> {
+      const raw = (await (chatId ? byChatAndId.get(session, chatId, id) : byId.get(session, id))) as RawMessage | undefined;
       return raw && toRow(raw);
     },
     /** Moves a message's status forward; false when it is unknown or already there. */
-    advanceStatus(session: string, chatId: string, id: string, status: DeliveryStatus): boolean {
-      return advance.run(status, session, id, chatId, STATUS_RANK[status]).changes > 0;
+    async advanceStatus(session: string, chatId: string, id: string, status: DeliveryStatus): Promise<boolean> {
+      return (await advance.run(status, session, id, chatId, STATUS_RANK[status])).changes > 0;
     },
-    exists: (session: string, chatId: string, id: string): boolean => byChatAndId.get(session, chatId, id) !== undefined,
+    exists: async (session: string, chatId: string, id: string): Promise<boolean> => (await byChatAndId.get(session, chatId, id)) !== undefined,
+    /**
+     * Which of these ids the session has stored, as messageKey(chatId, id): one query per HISTORY_CHUNK ids (a history
+     * sync asks for a whole chunk at once, not message by message).
+     */
+    async existsMany(session: string, ids: string[]): Promise<Set<string>> {
+      const found = new Set<string>();
+      for (let start = 0; start < ids.length; start += HISTORY_CHUNK) {
+        const page = ids.slice(start, start + HISTORY_CHUNK);
+        const size = 2 ** Math.ceil(Math.log2(page.length));
+        const padded = page.concat(Array.from({ length: size - page.length }, () => page[0]!));
+        for (const row of await existingStatement(size).all(session, ...padded)) found.add(messageKey(row.chat_id, row.id));
+      }
+      return found;
+    },
     /** whether a message of this id is stored, in any chat (its sealed columns are not opened) */
-    existsById: (session: string, id: string): boolean => byId.get(session, id) !== undefined,
-    setText: (session: string, chatId: string, id: string, text: string) => setText.run(text, session, chatId, id).changes > 0,
-    markRevoked: (session: string, chatId: string, id: string) => setRevoked.run(session, chatId, id).changes > 0,
-    setStarred: (session: string, chatId: string, id: string, starred: boolean) => setStarred.run(starred ? 1 : 0, session, chatId, id).changes > 0,
-    setMedia: (session: string, chatId: string, id: string, mediaId: string) => void setMedia.run(mediaId, session, chatId, id),
-    pruneOlderThan: (cutoffMs: number): number => prune.run(cutoffMs).changes,
-    /** the session's messages, newest first, with the count of all it holds */
-    recent(session: string, limit: number, offset: number): { rows: MessageRow[]; total: number } {
-      const rows = (recentPage.all(session, limit, offset) as RawMessage[]).map(toRow);
-      return { rows, total: countOf.get(session) as number };
+    existsById: async (session: string, id: string): Promise<boolean> => (await byId.get(session, id)) !== undefined,
+    // the edits below are staged into the tick (joined here) with the event that reports them; nobody needs their count
+    setText(session: string, chatId: string, id: string, text: string): void {
+      beginWrite();
+      setText.stage(text, session, chatId, id);
     },
+    markRevoked(session: string, chatId: string, id: string): void {
+      beginWrite();
+      setRevoked.stage(session, chatId, id);
+    },
+    setStarred(session: string, chatId: string, id: string, starred: boolean): void {
+      beginWrite();
+      setStarred.stage(starred ? 1 : 0, session, chatId, id);
+    },
+    setMedia(session: string, chatId: string, id: string, mediaId: string): void {
+      beginWrite();
+      setMedia.stage(mediaId, session, chatId, id);
+    },
+    pruneOlderThan: async (cutoffMs: number): Promise<number> => (await prune.run(cutoffMs)).changes,
+    /** the session's messages, newest first, with the count of all it holds */
+    async recent(session: string, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
+      const [rows, total] = await Promise.all([recentPage.all(session, limit, offset), countOf.get(session)]);
+      return { rows: (rows as RawMessage[]).map(toRow), total: total as number };
+    },
+    /** staged into the tick (joined here); a correspondent seen in the last minute is not written again */
     recordCorrespondent(session: string, jid: string, at: number): void {
       const key = `${session}\u0000${jid}`;
       const last = recentlyRecorded.get(key);
       if (last !== undefined && at - last < 60_000) return;
       if (recentlyRecorded.size >= 100_000) recentlyRecorded.clear();
       recentlyRecorded.set(key, at);
-      upsertCorrespondent.run(session, jid, at, at);
+      beginWrite();
+      upsertCorrespondent.stage(session, jid, at, at);
     },
-    hasCorrespondent: (session: string, jid: string): boolean => hasCorrespondent.get(session, jid) !== undefined,
+    hasCorrespondent: async (session: string, jid: string): Promise<boolean> => (await hasCorrespondent.get(session, jid)) !== undefined,
   };
 }

@@ -5,6 +5,6 @@ import type { Db } from './db.js';
 export function createNotifier(db: Db, channel: string): (payloads: readonly string[]) => void {
   const notify = db.prepare('SELECT pg_notify(?, ?)');
   return (payloads) => {
-    for (const payload of payloads) notify.run(channel, payload);
+    for (const payload of payloads) notify.stage(channel, payload);
   };
 }

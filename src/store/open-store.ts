@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { GatewayConfig } from '../config/types.js';
 import { openDatabase, type Db } from './db.js';
 import { SchemaTooNewError } from './database-file.js';
-import { openPostgresDatabase } from './postgres-bridge.js';
+import { openPgDb } from './pg-db.js';
 
 export interface Store {
   kind: GatewayConfig['store']['kind'];
@@ -23,10 +23,10 @@ export async function openStore(config: GatewayConfig, dataDir: string): Promise
     const url = config.store.postgres.url!;
     const location = withoutPassword(url);
     try {
-      // a statement that takes a tenth of a lease (half the lease keeper's margin) fails rather than hold the thread the
-      // keeper needs to stop sessions in time
+      // a statement that takes a tenth of a lease (half the lease keeper's margin) fails rather than hold up what the keeper
+      // needs to stop sessions in time
       const answerTimeoutMs = Math.max(200, (config.cluster.leaseSeconds * 1000) / 10);
-      return { kind: 'postgres', db: await openPostgresDatabase(url, answerTimeoutMs), location };
+      return { kind: 'postgres', db: await openPgDb(url, answerTimeoutMs), location };
     } catch (err) {
       if (err instanceof SchemaTooNewError) throw new StoreOpenError(err.message);
       throw new StoreOpenError(`could not open the PostgreSQL database ${location}: ${(err as Error).message}`);

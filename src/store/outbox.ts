@@ -1,6 +1,5 @@
 // Repository of webhook deliveries (the outbox): rows written per event, due rows for the dispatcher, outcomes, the log.
 import type { Db } from './db.js';
-import { isPostgres } from './postgres-bridge.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -117,7 +116,7 @@ const CLAIM_LOCK = 0x636c_6169; // 'clai'
 
 export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
   // insertion order: SQLite's rowid, PostgreSQL's seq column
-  const order = isPostgres(db) ? 'seq' : 'rowid';
+  const order = db.dialect === 'postgres' ? 'seq' : 'rowid';
   const insert = db.prepare(
     `INSERT INTO deliveries (id, webhook_id, event_id, event, session, body, status, attempts, next_attempt_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?)`,
@@ -176,14 +175,17 @@ export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
   // a cluster's claims (PostgreSQL): the oldest due rows no live claim holds, skipping rows another node is claiming at
   // this moment, never more than the webhook's cap counting every node's live claims; a claimer that finds another
   // claiming for the same webhook comes back later rather than wait
-  const claimLock = claims && db.prepare('SELECT pg_try_advisory_xact_lock(?, ?)').pluck();
+  // the lock's outcome is kept in a transaction-local setting that the claim reads, so both go down the pipe at once (one
+  // round trip), and the claim, a statement of its own, sees every claim committed before the lock was taken
+  const claimLock = claims && db.prepare("SELECT set_config('gateway.claim_lock', pg_try_advisory_xact_lock(?, ?)::text, true)").pluck();
   const claimDue =
     claims &&
     db.prepare(
       `UPDATE deliveries SET claimed_by = ?, claimed_until = ? WHERE id IN (
          SELECT id FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
          ORDER BY next_attempt_at, seq
-         LIMIT GREATEST(0, LEAST(?, ? - (SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND claimed_until > ?)))
+         LIMIT CASE WHEN current_setting('gateway.claim_lock', true) = 'true'
+           THEN GREATEST(0, LEAST(?, ? - (SELECT COUNT(*) FROM deliveries WHERE webhook_id = ? AND status = 'pending' AND claimed_until > ?))) ELSE 0 END
          FOR UPDATE SKIP LOCKED)
        RETURNING id, webhook_id AS "webhookId", event, body, attempts, budget_start AS "budgetStart", next_attempt_at AS "nextAttemptAt", seq`,
     );
@@ -195,77 +197,90 @@ export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
        WHERE id = ? AND claimed_by = ?`,
     );
   const releaseClaims = claims && db.prepare('UPDATE deliveries SET claimed_by = NULL, claimed_until = NULL WHERE claimed_by = ?');
-  const claim = db.transaction((webhookId: number, now: number, limit: number): DueDelivery[] => {
-    if (!claims || !claimLock!.get(CLAIM_LOCK, webhookId)) return [];
-    const rows = claimDue!.all(claims.nodeId, now + claims.claimMs, webhookId, now, now, limit, claims.perWebhook, webhookId, now) as Array<DueDelivery & { nextAttemptAt: number; seq: number }>;
+  const claim = db.transaction(async (webhookId: number, now: number, limit: number): Promise<DueDelivery[]> => {
+    if (!claims) return [];
+    const [, claimed] = await Promise.all([claimLock!.get(CLAIM_LOCK, webhookId), claimDue!.all(claims.nodeId, now + claims.claimMs, webhookId, now, now, limit, claims.perWebhook, webhookId, now)]);
+    const rows = claimed as Array<DueDelivery & { nextAttemptAt: number; seq: number }>;
     // UPDATE … RETURNING gives no order: back in the order they were picked
     return rows.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || a.seq - b.seq).map(({ id, webhookId: webhook, event, body, attempts, budgetStart }) => ({ id, webhookId: webhook, event, body, attempts, budgetStart }));
   });
 
+  const insertOne = (d: NewDelivery, now: number) => insert.stage(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
   /** Writes one event's deliveries, all or none. */
-  const recordEvent = db.transaction((deliveries: readonly NewDelivery[], now: number) => {
-    for (const d of deliveries) insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
+  const recordEvent = db.transaction(async (deliveries: readonly NewDelivery[], now: number) => {
+    for (const d of deliveries) await insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
   });
   /** Records a batch of attempt outcomes in one transaction. */
-  const recordOutcomes = db.transaction((outcomes: readonly DeliveryOutcome[]) => {
+  const recordOutcomes = db.transaction(async (outcomes: readonly DeliveryOutcome[]) => {
+    const writes: Array<Promise<unknown>> = [];
     for (const o of outcomes) {
       // in a cluster, only under this node's claim: one that lapsed and was taken by another node is that node's now
-      if (claims) claimedOutcome!.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id, claims.nodeId);
-      else outcome.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id);
+      if (claims) writes.push(claimedOutcome!.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id, claims.nodeId));
+      else writes.push(outcome.run(o.status, o.attempts, o.budgetStart, o.nextAttemptAt, o.lastStatusCode, o.lastError, o.at, o.id));
     }
+    // sent one after the other without waiting in between (pipelined on PostgreSQL); settled together
+    await Promise.all(writes);
   });
 
   return {
-    recordEvent(deliveries: readonly NewDelivery[], now = Date.now()): void {
-      if (deliveries.length === 1 && db.inTransaction) {
-        // one row inside the tick's open transaction is atomic already; a savepoint would only cost time
-        const [d] = deliveries as [NewDelivery];
-        insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
-      } else recordEvent(deliveries, now);
+    /**
+     * Writes one event's deliveries. Inside the tick's open transaction they are staged (no wait; the tick's commit
+     * keeps them together); outside it, they go in a transaction of their own.
+     */
+    recordEvent(deliveries: readonly NewDelivery[], now = Date.now()): void | Promise<void> {
+      if (db.inTransaction) {
+        for (const d of deliveries) insertOne(d, now);
+        return;
+      }
+      return recordEvent(deliveries, now);
     },
     /** Pending rows of one webhook due at `now`, oldest first; in a cluster, claimed by this node (see DeliveryClaims). */
-    due: (webhookId: number, now: number, limit: number): DueDelivery[] => (claims ? claim(webhookId, now, limit) : (due.all(webhookId, now, limit) as DueDelivery[])),
+    due: async (webhookId: number, now: number, limit: number): Promise<DueDelivery[]> =>
+      claims ? claim(webhookId, now, limit) : ((await due.all(webhookId, now, limit)) as DueDelivery[]),
     /** whether `due` claims rows for this node among several */
     shared: claims !== undefined,
     /** Ends the claims held under this node's id (its previous run's, at start); none without claims. */
-    releaseOwnClaims(): void {
-      releaseClaims?.run(claims!.nodeId);
+    async releaseOwnClaims(): Promise<void> {
+      await releaseClaims?.run(claims!.nodeId);
     },
     /** Earliest next attempt of every webhook with pending rows. */
-    nextDuePerWebhook: (): Array<{ webhookId: number; at: number }> => nextDueAll.all() as Array<{ webhookId: number; at: number }>,
+    nextDuePerWebhook: async (): Promise<Array<{ webhookId: number; at: number }>> => (await nextDueAll.all()) as Array<{ webhookId: number; at: number }>,
     /** Earliest next attempt after `after` (ms) among one webhook's pending rows, or null. */
-    nextDueAfter: (webhookId: number, after: number): number | null => (nextDueAfter.get(webhookId, after) as number | null) ?? null,
-    recordOutcomes(outcomes: readonly DeliveryOutcome[]): void {
-      if (outcomes.length) recordOutcomes(outcomes);
+    nextDueAfter: async (webhookId: number, after: number): Promise<number | null> => ((await nextDueAfter.get(webhookId, after)) as number | null | undefined) ?? null,
+    /** Records a batch of attempt outcomes in one transaction (a savepoint of the tick when it is open). */
+    async recordOutcomes(outcomes: readonly DeliveryOutcome[]): Promise<void> {
+      if (outcomes.length) await recordOutcomes(outcomes);
     },
-    get(webhookId: number, id: string): DeliveryRow | undefined {
-      const raw = byId.get(id, webhookId) as RawDelivery | undefined;
+    async get(webhookId: number, id: string): Promise<DeliveryRow | undefined> {
+      const raw = (await byId.get(id, webhookId)) as RawDelivery | undefined;
       return raw && toRow(raw);
     },
     /** the JSON body a delivery POSTs */
-    bodyOf: (webhookId: number, id: string): string | undefined => bodyById.get(id, webhookId) as string | undefined,
+    bodyOf: async (webhookId: number, id: string): Promise<string | undefined> => (await bodyById.get(id, webhookId)) as string | undefined,
     /** The delivery log of one webhook, newest first. */
-    list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): { rows: DeliveryRow[]; total: number } {
-      const raws = (status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset)) as RawDelivery[];
-      const total = (status ? countByStatus.get(webhookId, status) : count.get(webhookId)) as number;
-      return { rows: raws.map(toRow), total };
+    async list(webhookId: number, status: DeliveryStatus | undefined, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
+      const [raws, total] = await Promise.all([
+        status ? listByStatus.all(webhookId, status, limit, offset) : list.all(webhookId, limit, offset),
+        status ? countByStatus.get(webhookId, status) : count.get(webhookId),
+      ]);
+      return { rows: (raws as RawDelivery[]).map(toRow), total: total as number };
     },
-    countByStatus: (status: DeliveryStatus): number => countAllByStatus.get(status) as number,
+    countByStatus: async (status: DeliveryStatus): Promise<number> => (await countAllByStatus.get(status)) as number,
     /** Pending deliveries of every webhook, and when the oldest of them was recorded (ms; null when none). */
-    backlog: (): { pending: number; oldestCreatedAt: number | null } => backlog.get() as { pending: number; oldestCreatedAt: number | null },
+    backlog: async (): Promise<{ pending: number; oldestCreatedAt: number | null }> => (await backlog.get()) as { pending: number; oldestCreatedAt: number | null },
     /** Webhooks whose deliveries have failed attempts since their last success, longest failing first. */
-    failingWebhooks: (): FailingWebhook[] => failing.all() as FailingWebhook[],
+    failingWebhooks: async (): Promise<FailingWebhook[]> => (await failing.all()) as FailingWebhook[],
     /** Makes a delivery pending and due at `now` with a fresh retry budget; returns the row, or undefined when unknown. */
-    requeue(webhookId: number, id: string, now = Date.now()): DeliveryRow | undefined {
-      if (!requeue.run(now, now, id, webhookId).changes) return undefined;
+    async requeue(webhookId: number, id: string, now = Date.now()): Promise<DeliveryRow | undefined> {
+      if (!(await requeue.run(now, now, id, webhookId)).changes) return undefined;
       return this.get(webhookId, id);
     },
     /** Deletes succeeded and failed deliveries last updated before `before` (ms), never pending ones; returns how many went. */
-    pruneFinished(before: number): number {
+    async pruneFinished(before: number): Promise<number> {
       let total = 0;
       for (const prune of pruneByStatus) {
         for (;;) {
-          const removed = prune.run(before).changes;
+          const removed = (await prune.run(before)).changes;
           total += removed;
           if (removed < 5000) break;
         }

@@ -1,6 +1,7 @@
 // PostgreSQL (store.kind: postgres, for several daemons on one database): the connection and the schema migrations.
 // postgres.js was chosen over node-postgres by bench/pg-clients.ts (docs/SCALING.md has the figures): it pipelines
 // queries on a connection, so a round trip costs less than half and a tick's writes go out as one burst.
+import { connect, type Socket } from 'node:net';
 import postgres from 'postgres';
 import { LATEST_SCHEMA_VERSION, SchemaTooNewError } from './database-file.js';
 import { MIGRATIONS } from './migrations/index.js';
@@ -15,11 +16,14 @@ const MIGRATION_LOCK = 0x6761_7465; // 'gate'
  * numbers (every ms timestamp until the year 287,396 is a safe integer), as better-sqlite3 gives them.
  */
 export function connectPostgres(url: string, options: { max?: number; connection?: Record<string, string | number>; failFast?: boolean; onclose?: () => void } = {}): PgSql {
+  // postgres.js's own option, missing from its types
+  const ownSocket = { socket: openSocket };
   return postgres(url, {
+    ...ownSocket,
     max: options.max ?? 10,
     connection: options.connection,
     // failFast: a lost server is reported at once and tried again every quarter second, not after backoffs growing to
-    // 20 s (postgres.js's default) during which a synchronous caller would wait
+    // 20 s (postgres.js's default) during which the statements made meanwhile would wait
     ...(options.failFast ? { backoff: () => 0.25, connect_timeout: 5 } : {}),
     onnotice: () => {},
     ...(options.onclose ? { onclose: options.onclose } : {}),
@@ -55,4 +59,23 @@ export async function migratePostgres(sql: PgSql, upTo = Number.POSITIVE_INFINIT
     }
     return done;
   });
+}
+
+/** what postgres.js hands its `socket` option: the URL's hosts and ports (or a Unix socket's path) */
+interface SocketSettings {
+  host: string[];
+  port: number[];
+  path?: string | false;
+}
+
+/**
+ * The connection's socket, with Nagle's algorithm off: statements are pipelined, and a small write sent while an earlier
+ * one is unacknowledged would otherwise wait for the server's delayed ACK (40 ms on Linux) before it leaves. postgres.js
+ * leaves the setting as Node makes it (on). The socket is handed over while it connects, as postgres.js's own is: what
+ * it writes waits for the connection, and a failure to connect reaches postgres.js's handlers (its timeout, its
+ * reconnects). It connects to the URL's first host (the daemon takes one); TLS, when asked for, is set up over it by
+ * postgres.js as before.
+ */
+function openSocket(settings: SocketSettings): Socket {
+  return settings.path ? connect(settings.path) : connect({ host: settings.host[0], port: settings.port[0], noDelay: true });
 }

@@ -50,22 +50,25 @@ export function createPresenceRepo(db: Db) {
   const clear = db.prepare('DELETE FROM presences WHERE session = ?');
 
   return {
-    get(session: string, jid: string): PresenceRow | undefined {
-      const raw = byJid.get(session, jid) as RawPresence | undefined;
+    async get(session: string, jid: string): Promise<PresenceRow | undefined> {
+      const raw = (await byJid.get(session, jid)) as RawPresence | undefined;
       return raw && toRow(raw);
     },
-    subscribe(session: string, jid: string): void {
-      subscribe.run(session, jid, Date.now());
+    async subscribe(session: string, jid: string): Promise<void> {
+      await subscribe.run(session, jid, Date.now());
     },
-    /** a presence seen on the network; a null lastSeen keeps the one known before */
+    /** a presence seen on the network (staged into the tick, joined here); a null lastSeen keeps the one known before */
     record(session: string, jid: string, presence: StoredPresence, lastSeen: number | null): void {
-      record.run({ session, jid, presence, lastSeen, now: Date.now() });
+      db.tick?.join();
+      record.stage({ session, jid, presence, lastSeen, now: Date.now() });
     },
-    listSubscribed(session: string, limit: number, offset: number): PresenceRow[] {
-      return (page.all(session, limit, offset) as RawPresence[]).map(toRow);
+    async listSubscribed(session: string, limit: number, offset: number): Promise<PresenceRow[]> {
+      return ((await page.all(session, limit, offset)) as RawPresence[]).map(toRow);
     },
-    countSubscribed: (session: string): number => count.get(session) as number,
-    subscribedJids: (session: string): string[] => subscribedJids.all(session) as string[],
-    clear: (session: string): void => void clear.run(session),
+    countSubscribed: async (session: string): Promise<number> => (await count.get(session)) as number,
+    subscribedJids: async (session: string): Promise<string[]> => (await subscribedJids.all(session)) as string[],
+    async clear(session: string): Promise<void> {
+      await clear.run(session);
+    },
   };
 }

@@ -2,8 +2,8 @@
 // older version, check the key against what is stored, re-seal under a new key, and compact the file afterwards.
 import { isSealed, sealedKeyId, type SecretBox } from '../auth/secret-box.js';
 import Database from 'better-sqlite3';
-import type { Db } from './db.js';
-import { isPostgres } from './postgres-bridge.js';
+import type { Db } from './sql.js';
+import { SqliteDb } from './sqlite-db.js';
 
 export interface SealedColumn {
   table: string;
@@ -60,28 +60,30 @@ export type SealCounts = Record<string, number>;
 
 /** SQL true for values of `column` in the sealed format, or (`not`) for the others (isSealed() is exact; this only narrows what is read) */
 const sealedFormat = (db: Db, column: string, not = false) =>
-  isPostgres(db) ? `${column} ${not ? '!~' : '~'} '^v[12]:[0-9a-f]{8}:'` : `${column} ${not ? 'NOT GLOB' : 'GLOB'} 'v[12]:${'[0-9a-f]'.repeat(8)}:*'`;
+  db.dialect === 'postgres'
+    ? `${column} ${not ? '!~' : '~'} '^v[12]:[0-9a-f]{8}:'`
+    : `${column} ${not ? 'NOT GLOB' : 'GLOB'} 'v[12]:${'[0-9a-f]'.repeat(8)}:*'`;
 
 interface Pass {
   /** the keys of the rows holding a value (`where` narrows them further) */
-  keys(where?: string): unknown[][];
-  read(keys: unknown[]): string;
-  write(keys: unknown[], value: string): void;
+  keys(where?: string): Promise<unknown[][]>;
+  read(keys: unknown[]): Promise<string>;
+  write(keys: unknown[], value: string): Promise<unknown>;
   /** the key of one row whose value matches `where`, if any */
-  any(where: string): unknown[] | undefined;
+  any(where: string): Promise<unknown[] | undefined>;
 }
 
 // Rows are listed by key and read one by one: a large Baileys install holds tens of thousands of Signal keys, which
 // must not all sit in memory at once (and better-sqlite3 refuses writes while an iterator is open on the connection).
 function passOver(db: Db, c: SealedColumn): Pass {
   const matches = c.key.map((k) => `${k} = ?`).join(' AND ');
-  const read = db.prepare(`SELECT ${c.column} FROM ${c.table} WHERE ${matches}`).pluck();
+  const read = db.prepare<string>(`SELECT ${c.column} FROM ${c.table} WHERE ${matches}`).pluck();
   const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${matches}`);
   return {
-    keys: (where = 'TRUE') => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where})`).raw().all() as unknown[][],
-    read: (keys) => read.get(...keys) as string,
+    keys: (where = 'TRUE') => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where})`).raw().all(),
+    read: async (keys) => (await read.get(...keys)) as string,
     write: (keys, value) => update.run(value, ...keys),
-    any: (where) => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).raw().get() as unknown[] | undefined,
+    any: (where) => db.prepare(`SELECT ${c.key.join(', ')} FROM ${c.table} WHERE ${c.column} IS NOT NULL AND (${where}) LIMIT 1`).raw().get(),
   };
 }
 
@@ -89,15 +91,15 @@ function passOver(db: Db, c: SealedColumn): Pass {
  * Seals every value still stored in plaintext (written before secrets were encrypted), in one transaction; run on
  * every start, it finds nothing once done. Returns the count per column (empty when nothing was plaintext).
  */
-export function sealPlaintextRows(db: Db, box: SecretBox): SealCounts {
+export async function sealPlaintextRows(db: Db, box: SecretBox): Promise<SealCounts> {
   const counts: SealCounts = {};
-  db.transaction(() => {
+  await db.transaction(async () => {
     for (const c of SEALED_COLUMNS) {
       const pass = passOver(db, c);
-      for (const keys of pass.keys(sealedFormat(db, c.column, true))) {
-        const value = pass.read(keys);
+      for (const keys of await pass.keys(sealedFormat(db, c.column, true))) {
+        const value = await pass.read(keys);
         if (isSealed(value)) continue;
-        pass.write(keys, box.seal(value, c.context, rowFor(c, keys)));
+        await pass.write(keys, box.seal(value, c.context, rowFor(c, keys)));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
       }
     }
@@ -115,14 +117,14 @@ export interface KeyMismatch {
  * Whether `box` opens what the database holds: no sealed value names another key id, and one value of each column
  * opens. Undefined when it does (or nothing is sealed yet); reads only.
  */
-export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined {
+export async function checkSealedKey(db: Db, box: SecretBox): Promise<KeyMismatch | undefined> {
   for (const c of SEALED_COLUMNS) {
     const pass = passOver(db, c);
     const where = `${c.table}.${c.column}`;
-    const foreign = pass.any(`${sealedFormat(db, c.column)} AND substr(${c.column}, 4, 8) <> '${box.keyId}'`);
-    if (foreign !== undefined) return { storedKeyId: sealedKeyId(pass.read(foreign)) ?? '?', where };
-    const sampleKeys = pass.any(sealedFormat(db, c.column));
-    const sample = sampleKeys && pass.read(sampleKeys);
+    const foreign = await pass.any(`${sealedFormat(db, c.column)} AND substr(${c.column}, 4, 8) <> '${box.keyId}'`);
+    if (foreign !== undefined) return { storedKeyId: sealedKeyId(await pass.read(foreign)) ?? '?', where };
+    const sampleKeys = await pass.any(sealedFormat(db, c.column));
+    const sample = sampleKeys && (await pass.read(sampleKeys));
     if (sample === undefined || !isSealed(sample)) continue;
     try {
       box.open(sample, c.context, rowFor(c, sampleKeys!));
@@ -134,12 +136,12 @@ export function checkSealedKey(db: Db, box: SecretBox): KeyMismatch | undefined 
 }
 
 /** checkSealedKey on a database file, opened read-only (a backup about to be restored). */
-export function checkSealedKeyOfFile(file: string, box: SecretBox): KeyMismatch | undefined {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+export async function checkSealedKeyOfFile(file: string, box: SecretBox): Promise<KeyMismatch | undefined> {
+  const db = new SqliteDb(new Database(file, { readonly: true, fileMustExist: true }));
   try {
-    return checkSealedKey(db, box);
+    return await checkSealedKey(db, box);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -147,15 +149,15 @@ export function checkSealedKeyOfFile(file: string, box: SecretBox): KeyMismatch 
  * Opens every value with `from` (plaintext passes through) and seals it with `to`, in one transaction: any value
  * `from` does not open throws and leaves the database as it was.
  */
-export function resealAll(db: Db, from: SecretBox, to: SecretBox): SealCounts {
+export async function resealAll(db: Db, from: SecretBox, to: SecretBox): Promise<SealCounts> {
   const counts: SealCounts = {};
-  db.transaction(() => {
+  await db.transaction(async () => {
     for (const c of SEALED_COLUMNS) {
       const pass = passOver(db, c);
-      for (const keys of pass.keys()) {
-        const value = pass.read(keys);
+      for (const keys of await pass.keys()) {
+        const value = await pass.read(keys);
         const row = rowFor(c, keys);
-        pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context, row) : value, c.context, row));
+        await pass.write(keys, to.seal(isSealed(value) ? from.open(value, c.context, row) : value, c.context, row));
         counts[`${c.table}.${c.column}`] = (counts[`${c.table}.${c.column}`] ?? 0) + 1;
       }
     }
@@ -165,10 +167,13 @@ export function resealAll(db: Db, from: SecretBox, to: SecretBox): SealCounts {
 
 /**
  * After values were rewritten in place, their old bytes can survive in the WAL and in free pages of the file:
- * checkpoint, rebuild the file (VACUUM), and checkpoint again, so neither holds them any more.
+ * checkpoint, rebuild the file (VACUUM), and checkpoint again, so neither holds them any more. SQLite only: PostgreSQL's
+ * files are the server's (its own VACUUM reclaims them in time).
  */
 export function compactAfterRewrite(db: Db): void {
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.exec('VACUUM');
-  db.pragma('wal_checkpoint(TRUNCATE)');
+  if (db.dialect !== 'sqlite') return;
+  const raw = (db as SqliteDb).sqlite;
+  raw.pragma('wal_checkpoint(TRUNCATE)');
+  raw.exec('VACUUM');
+  raw.pragma('wal_checkpoint(TRUNCATE)');
 }

@@ -76,24 +76,37 @@ export interface NewSession {
 
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
 
-/** `shared`: other daemons write the same rows (a cluster), so nothing is cached here */
+type StatusCount = { engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number };
+
+/**
+ * How long a node keeps a session row it read (a cluster). Another node's write of it is seen that much later at most;
+ * a request's checks of its session (four of them for a send) cost one round trip, and a busy session's many requests
+ * share their reads. Every write of a running session is made on the node that runs it, which drops its copy at once.
+ */
+const SHARED_READ_MS = 250;
+
+/**
+ * `shared`: other daemons write the same rows (a cluster): a row is kept SHARED_READ_MS only.
+ * The status, account and should-run setters are staged into the tick (joined here): hot paths and the engine's
+ * connection hooks call them without waiting.
+ */
 export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: boolean } = {}) {
   const toRow = (r: RawRow) => toRowWith(box, r);
   const insert = db.prepare(
     `INSERT INTO sessions (name, engine, proxy, config, created_at, updated_at) VALUES (@name, @engine, @proxy, @config, @now, @now)`,
   );
-  const byName = db.prepare('SELECT * FROM sessions WHERE name = ?');
-  const all = db.prepare('SELECT * FROM sessions ORDER BY created_at, name');
-  const page = db.prepare('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
+  const byName = db.prepare<RawRow>('SELECT * FROM sessions WHERE name = ?');
+  const all = db.prepare<RawRow>('SELECT * FROM sessions ORDER BY created_at, name');
+  const page = db.prepare<RawRow>('SELECT * FROM sessions ORDER BY created_at, name LIMIT ? OFFSET ?');
   const count = db.prepare('SELECT COUNT(*) FROM sessions').pluck();
   const countConnected = db.prepare("SELECT COUNT(*) FROM sessions WHERE status = 'CONNECTED'").pluck();
-  const byStatus = db.prepare('SELECT status, COUNT(*) AS count FROM sessions GROUP BY status');
-  const unwell = db.prepare(
+  const byStatus = db.prepare<{ status: string; count: number }>('SELECT status, COUNT(*) AS count FROM sessions GROUP BY status');
+  const unwell = db.prepare<RawRow>(
     "SELECT * FROM sessions WHERE status = 'CONNECTING' OR (status = 'DISCONNECTED' AND status_reason IN ('FAILED', 'TEMPORARY_BAN')) ORDER BY updated_at LIMIT ?",
   );
-  const countByState = db.prepare('SELECT engine, status, status_reason AS "statusReason", COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
+  const countByState = db.prepare<StatusCount>('SELECT engine, status, status_reason AS "statusReason", COUNT(*) AS count FROM sessions GROUP BY engine, status, status_reason');
   const countShouldRun = db.prepare('SELECT COUNT(*) FROM sessions WHERE should_run = 1').pluck();
-  const toRestore = db.prepare('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
+  const toRestore = db.prepare<RawRow>('SELECT * FROM sessions WHERE should_run = 1 ORDER BY created_at, name');
   const setStatus = db.prepare('UPDATE sessions SET status = ?, status_reason = ?, updated_at = ? WHERE name = ?');
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
   const setAccount = db.prepare(
@@ -104,78 +117,129 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
   // a cluster's lease of the session goes with it (a later session of that name starts with none)
   const removeLease = db.prepare('DELETE FROM session_leases WHERE session = ?');
-  const removeWithLease = db.transaction((name: string) => {
-    removeLease.run(name);
-    return remove.run(name).changes > 0;
+  const removeWithLease = db.transaction(async (name: string) => {
+    await removeLease.run(name);
+    return (await remove.run(name)).changes > 0;
   });
-  /** rows read on every request (status checks, account): cached, and dropped on each write */
+  const shared = options.shared === true;
+  /** one daemon: rows read on every request (status checks, account), kept, and dropped on each write */
   const cache = new Map<string, SessionRow>();
+  /** a cluster: the rows read in the last SHARED_READ_MS, dropped then and on each write made here */
+  const memo = new Map<string, Promise<SessionRow | undefined>>();
+  /** counts the writes: a read that a write overtook must not be kept (it may predate the write) */
+  let writes = 0;
   /** the totals every health check and metrics scrape reads: counted once, again after a write that can change them */
   let totals: { total: number; connected: number } | undefined;
-  const counted = () => {
-    const counts = totals ?? { total: count.get() as number, connected: countConnected.get() as number };
-    if (!options.shared) totals = counts;
+  const wrote = (name: string, countsChange: boolean) => {
+    writes += 1;
+    cache.delete(name);
+    memo.delete(name);
+    if (countsChange) totals = undefined;
+  };
+  /** a staged write: in the tick (joined here, so that its failure is the tick's), never awaited */
+  const staged = (name: string, countsChange: boolean, write: () => void) => {
+    db.tick?.join();
+    write();
+    wrote(name, countsChange);
+  };
+  const counted = async () => {
+    if (totals) return totals;
+    const before = writes;
+    const counts = { total: (await count.get()) as number, connected: (await countConnected.get()) as number };
+    if (!shared && writes === before) totals = counts;
     return counts;
+  };
+  const read = async (name: string): Promise<SessionRow | undefined> => {
+    const before = writes;
+    const raw = await byName.get(name);
+    if (!raw) return undefined;
+    const row = toRow(raw);
+    if (!shared && writes === before) cache.set(name, row);
+    return row;
   };
 
   return {
-    insert(session: NewSession): SessionRow {
-      insert.run({ ...session, proxy: session.proxy === undefined ? null : box.seal(session.proxy, PROXY_CONTEXT), config: JSON.stringify(session.config), now: new Date().toISOString() });
-      cache.delete(session.name);
-      totals = undefined;
-      return this.get(session.name)!;
+    /** The new row (not read back: the insert may sit in a tick a read elsewhere does not see yet). */
+    async insert(session: NewSession): Promise<SessionRow> {
+      const now = new Date().toISOString();
+      await insert.run({ ...session, proxy: session.proxy === undefined ? null : box.seal(session.proxy, PROXY_CONTEXT), config: JSON.stringify(session.config), now });
+      wrote(session.name, true);
+      return {
+        name: session.name,
+        engine: session.engine,
+        status: 'DISCONNECTED',
+        statusReason: null,
+        shouldRun: false,
+        phoneNumber: null,
+        pushName: null,
+        businessName: null,
+        platform: null,
+        lid: null,
+        proxy: session.proxy ?? null,
+        config: JSON.parse(JSON.stringify(session.config)) as Record<string, unknown>,
+        lastError: null,
+        createdAt: now,
+        updatedAt: now,
+      };
     },
-    get(name: string): SessionRow | undefined {
+    get(name: string): Promise<SessionRow | undefined> {
       const cached = cache.get(name);
-      if (cached) return cached;
-      const raw = byName.get(name) as RawRow | undefined;
-      if (!raw) return undefined;
-      const row = toRow(raw);
-      if (!options.shared) cache.set(name, row);
-      return row;
+      if (cached) return Promise.resolve(cached);
+      if (!shared) return read(name);
+      let pending = memo.get(name);
+      if (!pending) {
+        pending = read(name);
+        memo.set(name, pending);
+        // a failed read is not kept for the rest of the turn
+        pending.catch(() => {
+          if (memo.get(name) === pending) memo.delete(name);
+        });
+        setTimeout(() => {
+          if (memo.get(name) === pending) memo.delete(name);
+        }, SHARED_READ_MS).unref();
+      }
+      return pending;
     },
-    list(limit?: number, offset = 0): SessionRow[] {
-      const rows = (limit === undefined ? all.all() : page.all(limit, offset)) as RawRow[];
+    async list(limit?: number, offset = 0): Promise<SessionRow[]> {
+      const rows = await (limit === undefined ? all.all() : page.all(limit, offset));
       return rows.map(toRow);
     },
-    count: () => counted().total,
-    counts: (): { total: number; connected: number } => ({ ...counted() }),
-    countByStatus: (): Record<string, number> => Object.fromEntries((byStatus.all() as Array<{ status: string; count: number }>).map((r) => [r.status, r.count])),
+    count: async (): Promise<number> => (await counted()).total,
+    counts: async (): Promise<{ total: number; connected: number }> => ({ ...(await counted()) }),
+    countByStatus: async (): Promise<Record<string, number>> => Object.fromEntries((await byStatus.all()).map((r) => [r.status, r.count])),
     /** Sessions that may need the operator: connecting (for how long is the caller's call), or down after FAILED or TEMPORARY_BAN. Oldest first. */
-    listUnwell: (limit: number): SessionRow[] => (unwell.all(limit) as RawRow[]).map(toRow),
+    listUnwell: async (limit: number): Promise<SessionRow[]> => (await unwell.all(limit)).map(toRow),
     /** how many sessions each engine has in each status and status reason */
-    countByState: () => countByState.all() as Array<{ engine: EngineName; status: SessionStatus; statusReason: StatusReason | null; count: number }>,
-    countShouldRun: () => countShouldRun.get() as number,
-    listToRestore: () => (toRestore.all() as RawRow[]).map(toRow),
+    countByState: (): Promise<StatusCount[]> => countByState.all(),
+    countShouldRun: async (): Promise<number> => (await countShouldRun.get()) as number,
+    listToRestore: async (): Promise<SessionRow[]> => (await toRestore.all()).map(toRow),
     setStatus(name: string, status: SessionStatus, reason: StatusReason | null): void {
-      setStatus.run(status, reason, new Date().toISOString(), name);
-      cache.delete(name);
-      totals = undefined;
+      staged(name, true, () => setStatus.stage(status, reason, new Date().toISOString(), name));
     },
     setShouldRun(name: string, shouldRun: boolean): void {
-      setShouldRun.run(shouldRun ? 1 : 0, new Date().toISOString(), name);
-      cache.delete(name);
+      staged(name, false, () => setShouldRun.stage(shouldRun ? 1 : 0, new Date().toISOString(), name));
     },
     setAccount(name: string, account: AccountInfo | null): void {
-      setAccount.run({
-        name,
-        phoneNumber: account?.phoneNumber ?? null,
-        pushName: account?.pushName ?? null,
-        businessName: account?.businessName ?? null,
-        platform: account?.platform ?? null,
-        lid: account?.lid ?? null,
-        now: new Date().toISOString(),
-      });
-      cache.delete(name);
+      staged(name, false, () =>
+        setAccount.stage({
+          name,
+          phoneNumber: account?.phoneNumber ?? null,
+          pushName: account?.pushName ?? null,
+          businessName: account?.businessName ?? null,
+          platform: account?.platform ?? null,
+          lid: account?.lid ?? null,
+          now: new Date().toISOString(),
+        }),
+      );
     },
     setLastError(name: string, cause: CloseCause, at = new Date().toISOString()): void {
-      setLastError.run(cause.code, cause.message, at, name);
-      cache.delete(name);
+      staged(name, false, () => setLastError.stage(cause.code, cause.message, at, name));
     },
-    delete(name: string): boolean {
-      cache.delete(name);
-      totals = undefined;
-      return removeWithLease(name);
+    async delete(name: string): Promise<boolean> {
+      wrote(name, true);
+      const removed = await removeWithLease(name);
+      wrote(name, true);
+      return removed;
     },
   };
 }

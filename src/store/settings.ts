@@ -7,25 +7,26 @@ export type SettingsRepo = ReturnType<typeof createSettingsRepo>;
 
 export function createSettingsRepo(db: Db, box: SecretBox) {
   const context = contextOf('settings', 'value');
-  const getOne = db.prepare('SELECT value FROM settings WHERE key = ?').pluck();
+  const getOne = db.prepare<string>('SELECT value FROM settings WHERE key = ?').pluck();
   const upsert = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
   const insertNew = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING');
   const remove = db.prepare('DELETE FROM settings WHERE key = ?');
+  const read = async <T>(raw: Promise<string | undefined>): Promise<T | undefined> => {
+    const value = await raw;
+    return value === undefined ? undefined : (JSON.parse(box.open(value, context)) as T);
+  };
   return {
-    get<T>(key: string): T | undefined {
-      const raw = getOne.get(key) as string | undefined;
-      return raw === undefined ? undefined : (JSON.parse(box.open(raw, context)) as T);
-    },
-    set(key: string, value: unknown): void {
-      upsert.run(key, box.seal(JSON.stringify(value), context));
+    get: <T>(key: string): Promise<T | undefined> => read<T>(getOne.get(key)),
+    async set(key: string, value: unknown): Promise<void> {
+      await upsert.run(key, box.seal(JSON.stringify(value), context));
     },
     /** Stores `value` unless the key has one already (another daemon sharing the store may have set it first); the value kept. */
-    setIfAbsent<T>(key: string, value: T): T {
-      insertNew.run(key, box.seal(JSON.stringify(value), context));
-      return this.get<T>(key)!;
+    async setIfAbsent<T>(key: string, value: T): Promise<T> {
+      await insertNew.run(key, box.seal(JSON.stringify(value), context));
+      return (await read<T>(getOne.get(key)))!;
     },
-    delete(key: string): void {
-      remove.run(key);
+    async delete(key: string): Promise<void> {
+      await remove.run(key);
     },
   };
 }

@@ -102,33 +102,33 @@ export function createWebhooksRepo(db: Db, box: SecretBox) {
   const idsOfSession = db.prepare('SELECT id FROM webhooks WHERE session = ?').pluck();
 
   /** Writes the new settings; disabling also fails the webhook's pending deliveries, in the same transaction. */
-  const updateWebhook = db.transaction((id: number, fields: WebhookFields, disabledError: string): number => {
-    const changed = update.run({ id, ...toParams(box, fields), now: new Date().toISOString() }).changes;
-    if (changed && !fields.enabled) failPending.run(disabledError, Date.now(), id);
-    return changed;
+  const updateWebhook = db.transaction(async (id: number, fields: WebhookFields, disabledError: string): Promise<number> => {
+    const { changes } = await update.run({ id, ...toParams(box, fields), now: new Date().toISOString() });
+    if (changes && !fields.enabled) await failPending.run(disabledError, Date.now(), id);
+    return changes;
   });
 
   return {
     /** `createdBy`: who registers it (`master`, `key:<id of its key family's root>`), counted by countOwnedBy */
-    insert(fields: WebhookFields, createdBy: string | null = null): WebhookRow {
-      const { id } = insert.get({ ...toParams(box, fields), createdBy, now: new Date().toISOString() }) as { id: number };
-      return toRow(byId.get(id) as RawWebhook);
+    async insert(fields: WebhookFields, createdBy: string | null = null): Promise<WebhookRow> {
+      const { id } = (await insert.get({ ...toParams(box, fields), createdBy, now: new Date().toISOString() })) as { id: number };
+      return toRow((await byId.get(id)) as RawWebhook);
     },
-    get(id: number): WebhookRow | undefined {
-      const raw = byId.get(id) as RawWebhook | undefined;
+    async get(id: number): Promise<WebhookRow | undefined> {
+      const raw = (await byId.get(id)) as RawWebhook | undefined;
       return raw && toRow(raw);
     },
-    list: (limit: number, offset: number): WebhookRow[] => (page.all(limit, offset) as RawWebhook[]).map(toRow),
-    count: (): number => count.get() as number,
-    countOwnedBy: (createdBy: string): number => countOwned.get(createdBy) as number,
-    listEnabled: (): WebhookRow[] => (enabled.all() as RawWebhook[]).map(toRow),
+    list: async (limit: number, offset: number): Promise<WebhookRow[]> => ((await page.all(limit, offset)) as RawWebhook[]).map(toRow),
+    count: async (): Promise<number> => (await count.get()) as number,
+    countOwnedBy: async (createdBy: string): Promise<number> => (await countOwned.get(createdBy)) as number,
+    listEnabled: async (): Promise<WebhookRow[]> => ((await enabled.all()) as RawWebhook[]).map(toRow),
     /** Replaces every field; returns the new row, or undefined when the webhook does not exist. */
-    update(id: number, fields: WebhookFields, disabledError = 'webhook disabled'): WebhookRow | undefined {
-      if (!updateWebhook(id, fields, disabledError)) return undefined;
-      return toRow(byId.get(id) as RawWebhook);
+    async update(id: number, fields: WebhookFields, disabledError = 'webhook disabled'): Promise<WebhookRow | undefined> {
+      if (!(await updateWebhook(id, fields, disabledError))) return undefined;
+      return toRow((await byId.get(id)) as RawWebhook);
     },
     /** Deletes the webhook; its deliveries go with it (ON DELETE CASCADE). */
-    delete: (id: number): boolean => remove.run(id).changes > 0,
-    idsOfSession: (session: string): number[] => idsOfSession.all(session) as number[],
+    delete: async (id: number): Promise<boolean> => (await remove.run(id)).changes > 0,
+    idsOfSession: async (session: string): Promise<number[]> => (await idsOfSession.all(session)) as number[],
   };
 }

@@ -67,7 +67,19 @@ export class WebhookDispatcher {
   private readonly webhookOf = new Map<string, number>();
   /** in-flight rows re-queued by hand: whatever the attempt's result, they go again with a fresh budget */
   private readonly rearmed = new Set<string>();
+  /** outcomes of batches being written, by delivery id; and those of them re-queued by hand meanwhile */
+  private readonly writing = new Map<string, AttemptOutcome>();
+  private readonly requeuedWhileWriting = new Set<string>();
+  /** batches of outcomes being written (stop waits for them) */
+  private readonly writes = new Set<Promise<void>>();
+  /** per webhook: moved on by each resync, so a read of its due rows begun before one is not trusted after it */
+  private readonly resyncs = new Map<number, number>();
   private tickScheduled = false;
+  /** a round is under way (it waits on the store while refilling a buffer); another asked meanwhile runs after it */
+  private ticking = false;
+  private tickAgain = false;
+  /** until start has released the previous run's claims and read what is due, no round runs */
+  private started = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timerAt = Infinity;
@@ -85,18 +97,23 @@ export class WebhookDispatcher {
   }
 
   /** Resumes every pending row (also after kill -9) and starts the periodic prune. */
-  start(): void {
+  async start(): Promise<void> {
     if (this.running || this.closed) return;
     this.running = true;
     const now = Date.now();
-    // in a cluster, the claims this node's previous run held (killed before it could end them) are free at once
-    this.options.outbox.releaseOwnClaims();
-    for (const { webhookId } of this.options.outbox.nextDuePerWebhook()) this.resync(webhookId, now);
+    try {
+      // in a cluster, the claims this node's previous run held (killed before it could end them) are free at once
+      await this.options.outbox.releaseOwnClaims();
+      const due = await this.options.outbox.nextDuePerWebhook();
+      await Promise.all(due.map(({ webhookId }) => this.resync(webhookId, now)));
+    } finally {
+      this.started = true;
+    }
     this.prune();
     this.pruneTimer = setInterval(() => this.prune(), this.options.pruneIntervalMs ?? 3_600_000);
     this.pruneTimer.unref();
     if (this.options.outbox.shared) {
-      this.rescanTimer = setInterval(() => this.rescan(), this.options.rescanEveryMs ?? 2000);
+      this.rescanTimer = setInterval(() => void this.rescan(), this.options.rescanEveryMs ?? 2000);
       this.rescanTimer.unref();
     }
     this.scheduleTick();
@@ -132,7 +149,8 @@ export class WebhookDispatcher {
       let budget: NodeJS.Timeout | undefined;
       await Promise.race([this.queue.onIdle(), new Promise<void>((done) => (budget = setTimeout(done, budgetMs)))]);
       clearTimeout(budget);
-      this.flush();
+      await this.flush();
+      await Promise.all(this.writes);
       this.closed = true;
     })());
   }
@@ -154,27 +172,27 @@ export class WebhookDispatcher {
     if (change.type === 'requeued') {
       const unwritten = this.outcomes.get(change.deliveryId);
       if (unwritten) Object.assign(unwritten, { status: 'pending', budgetStart: unwritten.attempts, nextAttemptAt: now });
+      // its outcome is being written and may land after the re-queue: it is re-queued again once written
+      else if (this.writing.has(change.deliveryId)) this.requeuedWhileWriting.add(change.deliveryId);
       else if (this.claimed.has(change.deliveryId)) this.rearmed.add(change.deliveryId);
     }
-    try {
-      this.resync(change.webhookId, now);
-    } catch (err) {
+    this.resync(change.webhookId, now).then(
+      () => this.scheduleTick(),
       // the shared database is out of reach (a cluster's): the next scan finds the webhook's rows
-      this.options.logger?.error({ err, webhookId: change.webhookId }, 'could not read the due deliveries');
-    }
-    this.scheduleTick();
+      (err: unknown) => this.options.logger?.error({ err, webhookId: change.webhookId }, 'could not read the due deliveries'),
+    );
   }
 
   /** Forgets what is buffered for a webhook and re-reads when its pending rows are due. */
-  private resync(webhookId: number, now: number): void {
+  private async resync(webhookId: number, now: number): Promise<void> {
     this.buffers.delete(webhookId);
     this.live.delete(webhookId);
     this.dueAt.delete(webhookId);
-    const first = this.options.outbox.nextDueAfter(webhookId, -1);
+    this.resyncs.set(webhookId, (this.resyncs.get(webhookId) ?? 0) + 1);
+    const [first, later] = await Promise.all([this.options.outbox.nextDueAfter(webhookId, -1), this.options.outbox.nextDueAfter(webhookId, now)]);
     if (first === null) return;
     if (first > now) return this.noteDue(webhookId, first);
     this.dirty.add(webhookId);
-    const later = this.options.outbox.nextDueAfter(webhookId, now);
     if (later !== null) this.noteDue(webhookId, later);
   }
 
@@ -189,11 +207,11 @@ export class WebhookDispatcher {
     if (!this.running || at >= this.timerAt) return;
     clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = setTimeout(() => this.onTimer(), Math.max(0, at - Date.now()));
+    this.timer = setTimeout(() => void this.onTimer(), Math.max(0, at - Date.now()));
     this.timer.unref();
   }
 
-  private onTimer(): void {
+  private async onTimer(): Promise<void> {
     this.timer = undefined;
     this.timerAt = Infinity;
     if (!this.running) return;
@@ -207,7 +225,7 @@ export class WebhookDispatcher {
     if (next < Infinity) this.armTimer(next);
     // resync re-reads each fired webhook's rows and notes its later retries
     try {
-      for (const id of fired) this.resync(id, now);
+      await Promise.all(fired.map((id) => this.resync(id, now)));
     } catch (err) {
       // the shared database is out of reach (a cluster's): the next scan finds these rows
       this.options.logger?.error({ err }, 'could not read the due deliveries');
@@ -220,11 +238,11 @@ export class WebhookDispatcher {
    * next round, what is due later gets the timer; what this node already knows of is kept (its outcomes may not be
    * written yet).
    */
-  private rescan(): void {
+  private async rescan(): Promise<void> {
     if (!this.running) return;
     const now = Date.now();
     try {
-      for (const { webhookId, at } of this.options.outbox.nextDuePerWebhook()) {
+      for (const { webhookId, at } of await this.options.outbox.nextDuePerWebhook()) {
         if (at <= now) this.dirty.add(webhookId);
         else this.noteDue(webhookId, at);
       }
@@ -249,71 +267,129 @@ export class WebhookDispatcher {
     if (this.outcomes.size >= MAX_UNWRITTEN_OUTCOMES) {
       clearTimeout(this.flushTimer);
       this.flushTimer = undefined;
-      setImmediate(() => this.flush());
+      setImmediate(() => void this.flush());
     } else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => this.flush(), this.options.flushIntervalMs ?? 10);
+      this.flushTimer = setTimeout(() => void this.flush(), this.options.flushIntervalMs ?? 10);
     }
   }
 
-  /** One round: hand due rows to the queue, per dirty webhook, up to its in-flight cap. */
+  /**
+   * One round: hand due rows to the queue, per dirty webhook, up to its in-flight cap. Rows already buffered are handed
+   * on without a wait; only a refill reads the store. One round at a time: one asked for meanwhile runs after it.
+   */
   private tick(): void {
-    if (!this.running) return;
+    if (!this.running || !this.started) return;
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    const round = this.round();
+    // a round that never waited has ended already: no promise to follow
+    if (round) {
+      round
+        .catch((err: unknown) => this.options.logger?.error({ err }, 'webhook dispatch round failed'))
+        .finally(() => this.endRound());
+    } else this.endRound();
+  }
+
+  private endRound(): void {
+    this.ticking = false;
+    if (this.tickAgain) {
+      this.tickAgain = false;
+      this.scheduleTick();
+    }
+  }
+
+  /** A round's work; a promise only when it had to read the store (the rest of the round then follows the read). */
+  private round(): Promise<void> | undefined {
     const now = Date.now();
     const started = performance.now();
     const cap = this.options.settings.perWebhookConcurrency;
     for (const webhookId of this.dirty) {
       // the webhooks left stay dirty for the next round
-      if (performance.now() - started > ROUND_BUDGET_MS) return this.scheduleTick();
+      if (performance.now() - started > ROUND_BUDGET_MS) {
+        this.scheduleTick();
+        return undefined;
+      }
       this.dirty.delete(webhookId);
       if (!this.options.registry.activeWebhook(webhookId)) {
         this.buffers.delete(webhookId);
         this.live.delete(webhookId);
         continue;
       }
-      let inFlight = this.inFlight.get(webhookId) ?? 0;
-      let buffer = this.buffers.get(webhookId);
-      let refilled = false;
-      while (inFlight < cap) {
-        if (!buffer || buffer.length === 0) {
-          if (refilled || this.live.has(webhookId)) break;
-          refilled = true;
-          const shared = this.options.outbox.shared;
-          // claims are taken for what goes out now: a claimed row waiting in a buffer would be held from every other node
-          const limit = shared ? cap - inFlight : this.batchSize + (this.claimedOf.get(webhookId) ?? 0);
-          let rows: DueDelivery[];
-          try {
-            rows = this.options.outbox.due(webhookId, now, limit);
-          } catch (err) {
-            // the shared database is out of reach (a cluster's): the rows stay where they are, the next scan finds them
-            this.options.logger?.error({ err, webhookId }, 'could not claim due deliveries');
-            break;
-          }
-          if (rows.length < limit && !shared) this.live.add(webhookId);
-          buffer = rows.filter((row) => !this.claimed.has(row.id));
-          this.buffers.set(webhookId, buffer);
-          if (buffer.length === 0) break;
-        }
-        const row = buffer.shift()!;
-        if (this.claimed.has(row.id)) continue;
-        this.claim(row.id, webhookId);
-        inFlight += 1;
-        this.queue.add(() => this.attempt(row)).catch((err: unknown) => this.options.logger?.error({ err, deliveryId: row.id }, 'webhook attempt crashed'));
-      }
-      this.inFlight.set(webhookId, inFlight);
-      if (buffer && buffer.length === 0) this.buffers.delete(webhookId);
+      const refill = this.handOut(webhookId, cap, now, false);
+      if (refill) return refill.then(() => this.round());
     }
+    return undefined;
   }
 
-  private flush(): void {
+  /**
+   * Hands a webhook's buffered rows to the queue up to its cap. When the buffer runs dry and may not hold every due row,
+   * returns the read that refills it, which hands out the rest once it answers.
+   */
+  private handOut(webhookId: number, cap: number, now: number, refilled: boolean): Promise<void> | undefined {
+    let buffer = this.buffers.get(webhookId);
+    while ((this.inFlight.get(webhookId) ?? 0) < cap) {
+      if (!buffer || buffer.length === 0) {
+        if (refilled || this.live.has(webhookId)) break;
+        return this.refill(webhookId, cap, now);
+      }
+      const row = buffer.shift()!;
+      if (this.claimed.has(row.id)) continue;
+      this.claim(row.id, webhookId);
+      this.inFlight.set(webhookId, (this.inFlight.get(webhookId) ?? 0) + 1);
+      this.queue.add(() => this.attempt(row)).catch((err: unknown) => this.options.logger?.error({ err, deliveryId: row.id }, 'webhook attempt crashed'));
+    }
+    if (buffer && buffer.length === 0 && this.buffers.get(webhookId) === buffer) this.buffers.delete(webhookId);
+    return undefined;
+  }
+
+  private async refill(webhookId: number, cap: number, now: number): Promise<void> {
+    const shared = this.options.outbox.shared;
+    const resyncs = this.resyncs.get(webhookId);
+    // claims are taken for what goes out now: a claimed row waiting in a buffer would be held from every other node
+    const limit = shared ? cap - (this.inFlight.get(webhookId) ?? 0) : this.batchSize + (this.claimedOf.get(webhookId) ?? 0);
+    let rows: DueDelivery[];
+    try {
+      rows = await this.options.outbox.due(webhookId, now, limit);
+    } catch (err) {
+      // the shared database is out of reach (a cluster's): the rows stay where they are, the next scan finds them
+      this.options.logger?.error({ err, webhookId }, 'could not claim due deliveries');
+      return;
+    }
+    const buffer = rows.filter((row) => !this.claimed.has(row.id));
+    if (!this.running || !this.options.registry.activeWebhook(webhookId) || this.resyncs.get(webhookId) !== resyncs) {
+      // changed while the rows were read (deleted, disabled, re-synced): the next round reads again; claimed rows lapse
+      if (this.resyncs.get(webhookId) !== resyncs) this.dirty.add(webhookId);
+      return;
+    }
+    // rows written meanwhile were only marked dirty (the webhook was not live), so the read is the whole buffer
+    if (rows.length < limit && !shared) this.live.add(webhookId);
+    this.buffers.set(webhookId, buffer);
+    if (buffer.length === 0) return;
+    this.handOut(webhookId, cap, now, true);
+  }
+
+  /** Writes the outcomes gathered so far in one transaction (joined to the tick), then frees their rows. */
+  private flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.outcomes.size === 0 || this.closed) return;
+    if (this.outcomes.size === 0 || this.closed) return Promise.resolve();
     const batch = [...this.outcomes.values()];
     this.outcomes.clear();
+    for (const outcome of batch) this.writing.set(outcome.id, outcome);
+    const write = this.writeBatch(batch);
+    this.writes.add(write);
+    void write.finally(() => this.writes.delete(write));
+    return write;
+  }
+
+  private async writeBatch(batch: AttemptOutcome[]): Promise<void> {
     let written = false;
     try {
       this.options.beginWrite?.();
-      this.options.outbox.recordOutcomes(batch);
+      await this.options.outbox.recordOutcomes(batch);
       written = true;
     } catch (err) {
       this.options.logger?.error({ err, count: batch.length }, 'could not record webhook outcomes; the deliveries stay pending');
@@ -321,6 +397,13 @@ export class WebhookDispatcher {
     const now = Date.now();
     const shared = this.options.outbox.shared;
     for (const outcome of batch) {
+      this.writing.delete(outcome.id);
+      if (this.requeuedWhileWriting.delete(outcome.id) && !this.closed) {
+        // re-queued by hand while this outcome was being written: written again as pending, with a fresh budget
+        this.outcomes.set(outcome.id, { ...outcome, status: 'pending', budgetStart: outcome.attempts, nextAttemptAt: now, at: now });
+        this.scheduleFlush();
+        continue;
+      }
       this.unclaim(outcome.id, this.webhookOf.get(outcome.id));
       // a retry due at once can only be picked now that its row is written and released; in a cluster every written
       // outcome ends a claim, which frees a place under the webhook's cap counted in the store
@@ -426,11 +509,11 @@ export class WebhookDispatcher {
   }
 
   private prune(): void {
-    try {
-      const removed = this.options.outbox.pruneFinished(Date.now() - this.options.settings.retentionDays * DAY_MS);
-      if (removed) this.options.logger?.info({ removed }, 'pruned old webhook deliveries');
-    } catch (err) {
-      this.options.logger?.error({ err }, 'could not prune webhook deliveries');
-    }
+    this.options.outbox.pruneFinished(Date.now() - this.options.settings.retentionDays * DAY_MS).then(
+      (removed) => {
+        if (removed) this.options.logger?.info({ removed }, 'pruned old webhook deliveries');
+      },
+      (err: unknown) => this.options.logger?.error({ err }, 'could not prune webhook deliveries'),
+    );
   }
 }

@@ -29,6 +29,10 @@ export class FanoutExpander {
   private scheduled = false;
   private stopped = false;
   private rescan: NodeJS.Timeout | undefined;
+  /** a look for fan-outs or a chunk is under way (each waits on the store) */
+  private busy = false;
+  /** fan-outs recorded so far: a chunk that found none does not end the backlog if one was recorded meanwhile */
+  private added = 0;
 
   constructor(private readonly deps: FanoutDeps) {}
 
@@ -51,44 +55,57 @@ export class FanoutExpander {
   /** Records an event for its webhooks, inside the caller's transaction; its deliveries follow in later turns. */
   add(fanout: NewFanout, now = Date.now()): void {
     this.deps.fanouts.add(fanout, now);
+    this.added += 1;
     this.backlog = true;
     this.schedule();
   }
 
   private resume(): void {
-    if (this.backlog || this.stopped) return;
-    try {
-      if (!this.deps.fanouts.any()) return;
-    } catch (err) {
-      this.deps.logger.warn({ err }, 'could not look for fan-outs to expand; trying again later');
-      return;
-    }
-    this.backlog = true;
-    this.schedule();
+    if (this.backlog || this.stopped || this.busy) return;
+    this.busy = true;
+    this.deps.fanouts.any().then(
+      (any) => {
+        this.busy = false;
+        if (!any || this.backlog) return;
+        this.backlog = true;
+        this.schedule();
+      },
+      (err: unknown) => {
+        this.busy = false;
+        this.deps.logger.warn({ err }, 'could not look for fan-outs to expand; trying again later');
+      },
+    );
   }
 
   private schedule(): void {
     if (this.scheduled || this.stopped) return;
     this.scheduled = true;
-    setImmediate(() => this.step());
+    setImmediate(() => void this.step());
   }
 
-  private step(): void {
+  private async step(): Promise<void> {
     this.scheduled = false;
     if (this.stopped) return;
+    // one chunk at a time: the next is scheduled once this one is written
+    if (this.busy) return this.schedule();
+    this.busy = true;
+    const addedBefore = this.added;
     let written: NewDelivery[];
     let fanouts: number;
     try {
       this.deps.beginWrite();
-      ({ written, fanouts } = this.deps.fanouts.expand(this.deps.chunkRows ?? CHUNK_ROWS, buildDelivery));
+      ({ written, fanouts } = await this.deps.fanouts.expand(this.deps.chunkRows ?? CHUNK_ROWS, buildDelivery));
     } catch (err) {
       // the store is away: the rescan takes it up again
       this.deps.logger.warn({ err }, 'could not expand fan-outs into deliveries; trying again later');
       this.backlog = false;
       return;
+    } finally {
+      this.busy = false;
     }
     if (fanouts === 0) {
-      this.backlog = false;
+      if (this.added === addedBefore) this.backlog = false;
+      else this.schedule();
       return;
     }
     if (written.length) this.deps.onWritten(written);

@@ -59,7 +59,10 @@ export function createOutbox({ registry, outbox, onWritten, fanout, tickRows = T
       const id = deliveryId(now);
       return { id, webhookId: webhook.id, eventId: event.id, event: event.event, session: event.session, body: envelopeJson(id, event, payloadJson) };
     });
-    outbox.recordEvent(deliveries, now);
-    onWritten?.(deliveries);
+    const written = outbox.recordEvent(deliveries, now);
+    // inside the tick (the bus joins it first) the rows are staged at once; outside, they are written in a transaction
+    // of their own, and the dispatcher hears of them once it has committed (a failure is the process's unhandled rejection)
+    if (written) void written.then(() => onWritten?.(deliveries));
+    else onWritten?.(deliveries);
   };
 }

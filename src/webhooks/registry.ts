@@ -135,24 +135,35 @@ export function deliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
+export interface RegistryDeps {
+  webhooks: WebhooksRepo;
+  outbox: OutboxRepo;
+  urlPolicy: UrlPolicy;
+  /** webhooks that may exist at once (unlimited when absent) */
+  maxWebhooks?: number;
+  /** webhooks one API key may register (unlimited when absent) */
+  maxWebhooksPerKey?: number;
+}
+
 export class WebhookRegistry {
   private active = new Map<number, ActiveWebhook>();
   private activeList: ActiveWebhook[] = [];
   private readonly listeners = new Set<(change: WebhookChange) => void>();
+  /** refreshes started and the latest one applied: an older read that answers late does not replace a newer one */
+  private refreshesStarted = 0;
+  private refreshApplied = 0;
 
-  constructor(
-    private readonly deps: {
-      webhooks: WebhooksRepo;
-      outbox: OutboxRepo;
-      urlPolicy: UrlPolicy;
-      /** webhooks that may exist at once (unlimited when absent) */
-      maxWebhooks?: number;
-      /** webhooks one API key may register (unlimited when absent) */
-      maxWebhooksPerKey?: number;
-    },
-  ) {
-    this.refresh();
+  /** Makes the registry with its cache of enabled webhooks filled. */
+  static async open(deps: RegistryDeps): Promise<WebhookRegistry> {
+    const registry = new WebhookRegistry(deps);
+    await registry.reload();
+    return registry;
   }
+
+  /** Use `open`, or call `reload` before use: the cache of enabled webhooks starts empty (nothing matches until then). */
+  constructor(
+    private readonly deps: RegistryDeps,
+  ) {}
 
   /** Called after every change (the dispatcher listens); listeners run synchronously, after the cache is refreshed. */
   onChange(listener: (change: WebhookChange) => void): () => void {
@@ -161,13 +172,13 @@ export class WebhookRegistry {
   }
 
   /** `caller`: who registers it, counted against its quota (none: the operator, bound by the global cap only) */
-  create(input: WebhookInput & { url: string }, caller: Principal = { kind: 'master' }): WebhookView {
+  async create(input: WebhookInput & { url: string }, caller: Principal = { kind: 'master' }): Promise<WebhookView> {
     const owner = principalId(caller);
     const max = this.deps.maxWebhooks;
     if (max !== undefined) {
       const limits = { max, perPrincipal: this.deps.maxWebhooksPerKey ?? Infinity, masterReserve: WEBHOOK_MASTER_RESERVE };
-      const total = this.deps.webhooks.count();
-      const use = { total, others: total - this.deps.webhooks.countOwnedBy('master'), own: this.deps.webhooks.countOwnedBy(owner) };
+      const [total, master, own] = await Promise.all([this.deps.webhooks.count(), this.deps.webhooks.countOwnedBy('master'), this.deps.webhooks.countOwnedBy(owner)]);
+      const use = { total, others: total - master, own };
       const refusal = quotaRefusal(limits, caller, use, 'webhooks');
       if (refusal) throw new GatewayError('LIMIT_REACHED', `${refusal} (webhooks.maxWebhooks ${max}, webhooks.maxWebhooksPerKey ${limits.perPrincipal}); delete one first`);
     }
@@ -182,37 +193,38 @@ export class WebhookRegistry {
       signatureScheme: input.signatureScheme ?? 'body',
     };
     checkHmacKey(fields.hmacKey);
-    const row = this.deps.webhooks.insert(fields, owner);
-    this.changed({ type: 'created', webhookId: row.id });
+    const row = await this.deps.webhooks.insert(fields, owner);
+    await this.changed({ type: 'created', webhookId: row.id });
     return webhookView(row, true);
   }
 
-  list(limit = 1000, offset = 0, sessions: readonly string[] | null = null): { rows: WebhookView[]; total: number } {
+  async list(limit = 1000, offset = 0, sessions: readonly string[] | null = null): Promise<{ rows: WebhookView[]; total: number }> {
     if (sessions) {
       // a session-limited key sees only the webhooks of its sessions
-      const all = this.deps.webhooks.list(Number.MAX_SAFE_INTEGER, 0).filter((w) => w.session !== null && sessions.includes(w.session));
+      const all = (await this.deps.webhooks.list(Number.MAX_SAFE_INTEGER, 0)).filter((w) => w.session !== null && sessions.includes(w.session));
       return { rows: all.slice(offset, offset + limit).map((w) => webhookView(w)), total: all.length };
     }
-    return { rows: this.deps.webhooks.list(limit, offset).map((w) => webhookView(w)), total: this.deps.webhooks.count() };
+    const [rows, total] = await Promise.all([this.deps.webhooks.list(limit, offset), this.deps.webhooks.count()]);
+    return { rows: rows.map((w) => webhookView(w)), total };
   }
 
   /** The stored webhook (with its key), or WEBHOOK_NOT_FOUND. */
-  getRow(id: number): WebhookRow {
-    const row = this.deps.webhooks.get(id);
+  async getRow(id: number): Promise<WebhookRow> {
+    const row = await this.deps.webhooks.get(id);
     if (!row) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
     return row;
   }
 
-  get(id: number): WebhookView {
-    return webhookView(this.getRow(id));
+  async get(id: number): Promise<WebhookView> {
+    return webhookView(await this.getRow(id));
   }
 
   /**
    * Partial update: only supplied fields change; `headers` replaces the list (a value given as HEADER_VALUE_MASK keeps
    * the stored value of that header); a new hmacKey or signatureScheme signs the next attempt.
    */
-  update(id: number, patch: WebhookInput): WebhookView {
-    const current = this.getRow(id);
+  async update(id: number, patch: WebhookInput): Promise<WebhookView> {
+    const current = await this.getRow(id);
     const url = patch.url === undefined ? current.url : this.checkUrl(patch.url);
     // stored header values (often the receiver's own tokens) never follow the webhook to another origin unseen: whoever
     // moves it must know them, or the hidden values would be one PUT away from any webhooks:manage key
@@ -233,41 +245,55 @@ export class WebhookRegistry {
     if (patch.hmacKey !== undefined) checkHmacKey(patch.hmacKey);
     // a PUT that changes nothing (`{}`, or the values already stored) writes nothing: updatedAt stays put
     if (sameFields(fields, current)) return webhookView(current);
-    const row = this.deps.webhooks.update(id, fields, DISABLED_ERROR);
+    // a webhook being disabled takes no more events from now on (its pending deliveries are failed with the update)
+    if (!fields.enabled) this.withdraw(id);
+    let row: WebhookRow | undefined;
+    try {
+      row = await this.deps.webhooks.update(id, fields, DISABLED_ERROR);
+    } finally {
+      if (!row) await this.refresh();
+    }
     if (!row) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
-    this.changed({ type: 'updated', webhookId: id });
+    await this.changed({ type: 'updated', webhookId: id });
     return webhookView(row);
   }
 
-  delete(id: number): void {
-    if (!this.deps.webhooks.delete(id)) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
-    this.changed({ type: 'deleted', webhookId: id });
+  async delete(id: number): Promise<void> {
+    // no event is recorded for it while it is being deleted (its delivery rows would refer to a webhook gone)
+    this.withdraw(id);
+    let deleted = false;
+    try {
+      deleted = await this.deps.webhooks.delete(id);
+    } finally {
+      if (!deleted) await this.refresh();
+    }
+    if (!deleted) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
+    await this.changed({ type: 'deleted', webhookId: id });
   }
 
   /** A deleted session's webhooks go with it, so they never attach to a later session of the same name. */
-  deleteForSession(session: string): void {
-    for (const id of this.deps.webhooks.idsOfSession(session)) this.delete(id);
+  async deleteForSession(session: string): Promise<void> {
+    for (const id of await this.deps.webhooks.idsOfSession(session)) await this.delete(id);
   }
 
-  deliveries(id: number, status: DeliveryStatus | undefined, limit = 1000, offset = 0): { rows: DeliveryView[]; total: number } {
-    this.getRow(id);
-    const { rows, total } = this.deps.outbox.list(id, status, limit, offset);
+  async deliveries(id: number, status: DeliveryStatus | undefined, limit = 1000, offset = 0): Promise<{ rows: DeliveryView[]; total: number }> {
+    await this.getRow(id);
+    const { rows, total } = await this.deps.outbox.list(id, status, limit, offset);
     return { rows: rows.map(deliveryView), total };
   }
 
   /** One delivery of the log, with the body it POSTs. */
-  delivery(id: number, deliveryId: string): DeliveryView & { body: string } {
-    this.getRow(id);
-    const row = this.deps.outbox.get(id, deliveryId);
-    const body = row && this.deps.outbox.bodyOf(id, deliveryId);
+  async delivery(id: number, deliveryId: string): Promise<DeliveryView & { body: string }> {
+    await this.getRow(id);
+    const [row, body] = await Promise.all([this.deps.outbox.get(id, deliveryId), this.deps.outbox.bodyOf(id, deliveryId)]);
     if (!row || body === undefined) throw notFound('DELIVERY_NOT_FOUND', `delivery ${deliveryId} of webhook ${id}`);
     return { ...deliveryView(row), body };
   }
 
   /** Re-queues a delivery now with a fresh retry budget (while the webhook is disabled it waits until enabled). */
-  retryDelivery(id: number, deliveryId: string): DeliveryView {
-    this.getRow(id);
-    const row = this.deps.outbox.requeue(id, deliveryId);
+  async retryDelivery(id: number, deliveryId: string): Promise<DeliveryView> {
+    await this.getRow(id);
+    const row = await this.deps.outbox.requeue(id, deliveryId);
     if (!row) throw notFound('DELIVERY_NOT_FOUND', `delivery ${deliveryId} of webhook ${id}`);
     this.emit({ type: 'requeued', webhookId: id, deliveryId });
     return deliveryView(row);
@@ -294,22 +320,32 @@ export class WebhookRegistry {
   }
 
   /** Reads the enabled webhooks again: another daemon sharing the store changed them. */
-  reload(): void {
-    this.refresh();
+  reload(): Promise<void> {
+    return this.refresh();
   }
 
-  private changed(change: WebhookChange): void {
-    this.refresh();
+  private async changed(change: WebhookChange): Promise<void> {
+    await this.refresh();
     this.emit(change);
+  }
+
+  /** Takes a webhook out of the cache at once (matching and the dispatcher stop using it); a refresh puts back what the store holds. */
+  private withdraw(id: number): void {
+    if (!this.active.delete(id)) return;
+    this.activeList = [...this.active.values()];
   }
 
   private emit(change: WebhookChange): void {
     for (const listener of this.listeners) listener(change);
   }
 
-  private refresh(): void {
+  private async refresh(): Promise<void> {
+    const started = ++this.refreshesStarted;
+    const rows = await this.deps.webhooks.listEnabled();
+    if (started < this.refreshApplied) return;
+    this.refreshApplied = started;
     const active = new Map<number, ActiveWebhook>();
-    for (const row of this.deps.webhooks.listEnabled()) {
+    for (const row of rows) {
       active.set(row.id, {
         ...row,
         eventSet: row.events.length ? new Set(row.events) : null,

@@ -12,13 +12,13 @@ type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
 
 function setup() {
   const keys = new ApiKeys(createKeysRepo(openDatabase(':memory:')));
-  const principalOf = (key: string) => keys.authenticate(sha256(key)) as KeyPrincipal;
+  const principalOf = async (key: string) => (await keys.authenticate(sha256(key))) as KeyPrincipal;
   return { keys, principalOf };
 }
 
-const codeOf = (fn: () => unknown): string => {
+const codeOf = async (fn: () => Promise<unknown>): Promise<string> => {
   try {
-    fn();
+    await fn();
   } catch (err) {
     assert.ok(err instanceof GatewayError);
     return err.code;
@@ -27,65 +27,94 @@ const codeOf = (fn: () => unknown): string => {
 };
 
 describe('ApiKeys', () => {
-  it('a "*" key grants any scope, "*" included, within its sessions; a narrower key only what it holds', () => {
+  it('a "*" key grants any scope, "*" included, within its sessions; a narrower key only what it holds', async () => {
     const { keys, principalOf } = setup();
-    const star = principalOf(keys.create({ name: 'star', scopes: ['*'], sessions: ['a', 'b'] }).key);
-    assert.equal(keys.create({ name: 'c', scopes: ['*'], sessions: ['b'] }, star).createdBy, star.id);
-    assert.equal(codeOf(() => keys.create({ name: 'c', scopes: ['*'], sessions: ['c'] }, star)), 'FORBIDDEN_SESSION');
-    const narrow = principalOf(keys.create({ name: 'n', scopes: ['keys:manage', 'messages:send'] }).key);
-    assert.equal(codeOf(() => keys.create({ name: 'c', scopes: ['messages:send', 'media:read'] }, narrow)), 'FORBIDDEN_SCOPE');
-    assert.equal(keys.create({ name: 'c', scopes: ['messages:send'], sessions: ['any'] }, narrow).sessions?.[0], 'any');
+    const star = await principalOf((await keys.create({ name: 'star', scopes: ['*'], sessions: ['a', 'b'] })).key);
+    assert.equal((await keys.create({ name: 'c', scopes: ['*'], sessions: ['b'] }, star)).createdBy, star.id);
+    assert.equal(await codeOf(() => keys.create({ name: 'c', scopes: ['*'], sessions: ['c'] }, star)), 'FORBIDDEN_SESSION');
+    const narrow = await principalOf((await keys.create({ name: 'n', scopes: ['keys:manage', 'messages:send'] })).key);
+    assert.equal(await codeOf(() => keys.create({ name: 'c', scopes: ['messages:send', 'media:read'] }, narrow)), 'FORBIDDEN_SCOPE');
+    assert.equal((await keys.create({ name: 'c', scopes: ['messages:send'], sessions: ['any'] }, narrow)).sessions?.[0], 'any');
   });
 
-  it(`one key may hold at most ${MAX_KEYS_PER_KEY} keys it created; revoking one makes room; the operator has no cap`, () => {
+  it(`one key may hold at most ${MAX_KEYS_PER_KEY} keys it created; revoking one makes room; the operator has no cap`, async () => {
     const { keys, principalOf } = setup();
-    const parent = principalOf(keys.create({ name: 'p', scopes: ['keys:manage'] }).key);
+    const parent = await principalOf((await keys.create({ name: 'p', scopes: ['keys:manage'] })).key);
     let last = '';
-    for (let i = 0; i < MAX_KEYS_PER_KEY; i++) last = keys.create({ name: `c${i}`, scopes: ['keys:manage'] }, parent).id;
-    assert.equal(codeOf(() => keys.create({ name: 'one-more', scopes: ['keys:manage'] }, parent)), 'LIMIT_REACHED');
-    keys.revoke(last, parent);
-    assert.equal(keys.create({ name: 'again', scopes: ['keys:manage'] }, parent).name, 'again');
-    assert.equal(keys.list(parent).length, MAX_KEYS_PER_KEY);
-    assert.ok(keys.create({ name: 'operator', scopes: ['*'] }).id);
+    for (let i = 0; i < MAX_KEYS_PER_KEY; i++) last = (await keys.create({ name: `c${i}`, scopes: ['keys:manage'] }, parent)).id;
+    assert.equal(await codeOf(() => keys.create({ name: 'one-more', scopes: ['keys:manage'] }, parent)), 'LIMIT_REACHED');
+    await keys.revoke(last, parent);
+    assert.equal((await keys.create({ name: 'again', scopes: ['keys:manage'] }, parent)).name, 'again');
+    assert.equal((await keys.list(parent)).length, MAX_KEYS_PER_KEY);
+    assert.ok((await keys.create({ name: 'operator', scopes: ['*'] })).id);
   });
 
-  it('the rate limit holds across a revoke of another key (the principal cache is rebuilt, the window is not)', () => {
+  it('the rate limit holds across a revoke of another key (the principal cache is rebuilt, the window is not)', async () => {
     const { keys } = setup();
-    const limited = keys.create({ name: 'l', scopes: ['sessions:read'], rateLimitPerMinute: 2 });
-    const other = keys.create({ name: 'o', scopes: ['sessions:read'] });
+    const limited = await keys.create({ name: 'l', scopes: ['sessions:read'], rateLimitPerMinute: 2 });
+    const other = await keys.create({ name: 'o', scopes: ['sessions:read'] });
     const digest = sha256(limited.key);
-    keys.authenticate(digest);
-    keys.authenticate(digest);
-    keys.revoke(other.id);
-    assert.throws(() => keys.authenticate(digest), (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED' && err.retryAfterSeconds >= 1);
+    await keys.authenticate(digest);
+    await keys.authenticate(digest);
+    await keys.revoke(other.id);
+    await assert.rejects(() => keys.authenticate(digest), (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED' && err.retryAfterSeconds >= 1);
   });
 
-  it('a key and every key minted from it, at any depth, share one window: minting children does not multiply the limit', () => {
+  it('a key and every key minted from it, at any depth, share one window: minting children does not multiply the limit', async () => {
     const { keys, principalOf } = setup();
     const limited = (p: { key: string }) => () => keys.authenticate(sha256(p.key));
-    const refused = (fn: () => unknown) => assert.throws(fn, (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED');
-    const root = keys.create({ name: 'root', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 3 });
-    const rootPrincipal = principalOf(root.key); // hit 1
-    const children = Array.from({ length: 5 }, (_, i) => keys.create({ name: `child${i}`, scopes: ['keys:manage', 'sessions:read'] }, rootPrincipal));
+    const refused = (fn: () => Promise<unknown>) => assert.rejects(fn, (err: unknown) => err instanceof RateLimitedError && err.code === 'RATE_LIMITED');
+    const root = await keys.create({ name: 'root', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 3 });
+    const rootPrincipal = await principalOf(root.key); // hit 1
+    const children = [];
+    for (let i = 0; i < 5; i++) children.push(await keys.create({ name: `child${i}`, scopes: ['keys:manage', 'sessions:read'] }, rootPrincipal));
     assert.ok(children.every((c) => c.rateLimitPerMinute === 3));
-    limited(children[0]!)(); // hit 2
-    const grandchild = keys.create({ name: 'grandchild', scopes: ['sessions:read'] }, principalOf(children[1]!.key)); // hit 3
-    for (const key of [root, ...children, grandchild]) refused(limited(key));
+    await limited(children[0]!)(); // hit 2
+    const grandchild = await keys.create({ name: 'grandchild', scopes: ['sessions:read'] }, await principalOf(children[1]!.key)); // hit 3
+    for (const key of [root, ...children, grandchild]) await refused(limited(key));
 
     // another family keeps its own window, and so does a sibling made by the operator
-    const other = keys.create({ name: 'other', scopes: ['sessions:read'], rateLimitPerMinute: 3 });
-    limited(other)();
-    limited(other)();
+    const other = await keys.create({ name: 'other', scopes: ['sessions:read'], rateLimitPerMinute: 3 });
+    await limited(other)();
+    await limited(other)();
   });
 
-  it('the children of a revoked key still share one window', () => {
+  it('the children of a revoked key still share one window', async () => {
     const { keys, principalOf } = setup();
-    const parent = keys.create({ name: 'parent', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 2 });
-    const parentPrincipal = keys.authenticate(sha256(parent.key)) as KeyPrincipal;
-    const a = keys.create({ name: 'a', scopes: ['sessions:read'] }, parentPrincipal);
-    const b = keys.create({ name: 'b', scopes: ['sessions:read'] }, parentPrincipal);
-    keys.revoke(parent.id);
-    assert.equal(principalOf(a.key).id, a.id); // the parent's hit and this one fill the window of 2
-    assert.throws(() => keys.authenticate(sha256(b.key)), RateLimitedError);
+    const parent = await keys.create({ name: 'parent', scopes: ['keys:manage', 'sessions:read'], rateLimitPerMinute: 2 });
+    const parentPrincipal = (await keys.authenticate(sha256(parent.key))) as KeyPrincipal;
+    const a = await keys.create({ name: 'a', scopes: ['sessions:read'] }, parentPrincipal);
+    const b = await keys.create({ name: 'b', scopes: ['sessions:read'] }, parentPrincipal);
+    await keys.revoke(parent.id);
+    assert.equal((await principalOf(a.key)).id, a.id); // the parent's hit and this one fill the window of 2
+    await assert.rejects(() => keys.authenticate(sha256(b.key)), RateLimitedError);
+  });
+
+  it('a cached key answers without reading the store; a revocation made while a lookup was reading is not cached over', async () => {
+    const repo = createKeysRepo(openDatabase(':memory:'));
+    let lookups = 0;
+    /** while set, a lookup's answer waits for it (as a slow store's would) */
+    let gate: Promise<void> | undefined;
+    const findByHash = repo.findByHash;
+    repo.findByHash = async (hash) => {
+      lookups += 1;
+      const row = await findByHash(hash);
+      await gate;
+      return row;
+    };
+    const keys = new ApiKeys(repo);
+    const made = await keys.create({ name: 'k', scopes: ['sessions:read'] });
+    await keys.authenticate(sha256(made.key));
+    await keys.authenticate(sha256(made.key));
+    assert.equal(lookups, 1);
+    // a lookup under way when the key is revoked answers with what it read, but does not keep it
+    const other = await keys.create({ name: 'o', scopes: ['sessions:read'] });
+    let open!: () => void;
+    gate = new Promise((done) => (open = done));
+    const reading = keys.authenticate(sha256(other.key));
+    await keys.revoke(other.id);
+    open();
+    assert.equal((await reading)?.kind, 'key');
+    assert.equal(await keys.authenticate(sha256(other.key)), undefined);
   });
 });

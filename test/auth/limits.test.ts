@@ -88,60 +88,63 @@ describe('daily cap in the store', () => {
   const send = { method: 'POST', routePath: '/api/messages/send', session: 'alpha', chatId: '+15550000001', origin: undefined };
   const today = () => new Date().toISOString().slice(0, 10);
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'client-limits-'));
     db = openDatabase(join(dir, 'gateway.db'));
     const now = new Date().toISOString();
-    db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run('alpha', 'sandbox', now, now);
+    await db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run('alpha', 'sandbox', now, now);
     repo = createClientRulesRepo(db);
     rules = new ClientRules(repo, () => true);
   });
 
-  after(() => {
+  after(async () => {
     rules?.close();
-    db?.close();
+    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reserveDailySend takes a slot in one step and refuses at the cap; releaseDailySend gives it back', () => {
+  it('reserveDailySend takes a slot in one step and refuses at the cap; releaseDailySend gives it back', async () => {
     const day = today();
-    assert.equal(repo.reserveDailySend('alpha', 'e1', day, 2), true);
-    assert.equal(repo.reserveDailySend('alpha', 'e1', day, 2), true);
-    assert.equal(repo.reserveDailySend('alpha', 'e1', day, 2), false);
-    assert.equal(repo.dailySends('alpha', 'e1', day), 2, 'a refused reservation counts nothing');
-    repo.releaseDailySend('alpha', 'e1', day);
-    assert.equal(repo.dailySends('alpha', 'e1', day), 1);
-    assert.equal(repo.reserveDailySend('alpha', 'e1', day, 2), true);
-    assert.equal(repo.reserveDailySend('alpha', 'e1', day, 1), false, 'a lowered cap refuses');
-    assert.equal(repo.reserveDailySend('alpha', 'e2', day, 2), true, 'per ephemeral id');
+    assert.equal(await repo.reserveDailySend('alpha', 'e1', day, 2), true);
+    assert.equal(await repo.reserveDailySend('alpha', 'e1', day, 2), true);
+    assert.equal(await repo.reserveDailySend('alpha', 'e1', day, 2), false);
+    assert.equal(await repo.dailySends('alpha', 'e1', day), 2, 'a refused reservation counts nothing');
+    await repo.releaseDailySend('alpha', 'e1', day);
+    assert.equal(await repo.dailySends('alpha', 'e1', day), 1);
+    assert.equal(await repo.reserveDailySend('alpha', 'e1', day, 2), true);
+    assert.equal(await repo.reserveDailySend('alpha', 'e1', day, 1), false, 'a lowered cap refuses');
+    assert.equal(await repo.reserveDailySend('alpha', 'e2', day, 2), true, 'per ephemeral id');
   });
 
-  it('enforce reserves before the handler: the cap holds without any success callback, and release frees the slot once', () => {
-    rules.put('alpha', { recipientMode: 'any', allowedActions: 'send_message,send_reaction,send_typing', dailySendCap: 2 });
-    const first = rules.enforce(principal('e3'), send);
-    const second = rules.enforce(principal('e3'), send);
-    assert.ok(first && second, 'capped sends get a grant');
+  it('enforce reserves before the handler: the cap holds without any success callback, and release frees the slot once', async () => {
+    await rules.put('alpha', { recipientMode: 'any', allowedActions: 'send_message,send_reaction,send_typing', dailySendCap: 2 });
+    // started together, as parallel requests would be: each reservation is one statement, so the cap still holds
+    const [first, second, third] = await Promise.allSettled([
+      rules.enforce(principal('e3'), send),
+      rules.enforce(principal('e3'), send),
+      rules.enforce(principal('e3'), send),
+    ]);
+    assert.ok(first.status === 'fulfilled' && first.value && second.status === 'fulfilled' && second.value, 'capped sends get a grant');
     // both "in flight", nothing finished: a third is already refused
-    assert.throws(
-      () => rules.enforce(principal('e3'), send),
-      (err: unknown) => err instanceof RateLimitedError && err.code === 'DAILY_CAP_REACHED' && err.retryAfterSeconds >= 1,
-    );
-    assert.equal(rules.enforce(principal('e3'), { ...send, routePath: '/api/sessions/:session/messages/typing' }), undefined, 'typing is not capped');
-    first.release();
-    first.release();
-    assert.equal(repo.dailySends('alpha', 'e3', today()), 1, 'a failed send gives its slot back, once');
-    assert.ok(rules.enforce(principal('e3'), send));
-    assert.throws(() => rules.enforce(principal('e3'), send), (err: unknown) => err instanceof GatewayError && err.code === 'DAILY_CAP_REACHED');
+    assert.ok(third.status === 'rejected');
+    const refusal: unknown = third.reason;
+    assert.ok(refusal instanceof RateLimitedError && refusal.code === 'DAILY_CAP_REACHED' && refusal.retryAfterSeconds >= 1);
+    assert.equal(await rules.enforce(principal('e3'), { ...send, routePath: '/api/sessions/:session/messages/typing' }), undefined, 'typing is not capped');
+    first.value.release();
+    first.value.release();
+    assert.equal(await repo.dailySends('alpha', 'e3', today()), 1, 'a failed send gives its slot back, once');
+    assert.ok(await rules.enforce(principal('e3'), send));
+    await assert.rejects(() => rules.enforce(principal('e3'), send), (err: unknown) => err instanceof GatewayError && err.code === 'DAILY_CAP_REACHED');
   });
 
-  it('the session incarnation changes when a session is deleted and created again under its name', () => {
-    const before = repo.tokenEpoch('alpha');
+  it('the session incarnation changes when a session is deleted and created again under its name', async () => {
+    const before = await repo.tokenEpoch('alpha');
     assert.ok(before);
-    db.prepare('DELETE FROM sessions WHERE name = ?').run('alpha');
-    assert.equal(repo.tokenEpoch('alpha'), undefined);
+    await db.prepare('DELETE FROM sessions WHERE name = ?').run('alpha');
+    assert.equal(await repo.tokenEpoch('alpha'), undefined);
     const later = new Date(Date.parse(new Date().toISOString()) + 5).toISOString();
-    db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run('alpha', 'sandbox', later, later);
-    const after = repo.tokenEpoch('alpha');
+    await db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run('alpha', 'sandbox', later, later);
+    const after = await repo.tokenEpoch('alpha');
     assert.equal(after?.epoch, before.epoch, 'the epoch starts over');
     assert.notEqual(after?.incarnation, before.incarnation, 'the incarnation does not');
   });

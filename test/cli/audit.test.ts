@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AUDIT_ACTIONS, type AuditAction } from '../../src/audit/actions.js';
+import type { SqliteDb } from '../../src/store/db.js';
 import { cliFor } from '../helpers/cli.js';
 import { MASTER_KEY, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { readDb } from '../helpers/secrets.js';
@@ -160,16 +161,16 @@ describe('gateway audit', () => {
     assert.equal(await daemon.stop(), 0);
     if (onPostgres()) {
       const db = openDaemonDb(daemon.dataDir);
-      const rows = JSON.stringify(db.prepare('SELECT * FROM audit_log').all());
-      db.close();
+      const rows = JSON.stringify(await db.prepare('SELECT * FROM audit_log').all());
+      await db.close();
       assert.ok(rows.includes('ops-bot') && rows.includes('session.pairing_code'), 'the scan reads the audit rows');
       for (const [name, secret] of Object.entries(secrets)) assert.ok(!rows.includes(secret), `an audit row holds the ${name}`);
       return;
     }
     // stopped: the WAL is checkpointed into gateway.db; read the pages SQLite says belong to the audit log
-    const { pages, pageSize } = readDb(daemon.dataDir, (db) => ({
-      pages: db.prepare("SELECT pageno FROM dbstat WHERE name = 'audit_log' OR name LIKE 'audit_log%'").pluck().all() as number[],
-      pageSize: db.pragma('page_size', { simple: true }) as number,
+    const { pages, pageSize } = await readDb(daemon.dataDir, async (db) => ({
+      pages: await db.prepare<number>("SELECT pageno FROM dbstat WHERE name = 'audit_log' OR name LIKE 'audit_log%'").pluck().all(),
+      pageSize: (db as SqliteDb).sqlite.pragma('page_size', { simple: true }) as number,
     }));
     const file = readFileSync(join(daemon.dataDir, 'gateway.db'));
     const bytes = Buffer.concat(pages.map((n) => file.subarray((n - 1) * pageSize, n * pageSize)));

@@ -108,9 +108,10 @@ describe('gateway init', { concurrency: true }, () => {
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal(await daemon.stop(), 0);
     const where = `id = ${created.body.data.id}`;
-    assert.equal(storedValue(dir, 'webhooks', 'hmac_key', where, { encryptionKey }), hmacKey);
-    assert.throws(() => storedValue(dir, 'webhooks', 'hmac_key', where, { masterKey }), 'the master key alone does not open it');
-    const sealedBefore = readDb(dir, (db) => db.prepare(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get());
+    assert.equal(await storedValue(dir, 'webhooks', 'hmac_key', where, { encryptionKey }), hmacKey);
+    await assert.rejects(storedValue(dir, 'webhooks', 'hmac_key', where, { masterKey }), 'the master key alone does not open it');
+    const sealedBefore = await readDb(dir, (db) => db.prepare<string>(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get());
+    assert.ok(sealedBefore);
 
     const idle = await freePort();
     const rotated = await runCli(['rotate-master-key'], { cwd: dir, env: { GATEWAY_DATA_DIR: dir, GATEWAY_PORT: String(idle), GATEWAY_URL: `http://127.0.0.1:${idle}` } });
@@ -119,7 +120,7 @@ describe('gateway init', { concurrency: true }, () => {
     const after = loadConfig({ configPath: join(dir, 'gateway.yaml'), env: {} }).auth;
     assert.notEqual(after.masterKey, masterKey);
     assert.equal(after.encryptionKey, encryptionKey);
-    assert.equal(readDb(dir, (db) => db.prepare(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get()), sealedBefore);
+    assert.equal(await readDb(dir, (db) => db.prepare<string>(`SELECT hmac_key FROM webhooks WHERE ${where}`).pluck().get()), sealedBefore);
 
     daemon = await startDaemon({ dataDir: dir, port, env: { GATEWAY_MASTER_KEY: '', GATEWAY_LOG_LEVEL: 'warn' } });
     try {

@@ -63,10 +63,10 @@ function isLink(path: string): boolean {
 
 /** Every sealed value of the database, with its column context. */
 const sealedValues = (dataDir: string) =>
-  readDb(dataDir, (db) => [
-    ...(db.prepare('SELECT value FROM auth_state').pluck().all() as string[]).map((v) => [v, contextOf('auth_state', 'value')] as const),
-    ...(db.prepare('SELECT hmac_key FROM webhooks').pluck().all() as string[]).map((v) => [v, contextOf('webhooks', 'hmac_key')] as const),
-    ...(db.prepare('SELECT value FROM settings').pluck().all() as string[]).map((v) => [v, contextOf('settings', 'value')] as const),
+  readDb(dataDir, async (db) => [
+    ...(await db.prepare<string>('SELECT value FROM auth_state').pluck().all()).map((v) => [v, contextOf('auth_state', 'value')] as const),
+    ...(await db.prepare<string>('SELECT hmac_key FROM webhooks').pluck().all()).map((v) => [v, contextOf('webhooks', 'hmac_key')] as const),
+    ...(await db.prepare<string>('SELECT value FROM settings').pluck().all()).map((v) => [v, contextOf('settings', 'value')] as const),
   ]);
 
 describe('rotate-master-key, data key derived from the master key held in gateway.yaml', () => {
@@ -123,7 +123,7 @@ describe('rotate-master-key, data key derived from the master key held in gatewa
     // the old key opens none of the values; the new one opens them all
     const newBox = secretBoxFor({ masterKey: newKey });
     assert.equal(result.keyId, newBox.keyId);
-    const values = sealedValues(dataDir);
+    const values = await sealedValues(dataDir);
     assert.ok(values.length >= 4);
     for (const [value, context] of values) {
       assert.ok(isSealed(value));
@@ -174,7 +174,7 @@ describe('rotate-master-key with GATEWAY_ENCRYPTION_KEY, master key from the env
 
     // the values are sealed under the encryption key, not under anything derived from a master key
     const box = secretBoxFor({ encryptionKey });
-    for (const [value, context] of sealedValues(dataDir)) box.open(value, context);
+    for (const [value, context] of await sealedValues(dataDir)) box.open(value, context);
 
     daemon = await startDaemon({ dataDir, env: { GATEWAY_MASTER_KEY: newKey, GATEWAY_ENCRYPTION_KEY: encryptionKey } });
     const asNew: TestDaemon = { ...daemon, request: (method, path, body, key = newKey, headers) => daemon.request(method, path, body, key, headers) };

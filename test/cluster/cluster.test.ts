@@ -6,7 +6,7 @@
 // database stops its sessions before another node starts them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { PgDb } from '../../src/store/pg-db.js';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents } from '../helpers/events.js';
 import { startPostgres, tcpRelay, type TestPostgres } from '../helpers/postgres.js';
@@ -22,7 +22,7 @@ let url: string;
 let receiver: Receiver;
 /** nodes by id: n1, n2, n3 */
 const nodes = new Map<string, TestDaemon>();
-let db: PostgresDatabase;
+let db: PgDb;
 
 const phone = (i: number) => `1555${String(7_000_000 + i)}`;
 const name = (i: number) => `s${String(i).padStart(3, '0')}`;
@@ -69,14 +69,14 @@ async function connected(sessions: string[], via = 'n1'): Promise<string[]> {
 before(async () => {
   server = await startPostgres();
   url = server.createDatabase('cluster');
-  db = new PostgresDatabase(url);
+  db = new PgDb(url);
   receiver = await startReceiver();
   await Promise.all(['n1', 'n2', 'n3'].map((id) => startNode(id)));
 });
 
 after(async () => {
   await Promise.all([...nodes.values()].map((daemon) => daemon.cleanup()));
-  db?.close();
+  await db?.close();
   await receiver?.close();
   server?.stop();
 });
@@ -187,15 +187,15 @@ describe('three daemons on one PostgreSQL', () => {
 
     // every event the cluster recorded reaches the receiver, n2's pending ones taken over once its claims lapse (events
     // still come meanwhile, acks of the last sends: the check is repeated until the outbox and the receiver agree)
-    const missingNow = () => {
+    const missingNow = async () => {
       const received = new Set(receiver.on('/all').map((d) => d.json.id as string));
       // a delivery's id is the envelope's id
-      const rows = db.prepare('SELECT id, status FROM deliveries').all() as Array<{ id: string; status: string }>;
+      const rows = (await db.prepare('SELECT id, status FROM deliveries').all()) as Array<{ id: string; status: string }>;
       return { rows, missing: rows.filter((row) => row.status !== 'succeeded' || !received.has(row.id)) };
     };
-    let last = missingNow();
-    await waitFor(() => (last = missingNow()).missing.length === 0, WEBHOOK_TIMEOUT_MS + 5000 + 15_000, 'every delivery received').catch(() =>
-      assert.fail(`events recorded but not delivered: ${JSON.stringify(last.missing.map((row) => db.prepare('SELECT * FROM deliveries WHERE id = ?').get(row.id)))} at ${Date.now()}\n${errorsLogged()}`),
+    let last = await missingNow();
+    await waitFor(async () => (last = await missingNow()).missing.length === 0, WEBHOOK_TIMEOUT_MS + 5000 + 15_000, 'every delivery received').catch(async () =>
+      assert.fail(`events recorded but not delivered: ${JSON.stringify(await Promise.all(last.missing.map((row) => db.prepare('SELECT * FROM deliveries WHERE id = ?').get(row.id))))} at ${Date.now()}\n${errorsLogged()}`),
     );
     const received = receiver.on('/all').map((d) => d.json.id as string);
     t.diagnostic(`${last.rows.length} events recorded, ${new Set(received).size} received, ${received.length - new Set(received).size} duplicates`);

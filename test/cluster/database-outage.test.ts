@@ -39,6 +39,9 @@ const exits = () =>
     .filter(([, daemon]) => daemon.child.exitCode !== null || daemon.child.signalCode !== null)
     .map(([id, daemon]) => `${id} exited ${daemon.child.exitCode ?? daemon.child.signalCode}:\n${daemon.output().slice(-3000)}`);
 
+/** what a node logged of the requests it failed (the last three) */
+const failedRequests = (id: string) => node(id).output().split('\n').filter((line) => line.includes('"request failed"')).slice(-3).map((line) => line.slice(0, 1500)).join('\n');
+
 /** Sessions CONNECTED, each asked of its own node in turn (any node answers for any session). */
 async function connected(): Promise<string[]> {
   const answers = await Promise.all(names.map((s, i) => node(IDS[i % 3]!).request('GET', `/api/sessions/${s}`).catch(() => undefined)));
@@ -105,7 +108,7 @@ test('three nodes under sends and inbound traffic: PostgreSQL restarted ten time
     await new Promise((r) => setTimeout(r, LEASE_MS + 1000));
     assert.deepEqual(exits(), [], 'a node exited while the database was down');
     const down = await node('n1').request('GET', `/api/sessions/${names[0]}`).catch(() => undefined);
-    assert.equal(down?.status, 503, JSON.stringify(down?.body));
+    assert.equal(down?.status, 503, `${JSON.stringify(down?.body)}\n${failedRequests('n1')}`);
     assert.ok(['STORE_UNAVAILABLE', 'NODE_UNREACHABLE'].includes(down!.body.error.code), JSON.stringify(down!.body));
     assert.ok(down!.headers.get('retry-after'), 'a 503 says when to retry');
     await server.resume();

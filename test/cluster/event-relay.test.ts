@@ -6,28 +6,28 @@ import { after, before, test } from 'node:test';
 import { createAssembler, encodeMessage, splitText, type RelayMessage } from '../../src/cluster/event-relay.js';
 import { createTickTransaction } from '../../src/store/db.js';
 import { createNotifier } from '../../src/store/notify.js';
-import type { PostgresDatabase } from '../../src/store/postgres-bridge.js';
-import { bridges, startPostgres, type TestPostgres } from '../helpers/postgres.js';
+import type { PgDb } from '../../src/store/pg-db.js';
+import { pgStores, startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 const CHANNEL = 'relay_test';
 let server: TestPostgres;
-const databases = bridges();
+const databases = pgStores();
 
 before(async () => {
   server = await startPostgres();
 });
 
-after(() => {
-  databases.closeAll();
+after(async () => {
+  await databases.closeAll();
   server?.stop();
 });
 
-async function node(id: string): Promise<{ publish(message: RelayMessage): Promise<void>; db: PostgresDatabase; received: RelayMessage[] }> {
+async function node(id: string): Promise<{ publish(message: RelayMessage): Promise<void>; db: PgDb; received: RelayMessage[] }> {
   const db = await databases.open(server.url);
   const received: RelayMessage[] = [];
-  await db.joinCluster(id, 3000, CHANNEL, createAssembler(id, (message) => received.push(message)));
-  const notify = createNotifier(db as never, CHANNEL);
-  const tick = createTickTransaction(db as never, (err) => assert.fail(String(err)));
+  await db.listen(CHANNEL, createAssembler(id, (message) => received.push(message)));
+  const notify = createNotifier(db, CHANNEL);
+  const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
   return {
     db,
     received,
@@ -77,12 +77,12 @@ test('messages reach every other node in order, whole however large, and never c
 
 test('a message published in a transaction that rolls back is never heard; the next one is', async () => {
   const [d, e] = await Promise.all([node('d'), node('e')]);
-  const notify = createNotifier(d.db as never, CHANNEL);
-  const rolledBack = d.db.transaction(() => {
+  const notify = createNotifier(d.db, CHANNEL);
+  const rolledBack = d.db.transaction(async () => {
     notify(encodeMessage('d', { kind: 'changed', topic: 'lost' }));
     throw new Error('rolled back');
   });
-  assert.throws(() => rolledBack(), /rolled back/);
+  await assert.rejects(rolledBack(), /rolled back/);
   await d.publish({ kind: 'changed', topic: 'kept' });
   await until(() => e.received.length >= 1, 'the committed message');
   await new Promise((r) => setTimeout(r, 200));

@@ -88,8 +88,8 @@ for (const scenario of [
       await receiver.waitForCount(1, '/generated');
 
       const auth = { masterKey: MASTER_KEY, encryptionKey: scenario.env.GATEWAY_ENCRYPTION_KEY };
-      const signing = storedValue(daemon.dataDir, 'settings', 'value', "key = 'clientTokens.signingSecret'", auth);
-      const creds = storedValue(daemon.dataDir, 'auth_state', 'value', "session = 'a' AND key = 'creds'", auth);
+      const signing = await storedValue(daemon.dataDir, 'settings', 'value', "key = 'clientTokens.signingSecret'", auth);
+      const creds = await storedValue(daemon.dataDir, 'auth_state', 'value', "session = 'a' AND key = 'creds'", auth);
       assert.ok(signing && creds);
       assert.equal(await daemon.stop(), 0);
 

@@ -51,10 +51,10 @@ async function populate(daemon: TestDaemon, hookPath: string): Promise<void> {
 }
 
 /** The secrets a copied database must not reveal, with the credentials the daemon stored read back through the key. */
-function knownSecrets(dataDir: string): Record<string, string> {
-  const credsA = storedValue(dataDir, 'auth_state', 'value', "session = 'a' AND key = 'creds'");
-  const credsB = storedValue(dataDir, 'auth_state', 'value', "session = 'b' AND key = 'creds'");
-  const signing = storedValue(dataDir, 'settings', 'value', "key = 'clientTokens.signingSecret'");
+async function knownSecrets(dataDir: string): Promise<Record<string, string>> {
+  const credsA = await storedValue(dataDir, 'auth_state', 'value', "session = 'a' AND key = 'creds'");
+  const credsB = await storedValue(dataDir, 'auth_state', 'value', "session = 'b' AND key = 'creds'");
+  const signing = await storedValue(dataDir, 'settings', 'value', "key = 'clientTokens.signingSecret'");
   assert.ok(credsA && credsB && signing, 'the daemon stored session credentials and a client-token signing secret');
   return {
     hmacKey: HMAC_SECRET,
@@ -76,16 +76,16 @@ describe('a copied database without the key', () => {
   after(() => daemon.cleanup());
 
   test('holds no secret in plaintext, while the daemon runs (db, -wal, -shm) and after it stopped', async () => {
-    const secrets = knownSecrets(daemon.dataDir);
+    const secrets = await knownSecrets(daemon.dataDir);
     assert.deepEqual(leaks(copyDbFiles(daemon.dataDir), secrets), [], 'secrets found in a copy of the running daemon\'s files');
     assert.equal(await daemon.stop(), 0);
     const files = copyDbFiles(daemon.dataDir);
     assert.ok(files.get('gateway.db')!.length > 0);
     assert.deepEqual(leaks(files, secrets), [], 'secrets found in the stopped daemon\'s files');
     // every sealed column holds sealed values only, none openable with another master key
-    readDb(daemon.dataDir, (db) => {
+    await readDb(daemon.dataDir, async (db) => {
       for (const [table, column] of [['auth_state', 'value'], ['webhooks', 'hmac_key'], ['webhooks', 'headers'], ['settings', 'value'], ['sessions', 'proxy']] as const) {
-        const values = db.prepare(`SELECT ${column} FROM ${table} WHERE ${column} IS NOT NULL`).pluck().all() as string[];
+        const values = await db.prepare<string>(`SELECT ${column} FROM ${table} WHERE ${column} IS NOT NULL`).pluck().all();
         assert.ok(values.length > 0, `${table}.${column} has rows`);
         assert.ok(values.every(isSealed), `${table}.${column} holds only sealed values`);
       }
@@ -108,9 +108,9 @@ describe('an older database with plaintext secrets', () => {
   });
 
   test('is sealed on start, once, and its sessions come back CONNECTED without pairing', async () => {
-    const secrets = knownSecrets(dataDir);
+    const secrets = await knownSecrets(dataDir);
     // the rows as the version before encryption wrote them
-    assert.ok(unsealAll(dataDir) >= 6);
+    assert.ok((await unsealAll(dataDir)) >= 6);
     assert.notDeepEqual(leaks(copyDbFiles(dataDir), secrets), [], 'the old database holds the secrets in plaintext');
 
     const before = receiver.on('/old').length;
@@ -153,9 +153,9 @@ describe('an older database with plaintext secrets', () => {
     assert.ok(copyDbFiles(dataDir).get('gateway.db')!.equals(bytes), 'the database was changed');
     const db = openDatabase(join(dataDir, 'gateway.db'));
     try {
-      assert.equal(checkSealedKey(db, secretBoxFor({ masterKey: MASTER_KEY })), undefined);
+      assert.equal(await checkSealedKey(db, secretBoxFor({ masterKey: MASTER_KEY })), undefined);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 });

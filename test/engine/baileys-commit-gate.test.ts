@@ -4,7 +4,7 @@
 import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEFAULT_CONNECTION_CONFIG, proto, type WASocket } from '@whiskeysockets/baileys';
+import { DEFAULT_CONNECTION_CONFIG, proto, type BinaryNode, type WASocket } from '@whiskeysockets/baileys';
 import { loadAuthState } from '../../src/engine/baileys/auth-state.js';
 import { ConfirmationGate, type GateDeps } from '../../src/engine/baileys/commit-gate.js';
 import { BaileysSession } from '../../src/engine/baileys/session.js';
@@ -60,15 +60,15 @@ function memoryStore(): AuthStateStore & { rows: Map<string, string>; stagedWrit
   return {
     rows,
     stagedWrites,
-    get: (key) => rows.get(key),
-    getMany: (keys) => new Map(keys.filter((k) => rows.has(k)).map((k) => [k, rows.get(k)!])),
-    set: write,
+    get: async (key) => rows.get(key),
+    getMany: async (keys) => new Map(keys.filter((k) => rows.has(k)).map((k) => [k, rows.get(k)!])),
+    set: async (entries) => write(entries),
     stage(entries) {
       stagedWrites.push(entries);
       write(entries);
     },
-    clear: () => rows.clear(),
-    isEmpty: () => rows.size === 0,
+    clear: async () => rows.clear(),
+    isEmpty: async () => rows.size === 0,
   };
 }
 
@@ -90,7 +90,7 @@ describe('baileys confirmation gate', () => {
   it("holds a message's receipt until its upsert is committed with its staged keys, and the frames after it behind it", async () => {
     const fake = fakeSocket();
     const store = memoryStore();
-    const auth = loadAuthState(store);
+    const auth = await loadAuthState(store);
     const commits = manualCommits();
     const gate = fake.install({
       flushEvents: () => {},
@@ -167,7 +167,7 @@ describe('baileys confirmation gate', () => {
   it('confirms nothing while the store cannot commit: the connection is dropped instead, without an unhandled rejection', async () => {
     const fake = fakeSocket();
     const store = memoryStore();
-    const auth = loadAuthState(store);
+    const auth = await loadAuthState(store);
     const aborted: unknown[] = [];
     const gate = fake.install({
       flushEvents: () => {},
@@ -193,6 +193,27 @@ describe('baileys confirmation gate', () => {
     assert.deepEqual(fake.wire, [], 'neither the receipt nor what followed it left');
     assert.equal(aborted.length, 1);
     assert.match(String(aborted[0]), /disk is full/);
+  });
+});
+
+describe('baileys confirmation gate: credentials', () => {
+  it('lets no frame leave before a credentials write settles, and none after one that failed', async () => {
+    const fake = fakeSocket();
+    const gate = fake.install({ flushEvents: () => {}, committed: async (alsoWrite) => alsoWrite?.(), staged: (_b, work) => work(), commitStaged: () => {}, abort: () => assert.fail('no abort expected'), logger: createLogger('silent') });
+    let saved!: () => void;
+    gate.holdUntil(new Promise<void>((resolve) => (saved = resolve)));
+    fake.sock.ws.socket.send('pair-device-sign');
+    fake.sendAck('iq', 'A1');
+    await tick();
+    assert.deepEqual(fake.wire, [], 'held while the creds are written');
+    saved();
+    await tick();
+    assert.deepEqual(fake.wire, ['pair-device-sign', 'ack iq A1'], 'then in order');
+    // the session drops the connection after a failed write: nothing sent meanwhile leaves
+    gate.holdUntil(Promise.reject(new Error('SQLITE_FULL: database or disk is full')));
+    fake.sock.ws.socket.send('after the failure');
+    await tick();
+    assert.deepEqual(fake.wire, ['pair-device-sign', 'ack iq A1']);
   });
 });
 
@@ -235,7 +256,7 @@ describe('baileys session: confirmations when the store fails', () => {
       { name: 's', config: {}, auth: memoryStore(), hooks: { connection: () => {}, event: () => {}, committed }, ...store },
       { websocketUrl: url, browser: ['test', 'Chrome', '1'], logger: createLogger('silent'), baileysLogLevel: 'silent', qr: { rotationSeconds: 60, maxRotations: 5 } },
     );
-  type Internals = { sock: WASocket; keysStale: boolean; ctx: { lookupMessage(id: string): unknown }; mapper: { handle(events: unknown): void }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
+  type Internals = { sock: WASocket; keysStale: boolean; ctx: { lookupMessage(id: string): unknown }; mapper: { handle(events: unknown): unknown }; confirmStoredRedeliveries(sock: WASocket, messages: unknown[]): void; noticeSpentRedelivery(msg: string, fields: unknown): void };
 
   const redeliveredStub = { key: { id: 'R1', remoteJid: '15550000001@s.whatsapp.net', fromMe: false }, messageStubType: proto.WebMessageInfo.StubType.CIPHERTEXT };
   const unreadable = () => {
@@ -273,13 +294,43 @@ describe('baileys session: confirmations when the store fails', () => {
   });
 
   it('confirms a stored redelivered message without opening its sealed copy', async () => {
-    const s = session({ lookupMessage: unreadable, messageStored: (id) => id === 'R1' });
+    const s = session({ lookupMessage: unreadable, messageStored: async (id) => id === 'R1' });
     await s.connect();
     const internals = s as unknown as Internals;
     const receipts: string[][] = [];
     internals.sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
     internals.confirmStoredRedeliveries(internals.sock, [redeliveredStub]);
+    await tick();
     assert.deepEqual(receipts, [['R1']]);
+    await s.disconnect();
+  });
+
+  it('looks an offline stanza up before Baileys sees it, and holds the message stanzas after it in their order', async () => {
+    let answer!: (stored: boolean) => void;
+    const s = session({ messageStored: (id) => (id === 'OFF1' ? new Promise<boolean>((resolve) => (answer = resolve)) : Promise.resolve(id === 'OFF2')) });
+    await s.connect();
+    const internals = s as unknown as Internals;
+    const ws = internals.sock.ws as unknown as { emit(event: string, node: unknown): boolean; on(event: string, listener: (node: BinaryNode) => void): void; removeAllListeners(event: string): void };
+    // Baileys' own handler would decrypt these made-up stanzas: the test listens in its place
+    ws.removeAllListeners('CB:message');
+    const seen: string[] = [];
+    ws.on('CB:message', (node) => seen.push(node.attrs.id!));
+    const receipts: string[][] = [];
+    internals.sock.sendReceipt = async (_jid, _participant, ids) => void receipts.push(ids);
+    internals.sock.sendMessageAck = async () => {};
+    const stanza = (id: string, offline: boolean): BinaryNode => ({ tag: 'message', attrs: { id, from: '15550000001@s.whatsapp.net', ...(offline ? { offline: '1' } : {}) }, content: [] });
+    ws.emit('CB:message', stanza('OFF1', true));
+    ws.emit('CB:message', stanza('LIVE1', false));
+    ws.emit('CB:message', stanza('OFF2', true));
+    ws.emit('CB:message', stanza('LIVE2', false));
+    await tick();
+    assert.deepEqual(seen, [], 'nothing overtakes the lookup under way');
+    answer(false);
+    await tick();
+    assert.deepEqual(seen, ['OFF1', 'LIVE1', 'LIVE2'], 'in their order; the stored one never reaches Baileys');
+    assert.deepEqual(receipts, [['OFF2']], 'the stored one is confirmed');
+    ws.emit('CB:message', stanza('LIVE3', false));
+    assert.equal(seen.at(-1), 'LIVE3', 'with nothing held, a live stanza goes through at once');
     await s.disconnect();
   });
 
@@ -310,7 +361,7 @@ describe('baileys session: confirmations when the store fails', () => {
         alsoWrite?.();
       },
       // a poll vote's poll looked up while the store is away
-      (i) => void i.ctx.lookupMessage('P1'),
+      (i) => i.ctx.lookupMessage('P1'),
     );
     assert.equal(commits, 0, 'nothing of it was committed or confirmed');
     assert.equal(internals.keysStale, true, 'the connection was dropped with its staged keys');

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { after, before, describe, it } from 'node:test';
 import type { BinaryNode } from '@whiskeysockets/baileys';
-import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { connectPostgres } from '../../src/store/postgres.js';
 import { postgresStoreEnv, waitFor } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { startBaileysTarget, type BaileysTarget } from './targets.js';
@@ -236,15 +236,17 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
    * Another writer holds a lock: on SQLite the write lock, so every write of the daemon fails (SQLITE_BUSY after its
    * busy_timeout); on PostgreSQL (the suite's second pass) the messages table, so the daemon's commits wait.
    */
-  const lockStore = (): (() => Promise<void>) => {
+  const lockStore = async (): Promise<() => Promise<void>> => {
     const url = postgresStoreEnv(target.dataDir).GATEWAY_DATABASE_URL;
     if (url) {
-      const pg = new PostgresDatabase(url);
-      pg.begin();
-      pg.exec('LOCK TABLE messages IN EXCLUSIVE MODE');
+      const pg = connectPostgres(url, { max: 1 });
+      const connection = await pg.reserve();
+      await connection.unsafe('BEGIN');
+      await connection.unsafe('LOCK TABLE messages IN EXCLUSIVE MODE');
       return async () => {
-        await pg.commitAsync();
-        pg.close();
+        await connection.unsafe('COMMIT');
+        connection.release();
+        await pg.end();
       };
     }
     const sqlite = new Database(join(target.dataDir, 'gateway.db'));
@@ -265,7 +267,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     await waitFor(() => confirmedIds('message', new Set([first])).size === 1, 30_000, 'the first message confirmed');
     const ids = Array.from({ length: 3 }, messageId);
     const idSet = new Set(ids);
-    const unlock = lockStore();
+    const unlock = await lockStore();
     try {
       for (const [i, id] of ids.entries()) await target.emu.control.send(contact, account.jid, `locked #${i}`, { id });
       await new Promise((resolve) => setTimeout(resolve, 15_000));

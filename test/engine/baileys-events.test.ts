@@ -91,10 +91,10 @@ describe('baileys events and operations', () => {
     assert.equal(download.status, 200, 'the media key opened from the store decrypts the file');
 
     const secrets = { pollSecret, pollSecretBase64: pollSecret.toString('base64'), mediaKey: uploaded.mediaKey, mediaKeyBase64: uploaded.mediaKey.toString('base64') };
-    const db = openDaemonDb(target.daemon.dataDir, { readonly: true });
+    const db = await openDaemonDb(target.daemon.dataDir, { readonly: true });
     try {
-      const ref = db.prepare('SELECT ref FROM media WHERE id = ?').pluck().get(mediaId) as string;
-      const rows = db.prepare('SELECT secret, raw FROM messages WHERE id IN (?, ?)').all(sent.messageId, imageId) as Array<{ secret: string | null; raw: string | null }>;
+      const ref = (await db.prepare('SELECT ref FROM media WHERE id = ?').pluck().get(mediaId)) as string;
+      const rows = await db.prepare<{ secret: string | null; raw: string | null }>('SELECT secret, raw FROM messages WHERE id IN (?, ?)').all(sent.messageId, imageId);
       const stored = [ref, ...rows.flatMap((r) => [r.secret, r.raw])].filter((v): v is string => v !== null);
       assert.ok(stored.length >= 4, JSON.stringify(rows));
       for (const value of stored) {
@@ -102,7 +102,7 @@ describe('baileys events and operations', () => {
         for (const secret of Object.values(secrets)) assert.ok(!value.includes(secret.toString()), 'no secret in a stored value');
       }
     } finally {
-      db.close();
+      await db.close();
     }
     if (!onPostgres()) assert.deepEqual(leaks(copyDbFiles(target.daemon.dataDir), secrets), [], 'no secret in the database files');
 

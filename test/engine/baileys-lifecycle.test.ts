@@ -162,10 +162,10 @@ describe('baileys: against the emulator', () => {
     await events.next((e) => e.session === 'gw' && e.event === 'message.received' && e.payload.text === `burst ${last}`, 15_000, `burst ${last} after restart`);
 
     // which bursts the gateway has: streamed before the kill, or stored (decrypted text) by either daemon
-    const arrived = () => {
+    const arrived = async () => {
       const numbers = new Set(oldEvents.all((e) => e.session === 'gw' && e.event === 'message.received').map((e) => burstNumber(e.payload.text)));
-      const stored = readDaemonDb(target.dataDir, (db) =>
-        db.prepare("SELECT id, text FROM messages WHERE session = 'gw' AND from_me = 0 AND text LIKE 'burst %'").all() as Array<{ id: string; text: string }>,
+      const stored = await readDaemonDb(target.dataDir, (db) =>
+        db.prepare<{ id: string; text: string }>("SELECT id, text FROM messages WHERE session = 'gw' AND from_me = 0 AND text LIKE 'burst %'").all(),
       );
       for (const row of stored) {
         assert.equal(burstIds.get(row.id), burstNumber(row.text), `stored text of ${row.id}`);
@@ -186,11 +186,14 @@ describe('baileys: against the emulator', () => {
     assert.ok(queued.length > 0, 'the offline queue was used');
     const sentNumbers = new Set(burstIds.values());
     const expected = [...new Set([...Array.from({ length: lastBeforeKill }, (_, i) => i + 1).filter((k) => sentNumbers.has(k)), ...afterKill])].sort((a, b) => a - b);
-    const missing = await waitFor(() => {
-      const have = arrived();
+    const missing = await waitFor(async () => {
+      const have = await arrived();
       const gaps = expected.filter((k) => !have.has(k));
       return gaps.length === 0 ? [] : undefined;
-    }, 10_000, 'every burst before the kill and after it to be stored').catch(() => expected.filter((k) => !arrived().has(k)));
+    }, 10_000, 'every burst before the kill and after it to be stored').catch(async () => {
+      const have = await arrived();
+      return expected.filter((k) => !have.has(k));
+    });
     assert.deepEqual(missing, [], `bursts missing at the gateway (sent 1..${n}, streamed up to ${lastBeforeKill} before the kill; send errors: ${sendErrors.join('; ') || 'none'})`);
     // 3. the gateway never asked the contact to re-send (a retry receipt means it could not decrypt: lost keys)
     const retries = target.emu.control.stanzas({ direction: 'in', device, tag: 'receipt' }).filter((s) => s.node.attrs.type === 'retry');
@@ -256,19 +259,19 @@ describe('baileys: against the emulator', () => {
     const out = await target.daemon.request('POST', '/api/messages/send', { session: 'doomed', chatId: jid(CONTACT), type: 'text', text: 'from doomed' });
     assert.equal(out.status, 200, JSON.stringify(out.body));
     await target.emu.control.waitForInbox(CONTACT, (m) => m.text === 'from doomed', 10_000);
-    const keys = readDaemonDb(target.dataDir, (db) => db.prepare("SELECT key FROM auth_state WHERE session = 'doomed'").pluck().all() as string[]);
+    const keys = (await readDaemonDb(target.dataDir, (db) => db.prepare("SELECT key FROM auth_state WHERE session = 'doomed'").pluck().all())) as string[];
     assert.ok(keys.includes('baileys:creds') && keys.some((k) => k.startsWith('baileys:session:')), `stored before delete: ${keys.join(', ')}`);
-    const gwRows = countAuthState(target.dataDir, 'gw');
+    const gwRows = await countAuthState(target.dataDir, 'gw');
     assert.ok(gwRows > 0);
 
     assert.equal((await target.daemon.request('DELETE', '/api/sessions/doomed')).status, 200);
     assert.equal((await target.daemon.request('GET', '/api/sessions/doomed')).status, 404);
-    assert.equal(countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows left for the deleted session');
+    assert.equal(await countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows left for the deleted session');
     await waitFor(() => !target.emu.control.isOnline(doomedDevice), 5_000, 'the deleted session\'s socket to close');
     // nothing writes them back once the socket is gone, and the other session keeps its own
     await roundTrip('after delete');
-    assert.equal(countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows written back after delete');
-    assert.ok(countAuthState(target.dataDir, 'gw') > 0);
+    assert.equal(await countAuthState(target.dataDir, 'doomed'), 0, 'auth_state rows written back after delete');
+    assert.ok((await countAuthState(target.dataDir, 'gw')) > 0);
   });
 
   it('unlinked on the phone (401) → DISCONNECTED/LOGGED_OUT, credentials cleared, session.logged_out', async () => {

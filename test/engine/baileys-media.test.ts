@@ -97,10 +97,11 @@ describe('baileys media download', () => {
       ids: new Identities(),
       groups: new Map(),
       ownSends: new TtlCache(1000),
+      sendsInFlight: new Set(),
       dispatcher,
       ready: () => Promise.reject(new Error('unused')),
       current: () => (reupload ? ({ updateMediaMessage: reupload } as never) : undefined),
-      lookupMessage: () => undefined,
+      lookupMessage: async () => undefined,
       me: () => ({}),
       isBusiness: () => false,
     } satisfies SessionContext, { ...DEFAULT_DOWNLOAD_SETTINGS, trustedHosts: [host], ...settings });

@@ -10,12 +10,12 @@ const A = '+15550600001';
 const B = '+15550600002';
 
 /** the private key material of session `name`: creds' key pairs, the adv secret, and one pre-key */
-function privateKeys(dataDir: string, name: string): Record<string, Buffer> {
-  const raw = storedValue(dataDir, 'auth_state', 'value', `session = '${name}' AND key = 'baileys:creds'`);
+async function privateKeys(dataDir: string, name: string): Promise<Record<string, Buffer>> {
+  const raw = await storedValue(dataDir, 'auth_state', 'value', `session = '${name}' AND key = 'baileys:creds'`);
   assert.ok(raw, `${name} has stored creds`);
   const creds = JSON.parse(raw, BufferJSON.reviver);
-  const preKeyName = readDb(dataDir, (db) => db.prepare("SELECT key FROM auth_state WHERE session = ? AND key LIKE 'baileys:pre-key:%' LIMIT 1").pluck().get(name)) as string;
-  const preKey = JSON.parse(storedValue(dataDir, 'auth_state', 'value', `session = '${name}' AND key = '${preKeyName}'`)!, BufferJSON.reviver);
+  const preKeyName = (await readDb(dataDir, (db) => db.prepare("SELECT key FROM auth_state WHERE session = ? AND key LIKE 'baileys:pre-key:%' LIMIT 1").pluck().get(name))) as string;
+  const preKey = JSON.parse((await storedValue(dataDir, 'auth_state', 'value', `session = '${name}' AND key = '${preKeyName}'`))!, BufferJSON.reviver);
   return {
     [`${name} noiseKey`]: Buffer.from(creds.noiseKey.private),
     [`${name} signedIdentityKey`]: Buffer.from(creds.signedIdentityKey.private),
@@ -53,7 +53,7 @@ describe('Baileys credentials at rest and in the log', () => {
       const sent = await daemon.request('POST', '/api/messages/send', { session: from, chatId: to, type: 'text', text: `secret-free ${from}` });
       assert.equal(sent.status, 200, JSON.stringify(sent.body));
     }
-    const secrets = forms({ ...privateKeys(target.dataDir, 'a'), ...privateKeys(target.dataDir, 'b') });
+    const secrets = forms({ ...(await privateKeys(target.dataDir, 'a')), ...(await privateKeys(target.dataDir, 'b')) });
     assert.deepEqual(leaks(copyDbFiles(target.dataDir), secrets), [], 'private keys in a copy of the running daemon\'s files');
     await daemon.stop();
     assert.deepEqual(leaks(copyDbFiles(target.dataDir), secrets), [], 'private keys in the stopped daemon\'s files');

@@ -5,7 +5,7 @@ import { openDaemonDb } from '../helpers/daemon-db.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type { Db } from '../../src/store/db.js';
 import { Jimp } from 'jimp';
 import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
@@ -426,7 +426,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(check.registered, true);
       const carolLid = check.lid as string;
       assert.match(carolLid, /@lid$/);
-      await waitFor(() => readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT lid FROM identities WHERE session = ? AND pn = ?').pluck().get('alice', jid(CAROL))) === carolLid, 5_000, 'the pair stored');
+      await waitFor(async () => (await readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT lid FROM identities WHERE session = ? AND pn = ?').pluck().get('alice', jid(CAROL)))) === carolLid, 5_000, 'the pair stored');
 
       const previous = events;
       daemon = await target.restartDaemon();
@@ -455,14 +455,14 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await target.syncHistoryImage('bob', BOB, image, caption);
       await event('bob', 'history.sync', (p) => p.messageCount >= 1, 'history.sync at bob');
       const stored = await waitFor(
-        () => readDaemonDb(daemon.dataDir, (db) => db.prepare("SELECT id, type, media_id AS \"mediaId\" FROM messages WHERE session = 'bob' AND text = ?").get(caption) as { id: string; type: string; mediaId: string | null } | undefined),
+        () => readDaemonDb(daemon.dataDir, (db) => db.prepare<{ id: string; type: string; mediaId: string | null }>("SELECT id, type, media_id AS \"mediaId\" FROM messages WHERE session = 'bob' AND text = ?").get(caption)),
         10_000,
         'the history message stored',
       );
       assert.equal(stored.type, 'image');
       assert.ok(stored.mediaId, 'a history media message has a mediaId');
       // lazily: a reference only, no bytes fetched until someone downloads it
-      const record = readDaemonDb(daemon.dataDir, (db) => db.prepare('SELECT blob, ref FROM media WHERE id = ?').get(stored.mediaId) as { blob: string | null; ref: string | null });
+      const record = (await readDaemonDb(daemon.dataDir, (db) => db.prepare<{ blob: string | null; ref: string | null }>('SELECT blob, ref FROM media WHERE id = ?').get(stored.mediaId)))!;
       assert.equal(record.blob, null);
       assert.ok(record.ref);
       const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
@@ -471,8 +471,8 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
     });
 
     scenario('logout', async () => {
-      assert.ok(authStateRows('alice') > 0, 'a paired session has credentials stored');
-      const bobRows = authStateRows('bob');
+      assert.ok((await authStateRows('alice')) > 0, 'a paired session has credentials stored');
+      const bobRows = await authStateRows('bob');
       await api('POST', '/api/sessions/alice/logout');
       const view = await status('alice');
       assert.equal(view.status, 'DISCONNECTED');
@@ -483,8 +483,8 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(refused.status, 409);
       assert.equal((await status('bob')).status, 'CONNECTED');
       // the credentials are gone from the database, the other session's are untouched
-      assert.equal(authStateRows('alice'), 0, 'auth_state rows left for alice after logout');
-      assert.ok(authStateRows('bob') >= bobRows && bobRows > 0, 'bob keeps its credentials');
+      assert.equal(await authStateRows('alice'), 0, 'auth_state rows left for alice after logout');
+      assert.ok((await authStateRows('bob')) >= bobRows && bobRows > 0, 'bob keeps its credentials');
 
       // a start pairs afresh: a new QR, not a reconnect with the old credentials
       await api('POST', '/api/sessions/alice/start');
@@ -502,18 +502,18 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
 }
 
 /** Runs `read` on the daemon's SQLite file opened read-only (WAL lets the daemon keep running meanwhile). */
-export function readDaemonDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
-  const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
+export async function readDaemonDb<T>(dataDir: string, read: (db: Db) => Promise<T>): Promise<T> {
+  const db = await openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
-    return read(db);
+    return await read(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 /** How many auth_state rows (credentials and signal keys) the daemon holds for `session`. */
-export const countAuthState = (dataDir: string, session: string): number =>
-  readDaemonDb(dataDir, (db) => db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session) as number);
+export const countAuthState = async (dataDir: string, session: string): Promise<number> =>
+  readDaemonDb(dataDir, async (db) => (await db.prepare('SELECT COUNT(*) FROM auth_state WHERE session = ?').pluck().get(session)) as number);
 
 /** A local HTTP server answering each path of `files` with its bytes, and 404 otherwise. */
 async function fileSite(files: Map<string, Buffer>): Promise<{ url: string; close(): Promise<void> }> {

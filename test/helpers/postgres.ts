@@ -6,7 +6,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } fr
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
-import { PostgresDatabase } from '../../src/store/postgres-bridge.js';
+import { openPgDb, type PgDb } from '../../src/store/pg-db.js';
 import { freePort } from './daemon.js';
 
 export interface TestPostgres {
@@ -103,17 +103,47 @@ export async function startPostgres(): Promise<TestPostgres> {
   };
 }
 
-/** A TCP relay to `server` whose connections can all be cut at once (and new ones refused), as a network partition would. */
-export async function tcpRelay(server: TestPostgres, database?: string): Promise<{ url: string; cut(): void }> {
+export interface TcpRelay {
+  url: string;
+  /** cuts every connection at once and refuses new ones, as a network partition would */
+  cut(): void;
+  /**
+   * Round trips so far: each time a connection sends to the server after the server last sent to it (a client that
+   * pipelines its statements behind one another waits once).
+   */
+  turns(): number;
+}
+
+/**
+ * A TCP relay to `server`. `delayMs`: every chunk sent to the server is held that long first (in order), as a database on
+ * another host would add to each round trip.
+ */
+export async function tcpRelay(server: TestPostgres, database?: string, options: { delayMs?: number } = {}): Promise<TcpRelay> {
   const sockets = new Set<Socket>();
+  const delayMs = options.delayMs ?? 0;
+  let turns = 0;
   const proxy = createServer((client) => {
-    const upstream = connect(server.port, '127.0.0.1');
+    const upstream = connect({ port: server.port, host: '127.0.0.1', noDelay: true });
+    client.setNoDelay(true);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => {});
       socket.on('close', () => (client.destroy(), upstream.destroy()));
     }
-    client.pipe(upstream).pipe(client);
+    let answered = true;
+    let lastDue = 0;
+    client.on('data', (chunk: Buffer) => {
+      if (answered) turns++;
+      answered = false;
+      if (delayMs === 0) return void upstream.write(chunk);
+      const due = Math.max(performance.now() + delayMs, lastDue);
+      lastDue = due;
+      setTimeout(() => upstream.write(chunk), due - performance.now());
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      answered = true;
+      client.write(chunk);
+    });
   });
   await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
   const url = new URL(server.url);
@@ -125,19 +155,21 @@ export async function tcpRelay(server: TestPostgres, database?: string): Promise
       proxy.close();
       for (const socket of sockets) socket.destroy();
     },
+    turns: () => turns,
   };
 }
 
-/** The daemon's PostgreSQL store (the bridge) opened on databases of a test's server, migrated; `closeAll` closes them all. */
-export function bridges(): { open(url: string): Promise<PostgresDatabase>; closeAll(): void } {
-  const opened: PostgresDatabase[] = [];
+/** The daemon's PostgreSQL store opened on databases of a test's server, migrated; `closeAll` closes them all. */
+export function pgStores(): { open(url: string): Promise<PgDb>; closeAll(): Promise<void> } {
+  const opened: PgDb[] = [];
   return {
     async open(url) {
-      const db = new PostgresDatabase(url);
+      const db = await openPgDb(url);
       opened.push(db);
-      await db.migrate();
       return db;
     },
-    closeAll: () => opened.splice(0).forEach((db) => db.close()),
+    closeAll: async () => {
+      await Promise.all(opened.splice(0).map((db) => db.close()));
+    },
   };
 }

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { openDaemonDb } from './daemon-db.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type { Db } from '../../src/store/db.js';
 import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
 import { contextOf, rowOf, SEALED_COLUMNS } from '../../src/store/sealed-columns.js';
 import { MASTER_KEY } from './daemon.js';
@@ -32,50 +32,50 @@ export function leaks(files: Map<string, Buffer>, secrets: Record<string, string
   return found;
 }
 
-export function readDb<T>(dataDir: string, read: (db: Database.Database) => T): T {
+export async function readDb<T>(dataDir: string, read: (db: Db) => Promise<T>): Promise<T> {
   const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
-    return read(db);
+    return await read(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 /** A stored value as the daemon reads it: opened when sealed (with the key the daemon derives), as is when plaintext. */
-export function storedValue(
+export async function storedValue(
   dataDir: string,
   table: string,
   column: string,
   where: string,
   auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY },
-): string | undefined {
+): Promise<string | undefined> {
   const c = SEALED_COLUMNS.find((s) => s.table === table && s.column === column)!;
-  const row = readDb(dataDir, (db) => db.prepare(`SELECT ${c.key.join(', ')}, ${column} FROM ${table} WHERE ${where}`).raw().get() as unknown[] | undefined);
+  const row = await readDb(dataDir, (db) => db.prepare(`SELECT ${c.key.join(', ')}, ${column} FROM ${table} WHERE ${where}`).raw().get());
   const raw = row?.[row.length - 1] as string | null | undefined;
   if (raw === undefined || raw === null) return undefined;
   return isSealed(raw) ? secretBoxFor(auth).open(raw, contextOf(table, column), c.boundToRow ? rowOf(row!.slice(0, -1)) : undefined) : raw;
 }
 
 /** Rewrites every sealed value as the plaintext an earlier version stored, in place: an old database. */
-export function unsealAll(dataDir: string, auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY }): number {
+export async function unsealAll(dataDir: string, auth: { masterKey?: string; encryptionKey?: string } = { masterKey: MASTER_KEY }): Promise<number> {
   const box = secretBoxFor(auth);
   const db = openDaemonDb(dataDir, { fileMustExist: true });
   let count = 0;
   try {
-    db.transaction(() => {
+    await db.transaction(async () => {
       for (const c of SEALED_COLUMNS) {
-        const rows = db.prepare(`SELECT ${c.key.join(', ')}, ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL`).raw().all() as unknown[][];
+        const rows = await db.prepare(`SELECT ${c.key.join(', ')}, ${c.column} FROM ${c.table} WHERE ${c.column} IS NOT NULL`).raw().all();
         const update = db.prepare(`UPDATE ${c.table} SET ${c.column} = ? WHERE ${c.key.map((k) => `${k} = ?`).join(' AND ')}`);
         for (const row of rows) {
           const value = row[row.length - 1] as string;
           if (!isSealed(value)) continue;
-          update.run(box.open(value, c.context, c.boundToRow ? rowOf(row.slice(0, -1)) : undefined), ...row.slice(0, -1));
+          await update.run(box.open(value, c.context, c.boundToRow ? rowOf(row.slice(0, -1)) : undefined), ...row.slice(0, -1));
           count += 1;
         }
       }
     })();
   } finally {
-    db.close();
+    await db.close();
   }
   return count;
 }

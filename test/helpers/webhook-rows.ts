@@ -4,8 +4,8 @@ import type { Db } from '../../src/store/db.js';
 import { createWebhooksRepo } from '../../src/store/webhooks.js';
 
 /** Inserts an enabled webhook for every event and session, without retries; returns its id. */
-export function insertWebhook(db: Db, url: string): number {
-  return createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 7))).insert({
+export async function insertWebhook(db: Db, url: string): Promise<number> {
+  const row = await createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 7))).insert({
     url,
     events: [],
     session: null,
@@ -14,5 +14,6 @@ export function insertWebhook(db: Db, url: string): number {
     retries: { attempts: 0, delaySeconds: 0, policy: 'constant' },
     hmacKey: 'sixteen-chars-ok',
     signatureScheme: 'body',
-  }).id;
+  });
+  return row.id;
 }

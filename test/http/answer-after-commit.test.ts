@@ -9,7 +9,7 @@ import { createApp } from '../../src/http/app.js';
 import type { Authenticators } from '../../src/http/middleware/authenticate.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetrics } from '../../src/metrics.js';
-import { createTickTransaction } from '../../src/store/db.js';
+import { createTickTransaction, SqliteDb } from '../../src/store/db.js';
 
 describe('answers after the commit', () => {
   let server: Server;
@@ -75,10 +75,11 @@ describe('answers after the commit', () => {
 // when it ended, found none, and said 2xx for a write that was gone.
 describe("answers after the commit of the request's own tick", () => {
   it('a request whose tick was lost while it waited on something else is not answered 2xx', async () => {
+    // the raw handle writes and rolls back synchronously, as the store does under the async interface
     const db = new Database(':memory:');
     db.exec('CREATE TABLE notes (text TEXT NOT NULL)');
     const lost: unknown[] = [];
-    const tick = createTickTransaction(db, (err) => lost.push(err));
+    const tick = createTickTransaction(new SqliteDb(db), (err) => lost.push(err));
     const write = (text: string) => {
       tick.join();
       db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);

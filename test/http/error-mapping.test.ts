@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { toGatewayError } from '../../src/http/middleware/errors.js';
 import { errorStatus } from '../../src/http/error-status.js';
-import { PostgresError } from '../../src/store/postgres-bridge.js';
+import { PostgresError } from '../../src/store/pg-errors.js';
 import { StaleLeaseError } from '../../src/store/leases.js';
 
 const answer = (err: unknown) => {

@@ -79,6 +79,9 @@ describe("one client's share of the requests in flight (server.maxRequestsInFlig
       const exchange = rawExchange(shared.url, requestHead('POST', '/api/sessions', { Authorization: `Bearer ${flooder}`, 'Content-Type': 'application/json', 'Content-Length': 100 }), '{');
       held.push(exchange);
     }
+    // the held requests are let in once their key is looked up (on PostgreSQL, a round trip): a GET of the same key made
+    // meanwhile would take the second place itself and turn one of them away
+    await new Promise((r) => setTimeout(r, 500));
     await waitFor(async () => (await shared.request('GET', '/api/sessions', undefined, flooder)).status === 503, 5000, "the flooding key's share to be reached");
     const busy = await shared.request('GET', '/api/sessions', undefined, flooder);
     assert.equal(busy.status, 503);

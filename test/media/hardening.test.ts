@@ -118,9 +118,9 @@ describe('one daemon with small limits', () => {
     assert.equal(sent.status, 200);
     const db = openDaemonDb(daemon.dataDir);
     try {
-      db.prepare('UPDATE media SET mime_type = ? WHERE id = ?').run('text/plain\r\nSet-Cookie: x=1', sent.body.data.mediaId);
+      await db.prepare('UPDATE media SET mime_type = ? WHERE id = ?').run('text/plain\r\nSet-Cookie: x=1', sent.body.data.mediaId);
     } finally {
-      db.close();
+      await db.close();
     }
     const res = await fetch(`${daemon.url}/api/sessions/a/media/${sent.body.data.mediaId}/download`, { method: 'POST', headers: { Authorization: `Bearer ${daemon.masterKey}` } });
     assert.equal(res.status, 200);

@@ -391,8 +391,8 @@ describe('engine download failures', () => {
   const row = { id: '00000000-0000-4000-8000-000000000001', session: 's', messageId: 'm', chatId: null, mimeType: 'image/jpeg', size: 10, filename: null, blob: null, ref: '{}', persisted: false, s3Key: null, s3Url: null, createdAt: new Date().toISOString() };
   const serviceWith = (failure: Error) =>
     new MediaService({
-      records: { repo: { get: () => row }, blobs: { open: () => undefined, exists: () => false } } as any,
-      sessions: { get: () => ({}), connected: () => ({ downloadMedia: async () => Promise.reject(failure) }) } as any,
+      records: { repo: { get: async () => row }, blobs: { open: () => undefined, exists: () => false } } as any,
+      sessions: { get: async () => ({}), connected: async () => ({ downloadMedia: async () => Promise.reject(failure) }) } as any,
       settings: { onChange: () => {}, get: () => ({ s3: null, autoPersist: false }) } as any,
       logger: { warn: () => {}, error: () => {} } as any,
     });
@@ -414,12 +414,12 @@ describe('engine download failures', () => {
     const persistedRow = { ...row, persisted: true, s3Key: key, s3Url: `${s3.endpoint}/${s3.bucket}/${key}` };
     const notConnected = new GatewayError('SESSION_NOT_CONNECTED', 'session s is not connected');
     for (const [failure, connected] of [
-      [new GatewayError('MEDIA_EXPIRED', 'the media expired on the network'), () => ({ downloadMedia: async () => Promise.reject(new GatewayError('MEDIA_EXPIRED', 'the media expired on the network')) })],
-      [notConnected, () => { throw notConnected; }],
+      [new GatewayError('MEDIA_EXPIRED', 'the media expired on the network'), async () => ({ downloadMedia: async () => Promise.reject(new GatewayError('MEDIA_EXPIRED', 'the media expired on the network')) })],
+      [notConnected, async () => { throw notConnected; }],
     ] as const) {
       const service = new MediaService({
-        records: { repo: { get: () => persistedRow }, blobs: { open: () => undefined, exists: () => false } } as any,
-        sessions: { get: () => ({}), connected } as any,
+        records: { repo: { get: async () => persistedRow }, blobs: { open: () => undefined, exists: () => false } } as any,
+        sessions: { get: async () => ({}), connected } as any,
         settings: { onChange: () => {}, get: () => ({ s3: s3.settings, autoPersist: false }) } as any,
         logger: { warn: () => {}, error: () => {} } as any,
         // s3rver listens on loopback

@@ -27,12 +27,12 @@ after(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const storedRow = (name: string) => {
-  const db = openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
+const storedRow = async (name: string) => {
+  const db = await openDaemonDb(dataDir, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT status, status_reason, should_run FROM sessions WHERE name = ?').get(name) as { status: string; status_reason: string | null; should_run: number };
+    return (await db.prepare<{ status: string; status_reason: string | null; should_run: number }>('SELECT status, status_reason, should_run FROM sessions WHERE name = ?').get(name))!;
   } finally {
-    db.close();
+    await db.close();
   }
 };
 
@@ -43,7 +43,7 @@ test('a graceful stop records the running sessions as stopped; the restart resto
   await receiver.waitForCount(2, '/status');
   assert.equal(await daemon.stop(), 0);
 
-  assert.deepEqual(storedRow('keeper'), { status: 'DISCONNECTED', status_reason: 'MANUAL_STOP', should_run: 1 });
+  assert.deepEqual(await storedRow('keeper'), { status: 'DISCONNECTED', status_reason: 'MANUAL_STOP', should_run: 1 });
   const stoppedAt = Date.now();
 
   daemon = await startDaemon({ dataDir, env: { GATEWAY_LOG_LEVEL: 'info' } });

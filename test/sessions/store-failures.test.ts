@@ -61,6 +61,13 @@ describe('session manager: store failures reported to hooks.committed', () => {
     await assert.rejects(fake.hooks.at(-1)!.committed!(), /disk I\/O error/);
   });
 
+  it('rejects when the write made with the last events is refused (credentials fenced off in a cluster)', async () => {
+    const fake = fakeEngine();
+    const sessions = manager(fake.engine);
+    await sessions.create({ name: 's', start: true });
+    await assert.rejects(fake.hooks.at(-1)!.committed!(() => Promise.reject(new Error('stale lease of s'))), /stale lease of s/);
+  });
+
   it('does not carry a failure over to the socket of a reconnect', async () => {
     const fake = fakeEngine();
     const sessions = manager(fake.engine);

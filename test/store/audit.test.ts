@@ -33,7 +33,7 @@ function recordingLogger(): { logger: Logger; errors: Array<{ fields: object; me
 }
 
 describe('audit repository', () => {
-  it('lists newest first with every filter and counts the whole match', () => {
+  it('lists newest first with every filter and counts the whole match', async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
     repo.insert(entry({ at: NOW - 3 * DAY, action: 'session.create' }));
@@ -41,39 +41,39 @@ describe('audit repository', () => {
     repo.insert(entry({ at: NOW - DAY, actorKind: 'key', actorId: 'k2', actorName: 'ops', target: 'other' }));
     repo.insert(entry({ at: NOW, action: 'settings.update', target: null, details: '{"fields":["autoPersist"]}' }));
 
-    const ids = (filter: object, limit = 100, offset = 0) => repo.list(filter, limit, offset).rows.map((r) => r.at);
-    assert.deepEqual(ids({}), [NOW, NOW - DAY, NOW - 2 * DAY, NOW - 3 * DAY]);
-    assert.deepEqual(ids({ action: 'session.start' }), [NOW - DAY, NOW - 2 * DAY]);
-    assert.deepEqual(ids({ actor: 'key' }), [NOW - DAY, NOW - 2 * DAY]);
-    assert.deepEqual(ids({ actor: 'k1' }), [NOW - 2 * DAY]);
-    assert.deepEqual(ids({ actor: 'master' }), [NOW, NOW - 3 * DAY]);
-    assert.deepEqual(ids({ target: 'other' }), [NOW - DAY]);
-    assert.deepEqual(ids({ outcome: 'failed' }), [NOW - 2 * DAY]);
-    assert.deepEqual(ids({ since: NOW - 2 * DAY, until: NOW - DAY }), [NOW - DAY, NOW - 2 * DAY]);
-    assert.deepEqual(ids({ actor: 'key', since: NOW - DAY }), [NOW - DAY]);
-    const page = repo.list({ actor: 'master' }, 1, 1);
+    const ids = async (filter: object, limit = 100, offset = 0) => (await repo.list(filter, limit, offset)).rows.map((r) => r.at);
+    assert.deepEqual(await ids({}), [NOW, NOW - DAY, NOW - 2 * DAY, NOW - 3 * DAY]);
+    assert.deepEqual(await ids({ action: 'session.start' }), [NOW - DAY, NOW - 2 * DAY]);
+    assert.deepEqual(await ids({ actor: 'key' }), [NOW - DAY, NOW - 2 * DAY]);
+    assert.deepEqual(await ids({ actor: 'k1' }), [NOW - 2 * DAY]);
+    assert.deepEqual(await ids({ actor: 'master' }), [NOW, NOW - 3 * DAY]);
+    assert.deepEqual(await ids({ target: 'other' }), [NOW - DAY]);
+    assert.deepEqual(await ids({ outcome: 'failed' }), [NOW - 2 * DAY]);
+    assert.deepEqual(await ids({ since: NOW - 2 * DAY, until: NOW - DAY }), [NOW - DAY, NOW - 2 * DAY]);
+    assert.deepEqual(await ids({ actor: 'key', since: NOW - DAY }), [NOW - DAY]);
+    const page = await repo.list({ actor: 'master' }, 1, 1);
     assert.deepEqual([page.rows.map((r) => r.at), page.total], [[NOW - 3 * DAY], 2]);
-    const [settings] = repo.list({ action: 'settings.update' }, 1, 0).rows;
+    const [settings] = (await repo.list({ action: 'settings.update' }, 1, 0)).rows;
     assert.deepEqual([settings!.target, settings!.details], [null, '{"fields":["autoPersist"]}']);
-    db.close();
+    await db.close();
   });
 
-  it('prunes entries older than the cut-off, past one batch, and keeps the rest', () => {
+  it('prunes entries older than the cut-off, past one batch, and keeps the rest', async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
-    db.transaction(() => {
+    await db.transaction(async () => {
       for (let i = 0; i < 12_345; i += 1) repo.insert(entry({ at: NOW - 100 * DAY + i }));
       for (let i = 0; i < 7; i += 1) repo.insert(entry({ at: NOW - DAY + i }));
     })();
-    assert.equal(repo.pruneOlderThan(NOW - 90 * DAY), 12_345);
-    assert.equal(repo.list({}, 1000, 0).total, 7);
-    assert.equal(repo.pruneOlderThan(NOW - 90 * DAY), 0);
-    db.close();
+    assert.equal(await repo.pruneOlderThan(NOW - 90 * DAY), 12_345);
+    assert.equal((await repo.list({}, 1000, 0)).total, 7);
+    assert.equal(await repo.pruneOlderThan(NOW - 90 * DAY), 0);
+    await db.close();
   });
 });
 
 describe('audit log service', () => {
-  it('prunes by retentionDays and shows entries with their actor, details and error code', () => {
+  it('prunes by retentionDays and shows entries with their actor, details and error code', async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
     const { logger } = recordingLogger();
@@ -81,8 +81,8 @@ describe('audit log service', () => {
     repo.insert(entry({ at: Date.now() - 31 * DAY }));
     log.record({ actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: 'k9', requestId: 'r1', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND' });
     log.record({ actor: { kind: 'system' }, action: 'backup.create', outcome: 'succeeded', details: { file: 'backups/gateway-1.db' } });
-    assert.equal(log.prune(), 1);
-    const { rows, total } = log.list({}, 10, 0);
+    assert.equal(await log.prune(), 1);
+    const { rows, total } = await log.list({}, 10, 0);
     assert.equal(total, 2);
     assert.deepEqual(
       rows.map(({ id: _id, at: _at, ...rest }) => rest),
@@ -91,13 +91,13 @@ describe('audit log service', () => {
         { actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: 'k9', requestId: 'r1', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND', count: 1 },
       ],
     );
-    db.close();
+    await db.close();
   });
 
-  it('a write that fails is logged, not thrown', () => {
+  it('a write that fails is logged, not thrown', async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
-    db.close();
+    await db.close();
     const { logger, errors } = recordingLogger();
     const log = new AuditLog({ repo, beginWrite: () => {}, retentionDays: 30, logger });
     assert.doesNotThrow(() => log.record({ actor: { kind: 'master' }, action: 'session.delete', target: 'shop', requestId: 'r2', outcome: 'succeeded' }));
@@ -106,7 +106,7 @@ describe('audit log service', () => {
     assert.deepEqual([(errors[0]!.fields as { action: string }).action, (errors[0]!.fields as { requestId: string }).requestId], ['session.delete', 'r2']);
   });
 
-  it('a refusal repeated by one caller within a minute is one entry with a count, first and last time', () => {
+  it('a refusal repeated by one caller within a minute is one entry with a count, first and last time', async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
     const { logger } = recordingLogger();
@@ -123,18 +123,46 @@ describe('audit log service', () => {
     log.record({ actor: { kind: 'master' }, action: 'session.start', target: 'shop', outcome: 'succeeded', status: 200 }, start);
     log.record({ actor: { kind: 'master' }, action: 'session.start', target: 'shop', outcome: 'succeeded', status: 200 }, start);
 
-    const { rows, total } = log.list({}, 100, 0);
+    const { rows, total } = await log.list({}, 100, 0);
     assert.equal(total, 6);
-    assert.equal(db.prepare('SELECT COUNT(*) FROM audit_log').pluck().get(), 6);
+    assert.equal(await db.prepare('SELECT COUNT(*) FROM audit_log').pluck().get(), 6);
     const first = rows.find((r) => r.actor.id === 't1' && r.errorCode === 'ACTION_NOT_ALLOWED' && r.at === new Date(start).toISOString())!;
     assert.deepEqual([first.count, first.lastAt, first.requestId], [1000, new Date(start + 999).toISOString(), 'r0']);
     const later = rows.find((r) => r.actor.id === 't1' && r.errorCode === 'ACTION_NOT_ALLOWED' && r !== first)!;
     assert.deepEqual([later.count, later.lastAt], [1, undefined]);
     assert.deepEqual(rows.filter((r) => r.outcome === 'succeeded').map((r) => r.count), [1, 1]);
-    db.close();
+    await db.close();
   });
 
-  it(`one caller adds at most ${REFUSAL_ENTRIES_PER_MINUTE} new refusal entries a minute; the rest are counted in the daemon's log`, () => {
+  it('repeats counted while the entry\'s id is on its way are written to it once it is known, and a read waits for them', async () => {
+    const db = openDatabase(':memory:');
+    const repo = createAuditRepo(db);
+    // the id comes back late, as PostgreSQL's RETURNING id does after a round trip
+    let open!: () => void;
+    const gate = new Promise<void>((done) => (open = done));
+    const insertReturningId = repo.insertReturningId;
+    repo.insertReturningId = async (row) => {
+      const id = await insertReturningId(row);
+      await gate;
+      return id;
+    };
+    const { logger, errors } = recordingLogger();
+    const log = new AuditLog({ repo, beginWrite: () => {}, retentionDays: 30, logger });
+    const refused: AuditRecord = { actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: 'k9', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND' };
+    const start = Date.now();
+    for (let i = 0; i < 5; i++) log.record(refused, start + i);
+    // the window closes while the id is still unknown: its repeats follow the id
+    log.flush(start + REFUSAL_WINDOW_MS);
+    const listed = log.list({}, 10, 0);
+    setTimeout(open, 20);
+    const { rows, total } = await listed;
+    assert.equal(total, 1);
+    assert.deepEqual([rows[0]!.count, rows[0]!.lastAt], [5, new Date(start + 4).toISOString()]);
+    assert.deepEqual(errors, []);
+    await db.close();
+  });
+
+  it(`one caller adds at most ${REFUSAL_ENTRIES_PER_MINUTE} new refusal entries a minute; the rest are counted in the daemon's log`, async () => {
     const db = openDatabase(':memory:');
     const repo = createAuditRepo(db);
     const warnings: Array<{ fields: { caller: string; count: number }; message: string }> = [];
@@ -146,9 +174,9 @@ describe('audit log service', () => {
       log.record({ actor: { kind: 'key', id: 'k1', name: 'bot' }, action: 'key.revoke', target: `k${i}`, outcome: 'failed', status: 400, errorCode: `REASON_${i}` }, now + i);
     }
     log.record({ actor: { kind: 'key', id: 'k2', name: 'calm' }, action: 'key.revoke', target: 'x', outcome: 'failed', status: 404, errorCode: 'KEY_NOT_FOUND' }, now + 500);
-    assert.equal(log.list({ actor: 'k1' }, 1000, 0).total, REFUSAL_ENTRIES_PER_MINUTE);
-    assert.equal(log.list({ actor: 'k2' }, 1000, 0).total, 1, 'another caller is not held back');
+    assert.equal((await log.list({ actor: 'k1' }, 1000, 0)).total, REFUSAL_ENTRIES_PER_MINUTE);
+    assert.equal((await log.list({ actor: 'k2' }, 1000, 0)).total, 1, 'another caller is not held back');
     assert.deepEqual(warnings.map((w) => w.fields), [{ caller: 'key:k1', count: 500 - REFUSAL_ENTRIES_PER_MINUTE }]);
-    db.close();
+    await db.close();
   });
 });

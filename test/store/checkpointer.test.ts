@@ -14,7 +14,7 @@ import { openDatabase } from '../../src/store/db.js';
 const MB = 1024 * 1024;
 
 async function writeMegabytes(file: string, withCheckpointer: boolean): Promise<number> {
-  const db = openDatabase(file);
+  const db = openDatabase(file).sqlite;
   const checkpoints = withCheckpointer ? startCheckpointer(db, file, createLogger('silent'), 20, 20) : undefined;
   try {
     if (withCheckpointer) assert.ok((db.pragma('wal_autocheckpoint', { simple: true }) as number) >= 16 * 1000, "the daemon's connection checkpoints only past a large log");

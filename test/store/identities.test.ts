@@ -18,34 +18,34 @@ describe('identity pairs', () => {
   let db: Db;
   let repo: IdentitiesRepo;
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'identities-'));
     db = openDatabase(join(dir, 'gateway.db'));
     const now = new Date().toISOString();
-    for (const name of ['a', 'b']) db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, 'sandbox', now, now);
+    for (const name of ['a', 'b']) await db.prepare('INSERT INTO sessions (name, engine, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, 'sandbox', now, now);
     repo = createIdentitiesRepo(db);
   });
 
-  after(() => {
-    db.close();
+  after(async () => {
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   it('are written on the next turn in one batch and loaded by the next session object', async () => {
-    const pairs = new IdentityPairs(repo.forSession('a'));
+    const pairs = await IdentityPairs.open(repo.forSession('a'));
     pairs.set(pn(1), lid(1));
     pairs.set(pn(2), lid(2));
-    assert.equal(repo.count('a'), 0, 'not written synchronously');
+    assert.equal(await repo.count('a'), 0, 'not written synchronously');
     await nextTurn();
-    assert.equal(repo.count('a'), 2);
-    const again = new IdentityPairs(repo.forSession('a'));
+    assert.equal(await repo.count('a'), 2);
+    const again = await IdentityPairs.open(repo.forSession('a'));
     assert.equal(again.pnOf(lid(2)), pn(2));
     assert.equal(again.lidOf(pn(1)), lid(1));
-    assert.equal(repo.count('b'), 0, 'per session');
+    assert.equal(await repo.count('b'), 0, 'per session');
   });
 
   it('keep at most `max`, evicting the least recently learnt or seen, in memory and in the store', async () => {
-    const pairs = new IdentityPairs(repo.forSession('b'), undefined, 3);
+    const pairs = await IdentityPairs.open(repo.forSession('b'), undefined, 3);
     for (const n of [10, 11, 12]) pairs.set(pn(n), lid(n));
     await nextTurn();
     pairs.set(pn(10), lid(10)); // seen again: now the most recent
@@ -55,29 +55,29 @@ describe('identity pairs', () => {
     assert.equal(pairs.lidOf(pn(11)), undefined);
     assert.equal(pairs.pnOf(lid(11)), undefined);
     assert.equal(pairs.lidOf(pn(10)), lid(10));
-    assert.deepEqual(repo.forSession('b').load().map((p) => p.pn).sort(), [pn(10), pn(12), pn(13)]);
+    assert.deepEqual((await repo.forSession('b').load()).map((p) => p.pn).sort(), [pn(10), pn(12), pn(13)]);
   });
 
   it('a LID that moves to another number replaces its old pair', async () => {
-    const pairs = new IdentityPairs(repo.forSession('a'));
+    const pairs = await IdentityPairs.open(repo.forSession('a'));
     pairs.set(pn(3), lid(1));
     await nextTurn();
     assert.equal(pairs.pnOf(lid(1)), pn(3));
     assert.equal(pairs.lidOf(pn(1)), undefined);
-    const stored = repo.forSession('a').load();
+    const stored = await repo.forSession('a').load();
     assert.deepEqual(stored.filter((p) => p.lid === lid(1)), [{ pn: pn(3), lid: lid(1) }]);
     assert.equal(stored.some((p) => p.pn === pn(1)), false);
   });
 
   it('go with their session; a write after that is reported, not thrown', async () => {
     const errors: unknown[] = [];
-    const pairs = new IdentityPairs(repo.forSession('a'), (err) => errors.push(err));
-    db.prepare('DELETE FROM sessions WHERE name = ?').run('a');
-    assert.equal(repo.count('a'), 0);
+    const pairs = await IdentityPairs.open(repo.forSession('a'), (err) => errors.push(err));
+    await db.prepare('DELETE FROM sessions WHERE name = ?').run('a');
+    assert.equal(await repo.count('a'), 0);
     pairs.set(pn(5), lid(5));
     await nextTurn();
     assert.equal(errors.length, 1);
-    assert.equal(repo.count('a'), 0);
+    assert.equal(await repo.count('a'), 0);
     assert.equal(pairs.pnOf(lid(5)), pn(5), 'still known in memory');
   });
 });

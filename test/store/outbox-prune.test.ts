@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase, type Db } from '../../src/store/db.js';
+import { createTickTransaction, openDatabase, type Db } from '../../src/store/db.js';
 import { createOutboxRepo, type DeliveryStatus, type OutboxRepo } from '../../src/store/outbox.js';
 import { insertWebhook } from '../helpers/webhook-rows.js';
 
@@ -16,46 +16,49 @@ describe('outbox pruning', () => {
   const NOW = 1_800_000_000_000;
   const DAY = 86_400_000;
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'outbox-prune-'));
     db = openDatabase(join(dir, 'gateway.db'));
     outbox = createOutboxRepo(db);
-    webhookId = insertWebhook(db, 'http://127.0.0.1:9/hook');
+    webhookId = await insertWebhook(db, 'http://127.0.0.1:9/hook');
   });
 
-  after(() => {
-    db?.close();
+  after(async () => {
+    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   /** Writes a delivery in `status`, last updated `ageDays` before NOW. */
-  function delivery(id: string, status: DeliveryStatus, ageDays: number): void {
+  async function delivery(id: string, status: DeliveryStatus, ageDays: number): Promise<void> {
     const at = NOW - ageDays * DAY;
-    outbox.recordEvent([{ id, webhookId, eventId: `e-${id}`, event: 'session.status', session: 's', body: '{}' }], at);
-    outbox.recordOutcomes([
+    await outbox.recordEvent([{ id, webhookId, eventId: `e-${id}`, event: 'session.status', session: 's', body: '{}' }], at);
+    await outbox.recordOutcomes([
       { id, status, attempts: 1, budgetStart: 0, nextAttemptAt: status === 'pending' ? NOW + DAY : null, lastStatusCode: 500, lastError: 'x', at },
     ]);
   }
 
-  it('removes old succeeded and failed rows, keeps recent ones and every pending row however old', () => {
-    delivery('old-ok', 'succeeded', 10);
-    delivery('old-failed', 'failed', 10);
-    delivery('older-failed', 'failed', 400);
-    delivery('old-pending', 'pending', 400);
-    delivery('new-ok', 'succeeded', 1);
-    delivery('new-failed', 'failed', 1);
-    const removed = outbox.pruneFinished(NOW - 7 * DAY);
+  it('removes old succeeded and failed rows, keeps recent ones and every pending row however old', async () => {
+    await delivery('old-ok', 'succeeded', 10);
+    await delivery('old-failed', 'failed', 10);
+    await delivery('older-failed', 'failed', 400);
+    await delivery('old-pending', 'pending', 400);
+    await delivery('new-ok', 'succeeded', 1);
+    await delivery('new-failed', 'failed', 1);
+    const removed = await outbox.pruneFinished(NOW - 7 * DAY);
     assert.equal(removed, 3);
-    const left = outbox.list(webhookId, undefined, 100, 0).rows.map((r) => r.id).sort();
+    const left = (await outbox.list(webhookId, undefined, 100, 0)).rows.map((r) => r.id).sort();
     assert.deepEqual(left, ['new-failed', 'new-ok', 'old-pending']);
-    assert.equal(outbox.pruneFinished(NOW - 7 * DAY), 0);
+    assert.equal(await outbox.pruneFinished(NOW - 7 * DAY), 0);
   });
 
-  it('works through more rows than one batch', () => {
+  it('works through more rows than one batch', async () => {
     const ids = Array.from({ length: 12_000 }, (_, i) => `bulk-${i}`);
-    const insert = db.transaction(() => ids.forEach((id, i) => delivery(id, i % 2 ? 'failed' : 'succeeded', 30)));
-    insert();
-    assert.equal(outbox.pruneFinished(NOW - 7 * DAY), 12_000);
-    assert.equal(outbox.list(webhookId, undefined, 100, 0).total, 3);
+    // in one transaction, the tick's (a transaction of the store may not start another inside it)
+    const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
+    tick.join();
+    for (const [i, id] of ids.entries()) await delivery(id, i % 2 ? 'failed' : 'succeeded', 30);
+    await tick.committed();
+    assert.equal(await outbox.pruneFinished(NOW - 7 * DAY), 12_000);
+    assert.equal((await outbox.list(webhookId, undefined, 100, 0)).total, 3);
   });
 });

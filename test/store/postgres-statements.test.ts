@@ -12,7 +12,7 @@ import { createAuthStateRepo } from '../../src/store/auth-state.js';
 import { createChannelsRepo } from '../../src/store/channels.js';
 import { createClientRulesRepo } from '../../src/store/client-rules.js';
 import { createContactsRepo } from '../../src/store/contacts.js';
-import { migrate, type Db } from '../../src/store/db.js';
+import { migrate, SqliteDb, type Db } from '../../src/store/db.js';
 import { createIdentitiesRepo } from '../../src/store/identities.js';
 import { createKeysRepo } from '../../src/store/keys.js';
 import { createLabelsRepo } from '../../src/store/labels.js';
@@ -20,7 +20,7 @@ import { createMediaRepo } from '../../src/store/media.js';
 import { createMessagesRepo } from '../../src/store/messages.js';
 import { createOutboxRepo } from '../../src/store/outbox.js';
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
-import { numberParameters } from '../../src/store/postgres-bridge.js';
+import { numberParameters } from '../../src/store/pg-db.js';
 import { createPresenceRepo } from '../../src/store/presence.js';
 import { createSessionsRepo } from '../../src/store/sessions.js';
 import { createSettingsRepo } from '../../src/store/settings.js';
@@ -32,6 +32,7 @@ const SQLITE_ONLY: Array<[text: string, error: string, why: string]> = [
   ['FROM json_each(api_keys.sessions)', 'function json_each(text) does not exist', "a key's sessions are a JSON text: PostgreSQL reads it with jsonb_array_elements_text"],
   ["id GLOB '[0-9]*'", 'syntax error at or near "GLOB"', "the next numeric label id: PostgreSQL needs id ~ '^[0-9]+$' and a numeric cast (CAST of a non-number raises there)"],
   ['rowid', 'column "rowid" does not exist', "insertion order of deliveries: PostgreSQL's deliveries have a seq column for it"],
+  ['IN (SELECT value FROM json_each(?))', 'operator does not exist: text = json', "several credential keys in one read: PostgreSQL's statement takes them with jsonb_array_elements_text"],
 ];
 
 let server: TestPostgres;
@@ -54,17 +55,19 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
   migrate(db);
   const box = createSecretBox(Buffer.alloc(32, 1));
   const seen: Array<{ repo: string; text: string; columns: string[]; plucked: boolean }> = [];
+  const sqlite = new SqliteDb(db);
   const recording = (repo: string): Db =>
-    new Proxy(db, {
+    new Proxy(sqlite, {
       get(target, key) {
         if (key === 'prepare') {
           return (text: string) => {
-            const statement = target.prepare(text);
+            const statement = db.prepare(text);
+            const prepared = target.prepare(text);
             const entry = { repo, text, columns: statement.reader ? statement.columns().map((c) => c.name) : [], plucked: false };
             seen.push(entry);
             // a plucked statement answers its first column's value: its name does not matter
-            return new Proxy(statement, {
-              get: (stmt, name) => (name === 'pluck' ? (on = true) => ((entry.plucked = on), stmt.pluck(on)) : (Reflect.get(stmt, name, stmt) as unknown)),
+            return new Proxy(prepared, {
+              get: (stmt, name) => (name === 'pluck' ? () => ((entry.plucked = true), stmt.pluck()) : (Reflect.get(stmt, name, stmt) as unknown)),
             });
           };
         }

@@ -7,30 +7,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { createTickTransaction, openDatabase, type Db, type TickTransaction } from '../../src/store/db.js';
+import { createTickTransaction, openDatabase, type SqliteDb, type TickTransaction } from '../../src/store/db.js';
 
 describe('tick transaction', () => {
   let dir: string;
-  let db: Db;
-  let reader: Db;
+  let db: SqliteDb;
+  let reader: Database.Database;
   let tick: TickTransaction;
   const lost: unknown[] = [];
 
   const readerCount = () => reader.prepare('SELECT COUNT(*) FROM notes').pluck().get() as number;
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'tick-'));
     db = openDatabase(join(dir, 'gateway.db'));
-    db.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
+    await db.exec(`CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL);
              CREATE TABLE parents (id INTEGER PRIMARY KEY);
              CREATE TABLE children (parent INTEGER REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)`);
     reader = new Database(join(dir, 'gateway.db'), { readonly: true });
     tick = createTickTransaction(db, (err) => lost.push(err));
   });
 
-  after(() => {
+  after(async () => {
     reader?.close();
-    db?.close();
+    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -40,10 +40,11 @@ describe('tick transaction', () => {
 
   it('settles committed() once the whole tick is readable from another connection', async () => {
     const before = readerCount();
+    // staged (the hot paths' writes) and awaited, both land in the open tick
     tick.join();
-    db.prepare('INSERT INTO notes (text) VALUES (?)').run('first');
+    db.prepare('INSERT INTO notes (text) VALUES (?)').stage('first');
     tick.join();
-    db.prepare('INSERT INTO notes (text) VALUES (?)').run('second');
+    await db.prepare('INSERT INTO notes (text) VALUES (?)').run('second');
     const committed = tick.committed();
     assert.ok(committed, 'a write is waiting');
     assert.equal(db.inTransaction, true);
@@ -58,8 +59,8 @@ describe('tick transaction', () => {
     const before = readerCount();
     lost.length = 0;
     tick.join();
-    db.prepare('INSERT INTO notes (text) VALUES (?)').run('lost with its tick');
-    db.prepare('INSERT INTO children (parent) VALUES (?)').run(42); // no parent 42: the deferred check fails at COMMIT
+    db.prepare('INSERT INTO notes (text) VALUES (?)').stage('lost with its tick');
+    await db.prepare('INSERT INTO children (parent) VALUES (?)').run(42); // no parent 42: the deferred check fails at COMMIT
     const committed = tick.committed()!;
     await assert.rejects(committed, /FOREIGN KEY constraint failed/);
     assert.equal(lost.length, 1);
@@ -68,7 +69,7 @@ describe('tick transaction', () => {
     assert.equal(readerCount(), before);
 
     tick.join();
-    db.prepare('INSERT INTO notes (text) VALUES (?)').run('next tick');
+    db.prepare('INSERT INTO notes (text) VALUES (?)').stage('next tick');
     await tick.committed();
     assert.equal(readerCount(), before + 1);
     assert.equal(lost.length, 1);
@@ -78,9 +79,9 @@ describe('tick transaction', () => {
     const before = readerCount();
     lost.length = 0;
     tick.join();
-    db.prepare('INSERT INTO notes (text) VALUES (?)').run('rolled back under the tick');
+    await db.prepare('INSERT INTO notes (text) VALUES (?)').run('rolled back under the tick');
     const committed = tick.committed()!;
-    db.exec('ROLLBACK'); // what SQLite does on its own after a full disk or an I/O error
+    db.sqlite.exec('ROLLBACK'); // what SQLite does on its own after a full disk or an I/O error
     await assert.rejects(committed, /rolled back by SQLite/);
     assert.equal(lost.length, 1);
     assert.equal(readerCount(), before);

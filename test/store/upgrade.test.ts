@@ -122,9 +122,9 @@ describe('upgrades from every schema version', () => {
           sealed.close();
           assert.ok(stored.length === 3 && stored.every((v) => v.startsWith('v2:')), JSON.stringify(stored));
           const message = `id = '${OLD.messageId}'`;
-          assert.equal(storedValue(dataDir, 'messages', 'secret', message), OLD.pollSecret);
-          assert.equal(storedValue(dataDir, 'messages', 'raw', message), OLD_RAW);
-          assert.equal(storedValue(dataDir, 'media', 'ref', `id = '${OLD.mediaId}'`), OLD.mediaRef);
+          assert.equal(await storedValue(dataDir, 'messages', 'secret', message), OLD.pollSecret);
+          assert.equal(await storedValue(dataDir, 'messages', 'raw', message), OLD_RAW);
+          assert.equal(await storedValue(dataDir, 'media', 'ref', `id = '${OLD.mediaId}'`), OLD.mediaRef);
         }
       } finally {
         await daemon?.kill();

@@ -469,11 +469,11 @@ describe('durability', () => {
       assert.equal(await daemonRun.stop(), 0);
 
       // age every row 8 days, but one succeeded row only 6 days
-      const db = openDaemonDb(dataDir);
+      const db = await openDaemonDb(dataDir);
       const now = Date.now();
-      db.prepare('UPDATE deliveries SET updated_at = ?, created_at = ?').run(now - 8 * DAY_MS, now - 8 * DAY_MS);
-      db.prepare('UPDATE deliveries SET updated_at = ? WHERE id = ?').run(now - 6 * DAY_MS, succeeded[0]);
-      db.close();
+      await db.prepare('UPDATE deliveries SET updated_at = ?, created_at = ?').run(now - 8 * DAY_MS, now - 8 * DAY_MS);
+      await db.prepare('UPDATE deliveries SET updated_at = ? WHERE id = ?').run(now - 6 * DAY_MS, succeeded[0]);
+      await db.close();
 
       // retentionDays 10: nothing is old enough
       daemonRun = await startDaemon({ dataDir, config: `${CONFIG}webhooks:\n  retentionDays: 10\n`, env: { GATEWAY_LOG_LEVEL: 'warn' } });
@@ -599,11 +599,11 @@ describe('fan-out of a burst to many webhooks (issue 27)', () => {
         assert.equal(new Set(mine.map((d) => d.json.payload.messageId)).size, 100, `webhook ${i}: each message once`);
         for (const d of mine) assert.equal(d.headers['x-webhook-signature'], hmac(hook.hmacKey, d.raw));
       }
-      const db = openDaemonDb(daemon.dataDir);
+      const db = await openDaemonDb(daemon.dataDir);
       try {
-        assert.equal(db.prepare('SELECT COUNT(*) FROM fanouts').pluck().get(), 0);
+        assert.equal(await db.prepare('SELECT COUNT(*) FROM fanouts').pluck().get(), 0);
       } finally {
-        db.close();
+        await db.close();
       }
     } finally {
       for (const hook of hooks) await daemon.request('DELETE', `/api/webhooks/${hook.id}`);

@@ -24,20 +24,21 @@ describe('fan-out of events to many webhooks', () => {
   let tick: TickTransaction;
   let webhookIds: number[];
 
-  before(() => {
+  before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'fanout-'));
     db = openDatabase(join(dir, 'gateway.db'));
     tick = createTickTransaction(db, (err) => assert.fail(String(err)));
-    webhookIds = Array.from({ length: 10 }, (_, i) => insertWebhook(db, `http://127.0.0.1:9/hook-${i}`));
+    webhookIds = [];
+    for (let i = 0; i < 10; i++) webhookIds.push(await insertWebhook(db, `http://127.0.0.1:9/hook-${i}`));
   });
 
-  after(() => {
-    db?.close();
+  after(async () => {
+    await db?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const event = (n: number): GatewayEvent => ({ id: `event-${n}`, event: 'message.received', session: 's', timestamp: new Date(1_800_000_000_000 + n).toISOString(), payload: { n } });
-  const rowsOf = () => db.prepare('SELECT event_id AS eventId, webhook_id AS webhookId, body FROM deliveries ORDER BY rowid').all() as Array<{ eventId: string; webhookId: number; body: string }>;
+  const rowsOf = async () => (await db.prepare('SELECT event_id AS eventId, webhook_id AS webhookId, body FROM deliveries ORDER BY rowid').all()) as Array<{ eventId: string; webhookId: number; body: string }>;
 
   it('a tick writes up to its budget itself; the rest is written from the store in chunks, every row once, in order', async () => {
     const expander = new FanoutExpander({ fanouts: createFanoutsRepo(db), beginWrite: tick.join, onWritten: (rows) => woken.push(...rows), logger: createLogger('silent'), chunkRows: 7 });
@@ -48,20 +49,21 @@ describe('fan-out of events to many webhooks', () => {
     tick.join();
     for (let n = 0; n < 6; n++) persist(event(n));
     // the first two events fit the tick's 25 rows; the other four wait as one row each
-    assert.equal(rowsOf().length, 20);
-    assert.equal(createFanoutsRepo(db).count(), 4);
-    assert.equal(createOutboxRepo(db).backlog().pending, 60, 'the backlog counts the rows still to be written');
+    assert.equal((await rowsOf()).length, 20);
+    assert.equal(await createFanoutsRepo(db).count(), 4);
+    assert.equal((await createOutboxRepo(db).backlog()).pending, 60, 'the backlog counts the rows still to be written');
     await turn();
     // at most 7 rows a turn
-    assert.ok(rowsOf().length <= 27, `${rowsOf().length} rows after one turn`);
+    const afterOneTurn = (await rowsOf()).length;
+    assert.ok(afterOneTurn <= 27, `${afterOneTurn} rows after one turn`);
     // an event while some wait queues behind them, though the next tick has room
     tick.join();
     persist(event(6));
-    for (let i = 0; i < 20 && createFanoutsRepo(db).count() > 0; i++) await turn();
+    for (let i = 0; i < 20 && (await createFanoutsRepo(db).count()) > 0; i++) await turn();
     await tick.committed();
-    assert.equal(createFanoutsRepo(db).count(), 0);
+    assert.equal(await createFanoutsRepo(db).count(), 0);
 
-    const rows = rowsOf();
+    const rows = await rowsOf();
     assert.equal(rows.length, 70);
     assert.deepEqual(new Set(rows.map((r) => `${r.eventId}/${r.webhookId}`)).size, 70, 'every event and webhook once');
     assert.deepEqual([...new Set(rows.map((r) => r.eventId))], Array.from({ length: 7 }, (_, n) => `event-${n}`), 'written in the order of the events');
@@ -74,24 +76,24 @@ describe('fan-out of events to many webhooks', () => {
   });
 
   it('a chunk whose transaction is lost leaves its fan-out whole, expanded again later; deleted webhooks are skipped', async () => {
-    db.prepare('DELETE FROM deliveries').run();
+    await db.prepare('DELETE FROM deliveries').run();
     const fanouts = createFanoutsRepo(db);
     fanouts.add({ eventId: 'kept', event: 'message.received', session: 's', timestamp: new Date().toISOString(), payload: '{}', webhookIds });
     // a chunk that rolls back (a crash before its commit)
-    db.exec('BEGIN');
-    const { written } = fanouts.expand(4, (f, webhookId) => ({ id: `${f.eventId}-${webhookId}-rolled-back`, webhookId, eventId: f.eventId, event: f.event, session: f.session, body: '{}' }));
+    await db.exec('BEGIN');
+    const { written } = await fanouts.expand(4, (f, webhookId) => ({ id: `${f.eventId}-${webhookId}-rolled-back`, webhookId, eventId: f.eventId, event: f.event, session: f.session, body: '{}' }));
     assert.equal(written.length, 4);
-    db.exec('ROLLBACK');
-    assert.equal(fanouts.count(), 1);
-    assert.equal(rowsOf().length, 0);
+    await db.exec('ROLLBACK');
+    assert.equal(await fanouts.count(), 1);
+    assert.equal((await rowsOf()).length, 0);
 
-    db.prepare('DELETE FROM webhooks WHERE id = ?').run(webhookIds[9]);
+    await db.prepare('DELETE FROM webhooks WHERE id = ?').run(webhookIds[9]);
     const expander = new FanoutExpander({ fanouts, beginWrite: tick.join, onWritten: () => {}, logger: createLogger('silent'), chunkRows: 4 });
     expander.start();
-    for (let i = 0; i < 20 && fanouts.count() > 0; i++) await turn();
+    for (let i = 0; i < 20 && (await fanouts.count()) > 0; i++) await turn();
     await tick.committed();
     expander.stop();
-    assert.equal(fanouts.count(), 0);
-    assert.deepEqual(rowsOf().map((r) => r.webhookId), webhookIds.slice(0, 9), 'each live webhook once, the deleted one not');
+    assert.equal(await fanouts.count(), 0);
+    assert.deepEqual((await rowsOf()).map((r) => r.webhookId), webhookIds.slice(0, 9), 'each live webhook once, the deleted one not');
   });
 });

@@ -58,7 +58,7 @@ export function register(program: Command): void {
       const dataDir = resolve(config.dataDir);
       const owner = restoreOwner(dataDir);
       await refuseIfRunning(globals, config, 'restore', 'replaces the database it holds open');
-      const version = checkBackup(source, globals.masterKey ?? config.auth.masterKey, config.auth.encryptionKey);
+      const version = await checkBackup(source, globals.masterKey ?? config.auth.masterKey, config.auth.encryptionKey);
 
       // every write into the data directory is its owner's (root restoring for the daemon's user): see as-owner.ts
       asOwnerSync(owner, () => mkdirSync(dataDir, { recursive: true, mode: 0o700 }));
@@ -148,7 +148,7 @@ function lstatOrUndefined(path: string): Stats | undefined {
 }
 
 /** Integrity, schema version and key of a backup, before anything is touched; returns its schema version. */
-function checkBackup(file: string, masterKey: string | undefined, encryptionKey: string | undefined): number {
+async function checkBackup(file: string, masterKey: string | undefined, encryptionKey: string | undefined): Promise<number> {
   const inspection = inspectDatabase(file, 'full');
   if (inspection.problems.length) throw new CliError(`${file} failed the integrity check (${inspection.problems.slice(0, 3).join('; ')}); nothing was changed`);
   if (inspection.version === 0) throw new CliError(`${file} is not a gateway database (no schema version); nothing was changed`);
@@ -163,7 +163,7 @@ function checkBackup(file: string, masterKey: string | undefined, encryptionKey:
     if (err instanceof SecretBoxError) throw new CliError(err.message, ExitCode.Config);
     throw err;
   }
-  const mismatch = checkSealedKeyOfFile(file, box);
+  const mismatch = await checkSealedKeyOfFile(file, box);
   if (mismatch) {
     throw new CliError(
       `the secrets in ${file} were sealed under data key ${mismatch.storedKeyId}, and this configuration's key gives ${box.keyId}: ` +

@@ -7,7 +7,7 @@ import { secretBoxFor, SecretBoxError } from '../../auth/secret-box.js';
 import { resolveConfigPath, yaml } from '../../config/load.js';
 import { openDatabase } from '../../store/db.js';
 import { checkSealedKey, compactAfterRewrite, resealAll, type SealCounts } from '../../store/sealed-columns.js';
-import { asOwnerSync, ownerToWriteAs } from '../as-owner.js';
+import { asOwner, ownerToWriteAs } from '../as-owner.js';
 import { CliError, loadCliConfig, type GlobalOptions } from '../client.js';
 import { refuseIfRunning } from '../daemon-probe.js';
 import { ExitCode } from '../exit-codes.js';
@@ -55,7 +55,7 @@ export function register(program: Command): void {
       let resealed: SealCounts = {};
       try {
         // SQLite's -wal and -shm are made in the daemon's directory: as its owner when root runs this (see as-owner.ts)
-        if (existsSync(file)) resealed = asOwnerSync(ownerToWriteAs(dirname(file)), () => reseal(file, from, to, encryptionKey !== undefined));
+        if (existsSync(file)) resealed = await asOwner(ownerToWriteAs(dirname(file)), () => reseal(file, from, to, encryptionKey !== undefined));
       } catch (err) {
         if (staged) rmSync(staged.path, { force: true });
         throw err;
@@ -98,10 +98,10 @@ export function register(program: Command): void {
 }
 
 /** Checks that the current key opens the database, then re-seals every value in one transaction; touches nothing when the key is wrong. */
-function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnType<typeof secretBoxFor>, sameDataKey: boolean): SealCounts {
+async function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnType<typeof secretBoxFor>, sameDataKey: boolean): Promise<SealCounts> {
   const db = openDatabase(file);
   try {
-    const mismatch = checkSealedKey(db, from);
+    const mismatch = await checkSealedKey(db, from);
     if (mismatch) {
       throw new CliError(
         `the current ${sameDataKey ? 'encryption key (GATEWAY_ENCRYPTION_KEY)' : 'master key'} does not open the secrets in ${file} ` +
@@ -112,7 +112,7 @@ function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnT
     if (sameDataKey) return {};
     let counts: SealCounts;
     try {
-      counts = resealAll(db, from, to);
+      counts = await resealAll(db, from, to);
     } catch (err) {
       if (err instanceof SecretBoxError) throw new CliError(`a stored value does not open with the current key (${err.message}); nothing was changed`, ExitCode.Config);
       throw err;
@@ -120,7 +120,7 @@ function reseal(file: string, from: ReturnType<typeof secretBoxFor>, to: ReturnT
     compactAfterRewrite(db);
     return counts;
   } finally {
-    db.close();
+    await db.close();
   }
 }
 

@@ -12,7 +12,8 @@ export type StagedKeys = Map<string, string | null>;
 export interface SqliteAuthState {
   creds: AuthenticationCreds;
   keys: SignalKeyStore;
-  saveCreds(): void;
+  /** writes the whole creds object durably; settles once it is committed */
+  saveCreds(): Promise<void>;
   /** true once the device is linked to an account */
   isPaired(): boolean;
   /**
@@ -20,14 +21,17 @@ export interface SqliteAuthState {
    * they are read back from memory, and `commitStaged` writes them with the message's own events.
    */
   staged<R>(batch: StagedKeys, work: () => Promise<R>): Promise<R>;
-  /** writes what a batch holds inside the open tick transaction (with the events written in the same tick) and empties it */
-  commitStaged(batch: StagedKeys): void;
+  /**
+   * Writes what a batch holds inside the open tick transaction (with the events written in the same tick) and empties
+   * it; a promise when the write waits on the cluster's lease check (AuthStateStore.stage).
+   */
+  commitStaged(batch: StagedKeys): Promise<void> | undefined;
   /** forgets every batch not yet written (their message was not committed: WhatsApp delivers it again) */
   dropStaged(): void;
 }
 
-export function loadAuthState(store: AuthStateStore): SqliteAuthState {
-  const raw = store.get(CREDS_KEY);
+export async function loadAuthState(store: AuthStateStore): Promise<SqliteAuthState> {
+  const raw = await store.get(CREDS_KEY);
   const creds: AuthenticationCreds = raw ? (JSON.parse(raw, BufferJSON.reviver) as AuthenticationCreds) : initAuthCreds();
   const staging = new SharedAsyncStorage<StagedKeys>();
   /** batches staged and not yet written, oldest first */
@@ -40,8 +44,15 @@ export function loadAuthState(store: AuthStateStore): SqliteAuthState {
   };
   const keys: SignalKeyStore = {
     async get(type, ids) {
-      const unstaged = ids.filter((id) => stagedValue(keyOf(type, id)) === undefined);
-      const found = store.getMany(unstaged.map((id) => keyOf(type, id)));
+      const found = new Map<string, string>();
+      // a batch staged when the read began may have been written (and dropped from memory) while it waited: read again
+      for (let unread = ids; unread.length; ) {
+        const keys = unread.filter((id) => stagedValue(keyOf(type, id)) === undefined).map((id) => keyOf(type, id));
+        if (!keys.length) break;
+        for (const [key, value] of await store.getMany(keys)) found.set(key, value);
+        const asked = new Set(keys);
+        unread = unread.filter((id) => !asked.has(keyOf(type, id)) && stagedValue(keyOf(type, id)) === undefined);
+      }
       const result: { [id: string]: SignalDataTypeMap[typeof type] } = {};
       for (const id of ids) {
         const staged = stagedValue(keyOf(type, id));
@@ -65,13 +76,13 @@ export function loadAuthState(store: AuthStateStore): SqliteAuthState {
         for (const [key, value] of Object.entries(entries)) batch.set(key, value);
         return;
       }
-      store.set(entries);
       // a durable write carries the newest value: an older staged one must not overwrite it later
       for (const staged of pending) for (const key of Object.keys(entries)) staged.delete(key);
+      await store.set(entries);
     },
     async clear() {
       pending = [];
-      store.clear();
+      await store.clear();
     },
   };
   return {
@@ -89,10 +100,11 @@ export function loadAuthState(store: AuthStateStore): SqliteAuthState {
       }
     },
     commitStaged(batch) {
-      if (!pending.includes(batch)) return;
-      if (batch.size) store.stage(Object.fromEntries(batch));
+      if (!pending.includes(batch)) return undefined;
+      const written = batch.size ? store.stage(Object.fromEntries(batch)) : undefined;
       batch.clear();
       if (!running.has(batch)) pending = pending.filter((b) => b !== batch);
+      return written;
     },
     dropStaged() {
       pending = [];

@@ -36,11 +36,11 @@ export interface GateDeps {
   /** hands Baileys' buffered events to the event mapper now */
   flushEvents(): void;
   /** settles once every event handed to the mapper so far is stored and committed (`alsoWrite` with them); rejects if one was not */
-  committed(alsoWrite?: () => void): Promise<void>;
+  committed(alsoWrite?: () => Promise<void> | undefined): Promise<void>;
   /** runs one message's section with its Signal key writes staged in `batch` */
   staged<R>(batch: StagedKeys, work: () => Promise<R>): Promise<R>;
-  /** writes what a staged batch holds (inside the tick of the events it belongs to) */
-  commitStaged(batch: StagedKeys): void;
+  /** writes what a staged batch holds (inside the tick of the events it belongs to); a promise when that write is fenced */
+  commitStaged(batch: StagedKeys): Promise<void> | undefined | void;
   /** what was held cannot be confirmed: the connection must go, so WhatsApp delivers the unconfirmed stanzas again */
   abort(err: unknown): void;
   logger: Logger;
@@ -52,6 +52,8 @@ type RawSend = (data: unknown, options?: unknown, cb?: SendCallback) => void;
 interface Frame {
   data: unknown;
   options: unknown;
+  /** not a frame: a write (the credentials) every later frame waits for */
+  hold?: Promise<unknown>;
   /** a confirmation: what it confirms must be committed first */
   confirms?: {
     /** the message ids it confirms (a receipt, or the ack of a message stanza) */
@@ -140,6 +142,16 @@ export class ConfirmationGate {
     void this.drain();
   }
 
+  /**
+   * No frame sent from now on leaves before `write` settles (credentials Baileys may use on the wire at once). Its
+   * failure holds them for good: whoever made the write drops the connection.
+   */
+  holdUntil(write: Promise<unknown>): void {
+    if (this.aborted || this.stopped) return;
+    this.queue.push({ data: undefined, options: undefined, hold: write });
+    void this.drain();
+  }
+
   /** The socket is let go: nothing held leaves any more (what it confirms is delivered again). */
   close(): void {
     this.stopped = true;
@@ -184,7 +196,7 @@ export class ConfirmationGate {
   private release(frame: Frame): void {
     const confirms = frame.confirms!;
     const staged = confirms.section?.staged;
-    confirms.release = this.deps.committed(staged ? () => this.deps.commitStaged(staged) : undefined);
+    confirms.release = this.deps.committed(staged ? () => this.deps.commitStaged(staged) ?? undefined : undefined);
     confirms.release.catch((err: unknown) => this.fail(err));
   }
 
@@ -203,7 +215,7 @@ export class ConfirmationGate {
   private closeSection(section: Section): void {
     if (this.aborted) return;
     this.deps.flushEvents();
-    const release = this.deps.committed(() => this.deps.commitStaged(section.staged));
+    const release = this.deps.committed(() => this.deps.commitStaged(section.staged) ?? undefined);
     release.catch((err: unknown) => this.fail(err));
     for (const frame of this.queue) {
       if (frame.confirms?.section === section && !frame.confirms.release) frame.confirms.release = release;
@@ -217,6 +229,16 @@ export class ConfirmationGate {
     try {
       while (this.queue.length && !this.aborted && !this.stopped) {
         const head = this.queue[0]!;
+        if (head.hold) {
+          try {
+            await head.hold;
+          } catch {
+            return; // the connection is being dropped
+          }
+          if (this.aborted || this.stopped) return;
+          this.queue.shift();
+          continue;
+        }
         if (head.confirms) {
           // what it confirms has not reached the mapper yet: upserted() or closeSection() drains again
           if (!head.confirms.release) return;

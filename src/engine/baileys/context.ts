@@ -16,6 +16,11 @@ export interface SessionContext {
   readonly groups: Map<string, GroupMetadata>;
   /** ids of messages this engine sent (texts, edits, revokes, reactions), so their echoes are not reported twice */
   readonly ownSends: TtlCache;
+  /**
+   * sends under way, each settled a turn of the event loop after its send returned (its caller has recorded the message
+   * by then): a receipt of one of them waits, else its ack could reach the store before the message's row
+   */
+  readonly sendsInFlight: Set<Promise<void>>;
   /** the fetch dispatcher of the session's proxy, if any */
   readonly dispatcher: Dispatcher | undefined;
   /** the open socket; waits for a reconnect the engine is doing by itself, else SESSION_NOT_CONNECTED */
@@ -23,7 +28,7 @@ export interface SessionContext {
   /** the open socket if there is one, without waiting */
   current(): WASocket | undefined;
   /** a message of the gateway's store */
-  lookupMessage(id: string, chatId?: string): MessageRef | undefined;
+  lookupMessage(id: string, chatId?: string): Promise<MessageRef | undefined>;
   /** own PN and LID jids (no device) */
   me(): { pn?: string; lid?: string };
   isBusiness(): boolean;

@@ -57,8 +57,8 @@ export class EventMapper {
     this.ctx.hooks.event(type, payload as Record<string, unknown>);
   }
 
-  /** One consolidated batch from `sock.ev.process`. */
-  handle(events: Events): void {
+  /** One consolidated batch from `sock.ev.process`; its events go out in order (a vote may wait on its poll's lookup). */
+  async handle(events: Events): Promise<void> {
     if (events['lid-mapping.update']) this.ctx.ids.remember(events['lid-mapping.update'].pn, events['lid-mapping.update'].lid);
     if (events['messaging-history.set']) this.history(events['messaging-history.set']);
     if (events['contacts.upsert']) this.contacts(events['contacts.upsert']);
@@ -70,7 +70,9 @@ export class EventMapper {
     if (events['groups.upsert']) this.groupsUpsert(events['groups.upsert']);
     if (events['groups.update']) this.groupsUpdate(events['groups.update']);
     if (events['group-participants.update']) this.participants(events['group-participants.update']);
-    if (events['messages.upsert']) this.upsert(events['messages.upsert']);
+    if (events['messages.upsert']) await this.upsert(events['messages.upsert']);
+    // an ack of a message still being sent waits until its sender has recorded it
+    if ((events['messages.update'] || events['message-receipt.update']) && this.ctx.sendsInFlight.size > 0) await Promise.all([...this.ctx.sendsInFlight]);
     if (events['messages.update']) this.updates(events['messages.update']);
     if (events['message-receipt.update']) this.receipts(events['message-receipt.update']);
     if (events['messages.reaction']) this.reactions(events['messages.reaction']);
@@ -107,7 +109,7 @@ export class EventMapper {
   // ---- messages ----
 
   /** 'append' (offline catch-up) is delivered like 'notify'. */
-  private upsert({ messages }: BaileysEventMap['messages.upsert']): void {
+  private async upsert({ messages }: BaileysEventMap['messages.upsert']): Promise<void> {
     for (const msg of messages) {
       const id = msg.key.id;
       if (!id || !msg.key.remoteJid) continue;
@@ -120,7 +122,7 @@ export class EventMapper {
       }
       if (msg.messageStubType) continue; // group changes arrive as group events; CIPHERTEXT placeholders carry nothing yet
       if (normalizeMessageContent(msg.message)?.pollUpdateMessage) {
-        this.vote(msg);
+        await this.vote(msg);
         continue;
       }
       const payload = this.messagePayload(msg);
@@ -150,8 +152,8 @@ export class EventMapper {
     } as MessagePayload;
   }
 
-  private vote(msg: WAMessage): void {
-    const vote = this.polls.decrypt(msg);
+  private async vote(msg: WAMessage): Promise<void> {
+    const vote = await this.polls.decrypt(msg);
     if (!vote) return;
     this.emit('message.vote', {
       pollMessageId: vote.pollMessageId,

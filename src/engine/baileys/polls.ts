@@ -41,11 +41,11 @@ export class PollVotes {
   }
 
   /** The vote inside an upserted pollUpdateMessage, decrypted; undefined when the poll or its secret is unknown. */
-  decrypt(msg: WAMessage): DecryptedVote | undefined {
+  async decrypt(msg: WAMessage): Promise<DecryptedVote | undefined> {
     const update = normalizeMessageContent(msg.message)?.pollUpdateMessage;
     const pollKey = update?.pollCreationMessageKey;
     if (!update?.vote || !pollKey?.id) return undefined;
-    const poll = this.find(pollKey.id, msg.key.remoteJid ?? undefined);
+    const poll = this.received.get<PollSecret>(pollKey.id) ?? (await this.find(pollKey.id, msg.key.remoteJid ?? undefined));
     if (!poll) return undefined;
     const voters = [msg.key.participantAlt || msg.key.remoteJidAlt, msg.key.participant || msg.key.remoteJid, ...(msg.key.fromMe ? [this.ctx.me().pn, this.ctx.me().lid] : [])]
       .map((j) => bare(j))
@@ -65,10 +65,9 @@ export class PollVotes {
     return undefined;
   }
 
-  private find(id: string, chatId: string | undefined): PollSecret | undefined {
-    const known = this.received.get<PollSecret>(id);
-    if (known) return known;
-    const stored = this.ctx.lookupMessage(id, chatId) ?? this.ctx.lookupMessage(id);
+  /** a poll not received while running (sent by this session, or before a restart): from its stored raw copy */
+  private async find(id: string, chatId: string | undefined): Promise<PollSecret | undefined> {
+    const stored = (await this.ctx.lookupMessage(id, chatId)) ?? (await this.ctx.lookupMessage(id));
     const raw = stored ? fromRaw(stored.raw) : undefined;
     const poll = pollOf(raw?.message);
     const secret = raw?.message?.messageContextInfo?.messageSecret;

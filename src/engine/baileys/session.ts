@@ -80,6 +80,8 @@ export class BaileysSession implements EngineSession {
   private keysStale = false;
   /** errors the store threw at a lookup: event mapping that failed on one must not confirm (a mapping bug still does) */
   private readonly storeReadFailures = new WeakSet<object>();
+  /** counts connects and disconnects: a connect that waited on the store gives way to a later one, or to a stop */
+  private attempts = 0;
 
   private readonly log: Logger;
   private readonly baileysLog;
@@ -106,15 +108,16 @@ export class BaileysSession implements EngineSession {
       name: options.name,
       hooks: options.hooks,
       logger: this.log,
-      ids: new Identities(new IdentityPairs(options.identities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
+      ids: new Identities(new IdentityPairs(options.identities, options.knownIdentities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
+      sendsInFlight: new Set(),
       dispatcher: undefined,
       ready: () => this.ready(),
       current: () => (this.phase === 'open' ? this.sock : undefined),
-      lookupMessage: (id, chatId) => {
+      lookupMessage: async (id, chatId) => {
         try {
-          return options.lookupMessage?.(id, chatId);
+          return await options.lookupMessage?.(id, chatId);
         } catch (err) {
           if (err !== null && typeof err === 'object') this.storeReadFailures.add(err);
           throw err;
@@ -139,14 +142,21 @@ export class BaileysSession implements EngineSession {
   // ---- lifecycle ----
 
   async connect(): Promise<void> {
+    const attempt = ++this.attempts;
     await this.endSocket();
-    if (!this.auth || !this.auth.state.isPaired() || this.keysStale) this.auth = this.freshAuth();
+    if (!this.auth || !this.auth.state.isPaired() || this.keysStale) {
+      const auth = await this.freshAuth();
+      if (attempt !== this.attempts) return;
+      this.auth = auth;
+    }
+    if (attempt !== this.attempts) return;
     this.keysStale = false;
     this.restarts = [];
     this.openSocket();
   }
 
   async disconnect(): Promise<void> {
+    this.attempts += 1;
     await this.endSocket();
     this.failWaiters('the session was stopped');
     await this.closeRoute();
@@ -154,6 +164,7 @@ export class BaileysSession implements EngineSession {
 
   /** Unlinks the device (remove-companion-device) when the socket is open; the credentials go either way. */
   async logout(): Promise<void> {
+    this.attempts += 1;
     const open = this.phase === 'open';
     const sock = this.detach();
     if (sock && !open) await sock.end(undefined).catch(() => undefined);
@@ -166,8 +177,8 @@ export class BaileysSession implements EngineSession {
       }
     }
     this.auth = undefined;
-    this.options.auth.clear();
     this.failWaiters('the session logged out');
+    await this.options.auth.clear();
     await this.closeRoute();
   }
 
@@ -190,7 +201,11 @@ export class BaileysSession implements EngineSession {
   // ---- messaging ----
 
   sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
-    return this.messenger.sendMessage(chatId, content, options);
+    const sending = this.messenger.sendMessage(chatId, content, options);
+    const recorded = sending.then(nextTurn, nextTurn);
+    this.ctx.sendsInFlight.add(recorded);
+    void recorded.then(() => this.ctx.sendsInFlight.delete(recorded));
+    return sending;
   }
 
   editMessage(target: MessageRef, text: string): Promise<void> {
@@ -235,11 +250,11 @@ export class BaileysSession implements EngineSession {
   // ---- internals ----
 
   /** The stored creds when paired; otherwise a clean slate (a half-finished pairing-code attempt must not be reused: 401). */
-  private freshAuth(): { state: SqliteAuthState; keys: SignalKeyStore } {
-    let state = loadAuthState(this.options.auth);
-    if (!state.isPaired() && !this.options.auth.isEmpty()) {
-      this.options.auth.clear();
-      state = loadAuthState(this.options.auth);
+  private async freshAuth(): Promise<{ state: SqliteAuthState; keys: SignalKeyStore }> {
+    let state = await loadAuthState(this.options.auth);
+    if (!state.isPaired() && !(await this.options.auth.isEmpty())) {
+      await this.options.auth.clear();
+      state = await loadAuthState(this.options.auth);
     }
     return { state, keys: makeCacheableSignalKeyStore(state.keys, this.baileysLog) };
   }
@@ -270,16 +285,16 @@ export class BaileysSession implements EngineSession {
     this.sock = sock;
     // the mapper could not handle an event of this socket because the store failed: no confirmation may leave after it
     const mapping: { failure?: unknown } = {};
-    this.gate = this.gateFor(sock, auth, mapping);
+    const gate = this.gateFor(sock, auth, mapping);
+    this.gate = gate;
     this.skipStoredRedeliveries(sock);
-    // credentials first and synchronously: Baileys has merged the update into creds before this listener runs
+    // credentials first: Baileys has merged the update into creds before this listener runs, and no frame leaves (one
+    // may rely on the new creds) before they are committed
     sock.ev.on('creds.update', () => {
       if (this.sock !== sock) return;
-      try {
-        auth.state.saveCreds();
-      } catch (err) {
-        this.dropUncommitted(sock, auth, err);
-      }
+      const saved = auth.state.saveCreds();
+      gate.holdUntil(saved);
+      saved.catch((err: unknown) => this.dropUncommitted(sock, auth, err));
     });
     sock.ev.on('connection.update', (update) => {
       if (this.sock === sock) this.onConnection(sock, update);
@@ -311,7 +326,7 @@ export class BaileysSession implements EngineSession {
         this.events.then(() => {
           if (mapping.failure !== undefined) throw mapping.failure;
           if (this.options.hooks.committed) return this.options.hooks.committed(alsoWrite);
-          alsoWrite?.();
+          return alsoWrite?.();
         }),
       staged: (batch, work) => auth.state.staged(batch, work),
       commitStaged: (batch) => auth.state.commitStaged(batch),
@@ -342,7 +357,7 @@ export class BaileysSession implements EngineSession {
     for (const msg of messages) {
       const { id, remoteJid, fromMe, participant } = msg.key;
       if (msg.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT || fromMe || !id || !remoteJid) continue;
-      this.confirmIfStored(sock, id, remoteJid, participant ?? undefined);
+      void this.confirmIfStored(sock, id, remoteJid, participant ?? undefined);
     }
   }
 
@@ -354,7 +369,7 @@ export class BaileysSession implements EngineSession {
     const { id, from, participant, recipient } = recv?.attrs ?? {};
     if (!sock || recv?.tag !== 'message' || sent?.error !== SPENT_KEYS_NACK || !id || !from || recipient) return;
     // not from inside Baileys' own send
-    setImmediate(() => this.confirmIfStored(sock, id, from, participant));
+    setImmediate(() => void this.confirmIfStored(sock, id, from, participant));
   }
 
   /**
@@ -367,39 +382,52 @@ export class BaileysSession implements EngineSession {
   private skipStoredRedeliveries(sock: WASocket): void {
     const ws = sock.ws as unknown as { emit(event: string | symbol, ...args: unknown[]): boolean };
     const emit = ws.emit.bind(ws);
+    /** the message stanzas held while an offline one is looked up: they reach Baileys after it, in their order */
+    let held: Promise<void> | undefined;
     ws.emit = (event, ...args) => {
-      if (event === 'CB:message' && this.isStoredRedelivery(sock, args[0] as BinaryNode)) {
-        const node = args[0] as BinaryNode;
-        this.log.info({ messageId: node.attrs.id }, 'a stored message came again: confirming it without decrypting it');
-        void sock
-          .sendReceipt(node.attrs.from!, node.attrs.participant, [node.attrs.id!], undefined)
-          .then(() => sock.sendMessageAck(node))
-          .catch((err: unknown) => this.log.debug({ err }, 'confirmation of a redelivered message not sent'));
-        return true;
-      }
-      return emit(event, ...args);
+      if (event !== 'CB:message') return emit(event, ...args);
+      const node = args[0] as BinaryNode;
+      const lookUp = this.mayBeStoredRedelivery(sock, node);
+      if (!lookUp && !held) return emit(event, ...args);
+      const turn = (held ?? Promise.resolve()).then(async () => {
+        if (lookUp && this.sock === sock && (await this.isStored(node.attrs.id!))) {
+          this.log.info({ messageId: node.attrs.id }, 'a stored message came again: confirming it without decrypting it');
+          await sock
+            .sendReceipt(node.attrs.from!, node.attrs.participant, [node.attrs.id!], undefined)
+            .then(() => sock.sendMessageAck(node))
+            .catch((err: unknown) => this.log.debug({ err }, 'confirmation of a redelivered message not sent'));
+          return;
+        }
+        emit(event, ...args);
+      });
+      const tracked = turn.catch((err: unknown) => this.log.warn({ err, messageId: node.attrs.id }, 'a held message stanza failed'));
+      held = tracked;
+      void tracked.then(() => {
+        if (held === tracked) held = undefined;
+      });
+      return true;
     };
   }
 
-  private isStoredRedelivery(sock: WASocket, node: BinaryNode): boolean {
+  /** An offline stanza of someone else's message: it may be one the store holds (looked up before Baileys sees it). */
+  private mayBeStoredRedelivery(sock: WASocket, node: BinaryNode): boolean {
     const { id, from, recipient, offline } = node.attrs ?? {};
     // `recipient`: the session's own message from another of its devices, which is not confirmed with a receipt
-    if (this.sock !== sock || !offline || !id || !from || recipient) return false;
-    return this.isStored(id);
+    return this.sock === sock && !!offline && !!id && !!from && !recipient;
   }
 
   /** A store that cannot be read confirms nothing: WhatsApp delivers the message again. */
-  private isStored(id: string): boolean {
+  private async isStored(id: string): Promise<boolean> {
     try {
-      return this.options.messageStored ? this.options.messageStored(id) : this.ctx.lookupMessage(id) !== undefined;
+      return this.options.messageStored ? await this.options.messageStored(id) : (await this.ctx.lookupMessage(id)) !== undefined;
     } catch (err) {
       this.log.warn({ err, messageId: id }, 'could not check whether a redelivered message is stored; not confirming it');
       return false;
     }
   }
 
-  private confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): void {
-    if (this.sock !== sock || !this.isStored(id)) return;
+  private async confirmIfStored(sock: WASocket, id: string, jid: string, participant: string | undefined): Promise<void> {
+    if (this.sock !== sock || !(await this.isStored(id)) || this.sock !== sock) return;
     this.log.info({ messageId: id }, 'a stored message came again and did not decrypt: confirming it');
     void sock.sendReceipt(jid, participant, [id], undefined).catch((err: unknown) => this.log.debug({ err }, 'receipt for a redelivered message not sent'));
   }
@@ -509,9 +537,9 @@ export class BaileysSession implements EngineSession {
   }
 
   /** getMessage for Baileys (retry receipts, event responses): the stored WAMessage's content. */
-  private storedMessage(id: string | undefined, chatId: string | undefined): proto.IMessage | undefined {
+  private async storedMessage(id: string | undefined, chatId: string | undefined): Promise<proto.IMessage | undefined> {
     if (!id) return undefined;
-    const ref = this.ctx.lookupMessage(id, chatId) ?? this.ctx.lookupMessage(id);
+    const ref = (await this.ctx.lookupMessage(id, chatId)) ?? (await this.ctx.lookupMessage(id));
     return fromRaw(ref?.raw)?.message ?? undefined;
   }
 
@@ -555,3 +583,6 @@ function delegateChatOps(prototype: object): void {
 }
 
 delegateChatOps(BaileysSession.prototype);
+
+/** settles on the next turn of the event loop, once the microtasks queued now (a caller's continuation) have run */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

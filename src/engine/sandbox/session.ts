@@ -51,7 +51,7 @@ export interface SeededHistory {
   chats?: number;
 }
 
-type Phase = 'idle' | 'awaiting-pairing' | 'open';
+type Phase = 'idle' | 'awaiting-pairing' | 'pairing' | 'open';
 
 const PAIRING_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
 const CREDS_KEY = 'creds';
@@ -72,27 +72,34 @@ export class SandboxSession implements EngineSession {
   /** the number ↔ LID pairs this account learnt (kept across restarts); the network itself forgets LIDs at a restart */
   private readonly identities: IdentityPairs;
   private readonly contactUpdates = new ContactUpdates();
+  /** the stored creds (read at connect, written at pairing, gone at logout) */
+  private creds: SandboxCreds | undefined;
+  /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
+  private attempts = 0;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly network: SandboxNetwork,
     private readonly timing: SandboxTiming,
   ) {
-    this.identities = new IdentityPairs(options.identities);
+    this.identities = new IdentityPairs(options.identities, options.knownIdentities);
   }
 
   get name(): string {
     return this.options.name;
   }
 
-  private get creds(): SandboxCreds | undefined {
-    const raw = this.options.auth.get(CREDS_KEY);
+  private async storedCreds(): Promise<SandboxCreds | undefined> {
+    const raw = await this.options.auth.get(CREDS_KEY);
     return raw === undefined ? undefined : (JSON.parse(raw) as SandboxCreds);
   }
 
   async connect(): Promise<void> {
     this.clearQrTimer();
-    const creds = this.creds;
+    const attempt = ++this.attempts;
+    const creds = await this.storedCreds();
+    if (attempt !== this.attempts) return;
+    this.creds = creds;
     if (creds) {
       // the network answers a login on the next tick, as a real socket would after its handshake
       setImmediate(() => this.phase !== 'open' && this.open(creds));
@@ -111,7 +118,8 @@ export class SandboxSession implements EngineSession {
 
   async logout(): Promise<void> {
     this.close();
-    this.options.auth.clear();
+    this.creds = undefined;
+    await this.options.auth.clear();
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -201,8 +209,8 @@ export class SandboxSession implements EngineSession {
 
   // ---- sandbox controls ----
 
-  /** The simulated phone scans the current QR (or enters the pairing code). */
-  pair(request: PairRequest): void {
+  /** The simulated phone scans the current QR (or enters the pairing code); settles once the creds are stored. */
+  async pair(request: PairRequest): Promise<void> {
     if (this.phase === 'open') throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${this.name} is already paired`);
     if (this.phase !== 'awaiting-pairing' || this.creds) {
       throw new GatewayError('SESSION_NOT_STARTED', `session ${this.name} is not waiting for pairing; start it first`);
@@ -227,18 +235,30 @@ export class SandboxSession implements EngineSession {
       business: request.business ?? false,
       ...(request.business ? { businessName: request.businessName ?? request.pushName ?? `Business ${phoneDigits.slice(-4)}` } : {}),
     };
-    this.options.auth.set({ [CREDS_KEY]: JSON.stringify(creds) });
+    // no second pairing while the creds are written
+    this.phase = 'pairing';
+    const attempt = this.attempts;
+    try {
+      await this.options.auth.set({ [CREDS_KEY]: JSON.stringify(creds) });
+    } catch (err) {
+      if (attempt === this.attempts && this.phase === 'pairing') this.phase = 'awaiting-pairing';
+      throw err;
+    }
+    // stopped meanwhile: the creds are kept, as a scan just before a stop would have
+    if (attempt !== this.attempts) return;
+    this.creds = creds;
     this.open(creds);
     // only a new link sends history: reconnects and restarts log in with the stored creds (connect → open) and send none
     if (request.history) this.sendSeededHistory(request.history);
   }
 
   /** The network drops the session with a chosen reason. */
-  drop(reason: Exclude<StatusReason, 'SCAN_QR' | 'MANUAL_STOP'>): void {
+  async drop(reason: Exclude<StatusReason, 'SCAN_QR' | 'MANUAL_STOP'>): Promise<void> {
     if (this.phase === 'idle') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not running`);
     this.close();
     if (reason === 'LOGGED_OUT') {
-      this.options.auth.clear();
+      this.creds = undefined;
+      await this.options.auth.clear();
       this.report({ kind: 'close', reason, credentialsCleared: true, detail: 'unlinked from the phone' });
       return;
     }
@@ -280,6 +300,7 @@ export class SandboxSession implements EngineSession {
   }
 
   private close(): void {
+    this.attempts += 1;
     this.clearQrTimer();
     const digits = this.creds?.phoneNumber;
     if (digits) this.network.detach(digits, this);

@@ -18,7 +18,7 @@ export function clientCors(rules: ClientRules): Middleware<AppState> {
     ctx.vary('Origin');
     const origin = ctx.get('Origin');
     if (ctx.method === 'OPTIONS') {
-      if (!origin || !rules.originAllowed(origin, match.session)) {
+      if (!origin || !(await rules.originAllowed(origin, match.session))) {
         throw new GatewayError('ORIGIN_NOT_ALLOWED', origin ? `origin ${origin} may not call this route` : 'a preflight needs an Origin header');
       }
       ctx.set('Access-Control-Allow-Origin', origin);
@@ -28,7 +28,7 @@ export function clientCors(rules: ClientRules): Middleware<AppState> {
       ctx.status = 204;
       return;
     }
-    if (origin && rules.originAllowed(origin, match.session ?? (await sessionOfToken(ctx.get('Authorization'))))) {
+    if (origin && (await rules.originAllowed(origin, match.session ?? (await sessionOfToken(ctx.get('Authorization')))))) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Access-Control-Expose-Headers', EXPOSED_HEADERS);
     }

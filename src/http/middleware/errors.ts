@@ -4,7 +4,7 @@ import { GatewayError, RateLimitedError, ServerBusyError } from '../../errors.js
 import type { Logger } from '../../logger.js';
 import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
-import { PostgresError } from '../../store/postgres-bridge.js';
+import { PostgresError } from '../../store/pg-errors.js';
 import { StaleLeaseError } from '../../store/leases.js';
 
 /** A request no route answered (no status set, no body) is a 404 in the error format, like any other error. */

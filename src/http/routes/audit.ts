@@ -32,7 +32,7 @@ export function auditRoutes({ audit }: Services): RouteDef[] {
       summary: 'the audit log of admin actions, newest first (filters: action, actor, target, outcome, since, until)',
       schema: { query: auditQuery },
       rulesBeyondSchema: [{ path: '/until', rule: 'must not be before since' }],
-      handler({ query, ctx }) {
+      async handler({ query, ctx }) {
         const principal = ctx.state.principal;
         if (principal?.kind === 'key' && principal.sessions) {
           throw new GatewayError('FORBIDDEN_SESSION', 'the audit log covers every session: read it with the master key or an API key not limited to sessions');
@@ -41,7 +41,7 @@ export function auditRoutes({ audit }: Services): RouteDef[] {
         const from = since === undefined ? undefined : Date.parse(since);
         const to = until === undefined ? undefined : Date.parse(until);
         if (from !== undefined && to !== undefined && to < from) throw ValidationError.field('/until', 'must not be before since');
-        const { rows, total } = audit.list({ ...rest, since: from, until: to }, limit ?? 1000, offset ?? 0);
+        const { rows, total } = await audit.list({ ...rest, since: from, until: to }, limit ?? 1000, offset ?? 0);
         return paged(ctx, rows, total);
       },
     },

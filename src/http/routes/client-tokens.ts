@@ -31,7 +31,7 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
         if (ttl < 1 || ttl > max) {
           throw new GatewayError('INVALID_TTL', `ttlSeconds must be between 1 and ${max}`, [{ path: '/ttlSeconds', message: `must be between 1 and ${max}` }]);
         }
-        sessions.get(body.session);
+        await sessions.get(body.session);
         ctx.status = 201;
         return clientTokens.mint(body.session, body.ephemeralId, ttl);
       },
@@ -45,8 +45,8 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       sessionFrom: 'params',
       summary: 'the client rules of a session (404 when none)',
       schema: { params: sessionParams },
-      handler({ params }) {
-        sessions.get(params.session);
+      async handler({ params }) {
+        await sessions.get(params.session);
         return clientRules.get(params.session);
       },
     },
@@ -70,8 +70,8 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       },
       summary: 'create or replace the client rules of a session',
       schema: { params: sessionParams, body: clientRulesBody },
-      handler({ params, body }) {
-        sessions.get(params.session);
+      async handler({ params, body }) {
+        await sessions.get(params.session);
         return clientRules.put(params.session, body);
       },
     },
@@ -85,9 +85,9 @@ export function clientTokenRoutes({ clientTokens, clientRules, sessions, config 
       audit: 'client_rules.delete',
       summary: 'remove the client rules; every client token of the session is refused from now on',
       schema: { params: sessionParams, body: emptyBody },
-      handler({ params }) {
-        sessions.get(params.session);
-        clientRules.delete(params.session);
+      async handler({ params }) {
+        await sessions.get(params.session);
+        await clientRules.delete(params.session);
         return done(`client rules of ${params.session} removed; its client tokens are revoked`);
       },
     },

@@ -34,8 +34,8 @@ export function contactRoutes({ contacts }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'the contacts the session has seen on the network',
       schema: { params: sessionParams, query: paging },
-      handler({ params, query, ctx }) {
-        const { items, total } = contacts.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+      async handler({ params, query, ctx }) {
+        const { items, total } = await contacts.list(params.session, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, items, total);
       },
     },

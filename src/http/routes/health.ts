@@ -14,11 +14,11 @@ export function healthRoutes({ sessions, version, startedAt, config }: Services,
       access: 'public',
       summary: 'liveness, version and session counts (no key needed)',
       schema: {},
-      handler: () => ({
+      handler: async () => ({
         status: 'ok',
         version,
         uptime: Math.round((Date.now() - startedAt) / 1000),
-        sessions: sessions.counts(),
+        sessions: await sessions.counts(),
       }),
     },
     {

@@ -54,8 +54,8 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         },
         summary: 'create an API key within the caller\'s own scopes and sessions (the key is returned once)',
         schema: { body: createKeyBody },
-        handler({ body, ctx }) {
-          const created = apiKeys.create(body as CreateKeyBody, ownerOf(ctx));
+        async handler({ body, ctx }) {
+          const created = await apiKeys.create(body as CreateKeyBody, ownerOf(ctx));
           ctx.status = 201;
           return created;
         },
@@ -68,8 +68,8 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         responses: { 200: { data: listOf('ApiKey') } },
         summary: 'list API keys (never the keys themselves): all for the master key, those it created for an API key',
         schema: { query: paging },
-        handler({ query, ctx }) {
-          const all = apiKeys.list(ownerOf(ctx));
+        async handler({ query, ctx }) {
+          const all = await apiKeys.list(ownerOf(ctx));
           const offset = query.offset ?? 0;
           return paged(ctx, all.slice(offset, offset + (query.limit ?? 1000)), all.length);
         },
@@ -83,8 +83,8 @@ function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {
         audit: 'key.revoke',
         summary: 'revoke an API key (an API key may revoke only the keys it created)',
         schema: { params: keyParams, body: emptyBody },
-        handler({ params, ctx }) {
-          apiKeys.revoke(params.id, ownerOf(ctx));
+        async handler({ params, ctx }) {
+          await apiKeys.revoke(params.id, ownerOf(ctx));
           return done(`API key ${params.id} revoked`);
         },
       },

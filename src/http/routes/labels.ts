@@ -33,8 +33,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'the labels of a business session',
       schema: { params: sessionParams, query: paging },
-      handler({ params, query, ctx }) {
-        const { items, total } = labels.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+      async handler({ params, query, ctx }) {
+        const { items, total } = await labels.list(params.session, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, items, total);
       },
     },
@@ -87,8 +87,8 @@ export function labelRoutes({ labels }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'the chats that have the label',
       schema: { params: labelParams, query: paging },
-      handler({ params, query, ctx }) {
-        const all = labels.chats(params.session, params.labelId);
+      async handler({ params, query, ctx }) {
+        const all = await labels.chats(params.session, params.labelId);
         const offset = query.offset ?? 0;
         return paged(ctx, all.slice(offset, offset + (query.limit ?? 1000)), all.length);
       },

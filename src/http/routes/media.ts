@@ -22,7 +22,7 @@ export function mediaRoutes({ mediaService, runtimeSettings, config }: Services)
       sessionFrom: 'params',
       summary: 'the media record (without the file)',
       schema: { params: mediaParams },
-      handler: ({ params }) => mediaView(mediaService.get(params.session, params.mediaId)),
+      handler: async ({ params }) => mediaView(await mediaService.get(params.session, params.mediaId)),
     },
     {
       method: 'POST',

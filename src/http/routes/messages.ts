@@ -41,7 +41,7 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
         const send = (inPath ? { ...body, session: params.session } : body) as SendBody;
         const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal };
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
-          const accepted = messaging.sendAsync(send, caller);
+          const accepted = await messaging.sendAsync(send, caller);
           ctx.status = 202;
           ctx.set('Preference-Applied', 'respond-async');
           return accepted;
@@ -61,8 +61,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: "the messages the store holds for a session (sent and received, kept messages.retentionDays), newest first",
       schema: { params: sessionParams, query: paging },
-      handler({ params, query, ctx }) {
-        const { messages, total } = messaging.recent(params.session, query.limit ?? 1000, query.offset ?? 0);
+      async handler({ params, query, ctx }) {
+        const { messages, total } = await messaging.recent(params.session, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, messages, total);
       },
     },
@@ -136,8 +136,8 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'send a typing indicator (returns at once)',
       schema: { params: sessionParams, body: typingBody },
-      handler({ params, body }) {
-        messaging.typing(params.session, body);
+      async handler({ params, body }) {
+        await messaging.typing(params.session, body);
         return done(`typing state ${body.state} sent`);
       },
     },

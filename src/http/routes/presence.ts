@@ -31,8 +31,8 @@ export function presenceRoutes({ presence }: Services): RouteDef[] {
       sessionFrom: 'params',
       summary: 'last-known presence of every subscribed contact',
       schema: { params: sessionParams, query: paging },
-      handler({ params, query, ctx }) {
-        const { items, total } = presence.list(params.session, query.limit ?? 1000, query.offset ?? 0);
+      async handler({ params, query, ctx }) {
+        const { items, total } = await presence.list(params.session, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, items, total);
       },
     },

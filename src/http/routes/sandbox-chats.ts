@@ -14,8 +14,8 @@ import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 import { sandboxSession } from './sandbox.js';
 
-function openChats(sessions: SessionManager, name: string): SandboxChats {
-  const chats = sandboxSession(sessions, name).chats;
+async function openChats(sessions: SessionManager, name: string): Promise<SandboxChats> {
+  const chats = (await sandboxSession(sessions, name)).chats;
   if (!chats) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${name} is not connected`);
   return chats;
 }
@@ -30,8 +30,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       access: 'master',
       summary: 'a contact\'s presence changes (availability reaches subscribers; chat states reach the chat)',
       schema: { params: sessionParams, body: sandboxPresenceBody },
-      handler({ params, body }) {
-        const chats = openChats(sessions, params.session);
+      async handler({ params, body }) {
+        const chats = await openChats(sessions, params.session);
         const lastSeen = body.lastSeen === undefined ? undefined : unixSeconds(body.lastSeen);
         const delivered = chats.presence.contactPresence(numberOf(body.from, '/from'), body.presence, lastSeen, body.chatId);
         return { delivered };
@@ -45,8 +45,8 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       access: 'master',
       summary: 'a call from a contact reaches the session: received, missed, accepted or rejected',
       schema: { params: sessionParams, body: sandboxCallBody },
-      handler({ params, body }) {
-        const callId = openChats(sessions, params.session).call(numberOf(body.from, '/from'), body.outcome, { callId: body.callId, isVideo: body.isVideo });
+      async handler({ params, body }) {
+        const callId = (await openChats(sessions, params.session)).call(numberOf(body.from, '/from'), body.outcome, { callId: body.callId, isVideo: body.isVideo });
         return { callId };
       },
     },
@@ -58,9 +58,9 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       access: 'master',
       summary: 'a number changes its profile (names, picture, hiding the picture) or the session saves it under a name; contact.update follows',
       schema: { params: sessionParams, body: sandboxContactBody },
-      handler({ params, body }) {
+      async handler({ params, body }) {
         const { phoneNumber, ...patch } = body;
-        const info = openChats(sessions, params.session).contacts.changeProfile(numberOf(phoneNumber, '/phoneNumber'), patch);
+        const info = (await openChats(sessions, params.session)).contacts.changeProfile(numberOf(phoneNumber, '/phoneNumber'), patch);
         return { id: info.jid, phoneNumber: info.phoneNumber, lid: info.lid };
       },
     },
@@ -73,7 +73,7 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       summary: 'a virtual contact joins by invite code, leaves, renames, or changes participants of a group, with the rights it has there',
       schema: { params: sessionParams, body: sandboxGroupBody },
       async handler({ params, body }) {
-        const chats = openChats(sessions, params.session);
+        const chats = await openChats(sessions, params.session);
         const result = chats.groupNetwork.act(numberOf(body.from, '/from'), groupAction(body));
         const visible = await chats.groups.getGroup(result.groupId).catch(() => undefined);
         return {
@@ -91,10 +91,10 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       access: 'master',
       summary: 'the phone archives, mutes, reads, clears or deletes a chat; the chat.* event follows',
       schema: { params: sessionParams, body: sandboxChatBody },
-      handler({ params, body }) {
+      async handler({ params, body }) {
         const chatId = normalizeJid(body.chatId);
         if (!chatId) throw ValidationError.field('/chatId', 'is not a JID or phone number');
-        openChats(sessions, params.session).chatChanged(chatId, body.action, body.muteUntil);
+        (await openChats(sessions, params.session)).chatChanged(chatId, body.action, body.muteUntil);
         return done(`chat ${chatId}: ${body.action}`);
       },
     },

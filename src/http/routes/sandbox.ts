@@ -14,15 +14,15 @@ import type { Services } from '../services.js';
 import { ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
-export function sandboxSession(sessions: SessionManager, name: string): SandboxSession {
-  if (sessions.engineOf(name) !== 'sandbox') throw new GatewayError('SANDBOX_ONLY', `session ${name} does not run on the sandbox engine`);
-  const engine = sessions.running(name);
+export async function sandboxSession(sessions: SessionManager, name: string): Promise<SandboxSession> {
+  if ((await sessions.engineOf(name)) !== 'sandbox') throw new GatewayError('SANDBOX_ONLY', `session ${name} does not run on the sandbox engine`);
+  const engine = await sessions.running(name);
   if (!isSandboxSession(engine)) throw new GatewayError('SANDBOX_ONLY', `session ${name} does not run on the sandbox engine`);
   return engine;
 }
 
-function connectedMessenger(sessions: SessionManager, name: string) {
-  const messenger = sandboxSession(sessions, name).messenger;
+async function connectedMessenger(sessions: SessionManager, name: string) {
+  const messenger = (await sandboxSession(sessions, name)).messenger;
   if (!messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${name} is not connected`);
   return messenger;
 }
@@ -38,14 +38,14 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       summary: 'the simulated phone scans the QR (or enters the pairing code); with `history`, it then sends that seeded history once (history.sync)',
       schema: { params: sessionParams, body: pairBody },
       rulesBeyondSchema: [{ path: '/code', rule: 'must be the pairing code the session requested, when it requested one' }],
-      handler({ params, body }) {
-        const sandbox = sandboxSession(sessions, params.session);
+      async handler({ params, body }) {
+        const sandbox = await sandboxSession(sessions, params.session);
         let digits: string | undefined;
         if (body?.phoneNumber !== undefined) {
           digits = phoneDigits(body.phoneNumber) ?? undefined;
           if (!digits) throw ValidationError.field('/phoneNumber', 'is not a valid E.164 number');
         }
-        sandbox.pair({ ...(body ?? {}), phoneNumber: digits });
+        await sandbox.pair({ ...(body ?? {}), phoneNumber: digits });
         return done(`session ${params.session} paired`);
       },
     },
@@ -60,7 +60,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       rulesBeyondSchema: SEND_RULES,
       bodyLimit: 'media',
       async handler({ params, body }) {
-        const messenger = connectedMessenger(sessions, params.session);
+        const messenger = await connectedMessenger(sessions, params.session);
         const from = contactDigits(body.from);
         const action = contactAction(body);
         if (action) {
@@ -85,7 +85,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       schema: { params: sessionParams, body: burstBody },
       async handler({ params, body }) {
         const started = performance.now();
-        await connectedMessenger(sessions, params.session).receiveBurst(body.count, body.contacts ?? 100);
+        await (await connectedMessenger(sessions, params.session)).receiveBurst(body.count, body.contacts ?? 100);
         return { count: body.count, durationMs: Math.round(performance.now() - started) };
       },
     },
@@ -101,7 +101,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       bodyLimit: 'media',
       async handler({ params, body }) {
         const started = performance.now();
-        const messenger = connectedMessenger(sessions, params.session);
+        const messenger = await connectedMessenger(sessions, params.session);
         const media: OutgoingContent[] = [];
         for (const item of body.media ?? []) {
           checkContentFields(item as ContentFields);
@@ -119,8 +119,8 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       access: 'master',
       summary: 'the network drops the session with a status reason',
       schema: { params: sessionParams, body: disconnectBody },
-      handler({ params, body }) {
-        sandboxSession(sessions, params.session).drop(body.reason);
+      async handler({ params, body }) {
+        await (await sandboxSession(sessions, params.session)).drop(body.reason);
         return done(`session ${params.session} dropped with ${body.reason}`);
       },
     },

@@ -62,15 +62,15 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       access: 'sessions:read',
       summary: 'list sessions',
       schema: { query: paging },
-      handler({ query, ctx }) {
+      async handler({ query, ctx }) {
         const principal = ctx.state.principal;
         const allowed = principal?.kind === 'key' ? principal.sessions : null;
         if (allowed) {
-          const rows = allowed.flatMap((name) => (sessions.exists(name) ? [sessions.get(name)] : []));
+          const rows = (await Promise.all(allowed.map((name) => sessions.find(name)))).filter((row) => row !== undefined);
           const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
           return paged(ctx, page.map(sessionView), rows.length);
         }
-        const { rows, total } = sessions.list(query.limit ?? 1000, query.offset ?? 0);
+        const { rows, total } = await sessions.list(query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, rows.map(sessionView), total);
       },
     },
@@ -83,7 +83,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       sessionFrom: 'params',
       summary: 'get one session',
       schema: { params: sessionParams },
-      handler: ({ params }) => sessionView(sessions.get(params.session)),
+      handler: async ({ params }) => sessionView(await sessions.get(params.session)),
     },
     {
       method: 'POST',
@@ -173,7 +173,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       summary: 'the current pairing QR code',
       schema: { params: sessionParams, query: qrQuery },
       async handler({ params, query }) {
-        const { qr, expiresAt } = sessions.currentQr(params.session);
+        const { qr, expiresAt } = await sessions.currentQr(params.session);
         if (query.format !== 'image') return { qr, expiresAt };
         return { qr, expiresAt, image: await (await qrcode()).toDataURL(qr, { margin: 1, width: 320 }) };
       },

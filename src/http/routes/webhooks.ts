@@ -35,8 +35,8 @@ function assertSessionAllowed(ctx: AppContext, session: string | null): void {
 }
 
 /** Looks a webhook up, hiding those a session-limited key may not see. */
-function visible(registry: WebhookRegistry, ctx: AppContext, id: number): WebhookView {
-  const webhook = registry.get(id);
+async function visible(registry: WebhookRegistry, ctx: AppContext, id: number): Promise<WebhookView> {
+  const webhook = await registry.get(id);
   const allowed = allowedSessions(ctx);
   if (allowed && (webhook.session === null || !allowed.includes(webhook.session))) throw notFound('WEBHOOK_NOT_FOUND', `webhook ${id}`);
   return webhook;
@@ -74,10 +74,10 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
       summary: 'register a webhook (the hmacKey is returned only here)',
       schema: { body: createWebhookBody },
-      handler({ body, ctx }) {
+      async handler({ body, ctx }) {
         const input = body as CreateWebhookBody;
         assertSessionAllowed(ctx, input.session ?? null);
-        const created = webhooks.create(input, ctx.state.principal);
+        const created = await webhooks.create(input, ctx.state.principal);
         ctx.status = 201;
         return created;
       },
@@ -90,8 +90,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       access: 'webhooks:manage',
       summary: 'list webhooks (without their keys)',
       schema: { query: paging },
-      handler({ query, ctx }) {
-        const { rows, total } = webhooks.list(query.limit ?? 1000, query.offset ?? 0, allowedSessions(ctx));
+      async handler({ query, ctx }) {
+        const { rows, total } = await webhooks.list(query.limit ?? 1000, query.offset ?? 0, allowedSessions(ctx));
         return paged(ctx, rows, total);
       },
     },
@@ -117,8 +117,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
       summary: 'partial update: only supplied fields change; headers replace the list; a new hmacKey applies to the next attempt',
       schema: { params: webhookParams, body: updateWebhookBody },
-      handler({ params, body, ctx }) {
-        visible(webhooks, ctx, params.id);
+      async handler({ params, body, ctx }) {
+        await visible(webhooks, ctx, params.id);
         const patch = body as UpdateWebhookBody;
         if (patch.session !== undefined) assertSessionAllowed(ctx, patch.session);
         return webhooks.update(params.id, patch);
@@ -133,9 +133,9 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       audit: 'webhook.delete',
       summary: 'delete a webhook; attempts in flight complete, pending deliveries are dropped',
       schema: { params: webhookParams, body: emptyBody },
-      handler({ params, ctx }) {
-        visible(webhooks, ctx, params.id);
-        webhooks.delete(params.id);
+      async handler({ params, ctx }) {
+        await visible(webhooks, ctx, params.id);
+        await webhooks.delete(params.id);
         return done(`webhook ${params.id} deleted`);
       },
     },
@@ -147,9 +147,9 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       access: 'webhooks:manage',
       summary: 'the delivery log of a webhook, newest first (query: status, limit, offset)',
       schema: { params: webhookParams, query: deliveriesQuery },
-      handler({ params, query, ctx }) {
-        visible(webhooks, ctx, params.id);
-        const { rows, total } = webhooks.deliveries(params.id, query.status, query.limit ?? 1000, query.offset ?? 0);
+      async handler({ params, query, ctx }) {
+        await visible(webhooks, ctx, params.id);
+        const { rows, total } = await webhooks.deliveries(params.id, query.status, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, rows, total);
       },
     },
@@ -161,8 +161,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       access: 'webhooks:manage',
       summary: 'one delivery of the log, with the JSON body it POSTs',
       schema: { params: deliveryParams },
-      handler({ params, ctx }) {
-        visible(webhooks, ctx, params.id);
+      async handler({ params, ctx }) {
+        await visible(webhooks, ctx, params.id);
         return webhooks.delivery(params.id, params.deliveryId);
       },
     },
@@ -175,8 +175,8 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       audit: { action: 'webhook.delivery_retry', details: ({ params }) => ({ deliveryId: params.deliveryId }) },
       summary: 're-queue a delivery now with a fresh retry budget',
       schema: { params: deliveryParams, body: emptyBody },
-      handler({ params, ctx }) {
-        visible(webhooks, ctx, params.id);
+      async handler({ params, ctx }) {
+        await visible(webhooks, ctx, params.id);
         return webhooks.retryDelivery(params.id, params.deliveryId);
       },
     },

@@ -181,11 +181,11 @@ describe('audit.retentionDays', () => {
       first = await startDaemon({ dataDir, env: { GATEWAY_LOG_LEVEL: 'warn' } });
       for (const name of ['ancient', 'recent', 'fresh']) assert.equal((await first.request('POST', '/api/sessions', { name, engine: 'sandbox' })).status, 201);
       assert.equal(await first.stop(), 0);
-      const db = openDaemonDb(dataDir);
+      const db = await openDaemonDb(dataDir);
       const backdate = db.prepare('UPDATE audit_log SET at = ? WHERE target = ?');
-      backdate.run(Date.now() - 100 * 86_400_000, 'ancient');
-      backdate.run(Date.now() - 20 * 86_400_000, 'recent');
-      db.close();
+      await backdate.run(Date.now() - 100 * 86_400_000, 'ancient');
+      await backdate.run(Date.now() - 20 * 86_400_000, 'recent');
+      await db.close();
 
       second = await startDaemon({ dataDir, config: 'audit:\n  retentionDays: 30\n', env: { GATEWAY_LOG_LEVEL: 'info' } });
       const res = await second.request('GET', '/api/admin/audit?action=session.create');

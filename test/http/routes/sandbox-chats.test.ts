@@ -83,12 +83,12 @@ describe('sandbox calls and chat state', () => {
 });
 
 /** The messages the daemon stored for a session, read from its database (read-only, beside the running daemon). */
-function storedMessages(d: TestDaemon, session: string): Array<{ id: string; chat_id: string; from_me: number; text: string }> {
+async function storedMessages(d: TestDaemon, session: string): Promise<Array<{ id: string; chat_id: string; from_me: number; text: string }>> {
   const db = openDaemonDb(d.dataDir, { readonly: true, fileMustExist: true });
   try {
-    return db.prepare('SELECT id, chat_id, from_me, text FROM messages WHERE session = ? ORDER BY timestamp').all(session) as any[];
+    return (await db.prepare('SELECT id, chat_id, from_me, text FROM messages WHERE session = ? ORDER BY timestamp').all(session)) as any[];
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -98,8 +98,8 @@ function storedMessages(d: TestDaemon, session: string): Array<{ id: string; cha
  */
 async function committed(d: TestDaemon, session: string, count: number) {
   let last = 0;
-  const synced = () => storedMessages(d, session).filter((m) => m.text?.startsWith('history message '));
-  await waitFor(() => (last = synced().length) >= count, 5000, `${count} stored history messages of ${session}`).catch((err: Error) => {
+  const synced = async () => (await storedMessages(d, session)).filter((m) => m.text?.startsWith('history message '));
+  await waitFor(async () => (last = (await synced()).length) >= count, 5000, `${count} stored history messages of ${session}`).catch((err: Error) => {
     throw new Error(`${err.message} (saw ${last})`);
   });
   return synced();
@@ -196,7 +196,7 @@ describe('sandbox history sync', () => {
     await waitFor(async () => (await daemon.request('GET', '/api/sessions/h')).body.data.status === 'CONNECTED', 5000, 'h restarted');
     await marker(daemon, events, 'h');
     assert.equal(events.all(isHistory('h')).length, 2);
-    assert.equal(storedMessages(daemon, 'h').filter((m) => m.text?.startsWith('history message ')).length, 7500);
+    assert.equal((await storedMessages(daemon, 'h')).filter((m) => m.text?.startsWith('history message ')).length, 7500);
   });
 
   test('pairing without history sends none', async () => {
@@ -235,7 +235,7 @@ describe('sandbox history sync', () => {
       await waitFor(async () => (await second!.request('GET', '/api/sessions/r')).body.data.status === 'CONNECTED', 10_000, 'r restored');
       await marker(second, collector, 'r');
       assert.deepEqual(collector.all(isHistory('r')), []);
-      assert.equal(storedMessages(second, 'r').filter((m) => m.text?.startsWith('history message ')).length, 5);
+      assert.equal((await storedMessages(second, 'r')).filter((m) => m.text?.startsWith('history message ')).length, 5);
     } finally {
       collector.close();
       await second?.kill();

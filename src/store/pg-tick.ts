@@ -1,17 +1,17 @@
-// The tick transaction on PostgreSQL (store.kind: postgres), the counterpart of createTickTransaction in db.ts: the first
-// write of a tick opens a transaction on the bridge's connection, the tick's writes follow it down the pipe without a wait,
-// and on the next setImmediate its COMMIT goes out, also without a wait: the daemon's thread never blocks on a tick's
-// commit, and `committed` lets an answer wait for it. Everything on the connection runs in the order it was sent, so a
-// later tick never overtakes an earlier one, and a read made after a write sees it.
-import type { TickTransaction } from './db.js';
+// The tick transaction on PostgreSQL (store.kind: postgres), the counterpart of the SQLite tick in db.ts: the first write of
+// a tick opens a transaction on the store's connection, the tick's writes follow it down the pipe without a wait, and on
+// the next setImmediate its COMMIT goes out, also without a wait: nothing blocks on a tick's commit, and `committed` lets
+// an answer wait for it. Everything on the connection runs in the order it was sent, so a later tick never overtakes an
+// earlier one, and a read made after a write sees it.
+import type { TickTransaction } from './sql.js';
 import { TickLedger } from './tick-ledger.js';
-import type { PostgresDatabase } from './postgres-bridge.js';
+import type { PgDb } from './pg-db.js';
 
 /**
  * @param onLost told when a tick's writes could not be committed (rolled back, every statement of it; the daemon goes on)
  * @param onCommit told how long each commit took from the tick's end, seconds (metrics)
  */
-export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
+export function createPgTickTransaction(db: PgDb, onLost: (err: unknown) => void, onCommit?: (seconds: number) => void): TickTransaction {
   /** the open tick's commit, which its waiters hold */
   let open: { committed: Promise<void>; done(): void; fail(err: unknown): void } | undefined;
   /** the last tick's commit while it is under way (an answer may still wait for it) */
@@ -20,6 +20,8 @@ export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unkn
 
   const flush = () => {
     if (!open) return;
+    // an explicit transaction under way is a savepoint of this tick: the tick commits once it has ended
+    if (db.turns.busy) return db.turns.whenIdle(flush);
     const tick = open;
     const number = ledger.opened;
     open = undefined;
@@ -29,7 +31,7 @@ export function createPgTickTransaction(db: PostgresDatabase, onLost: (err: unkn
       if (inFlight === tick.committed) inFlight = undefined;
     };
     tick.committed.then(settled, settled);
-    db.commitAsync().then(
+    db.commit().then(
       () => {
         onCommit?.((performance.now() - started) / 1000);
         tick.done();

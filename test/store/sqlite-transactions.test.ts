@@ -1,0 +1,57 @@
+// Issue 29, explicit transactions on the embedded store (sql.ts, sqlite-db.ts): each is a savepoint of the open tick or a
+// transaction of its own, two made at once never interleave (one's rollback never takes the other's writes, one's
+// release never ends the other's savepoint), and the tick commits only once none is under way.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { createTickTransaction, openDatabase } from '../../src/store/db.js';
+
+function store() {
+  const db = openDatabase(':memory:');
+  db.sqlite.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+  const put = db.prepare('INSERT INTO t (k, v) VALUES (?, ?)');
+  const value = (k: string) => db.prepare<number>('SELECT v FROM t WHERE k = ?').pluck().get(k);
+  return { db, put, value };
+}
+
+test('two transactions made at once run one after the other: the failing one rolls back only its own writes', async () => {
+  const { db, put, value } = store();
+  const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
+  const order: string[] = [];
+  const kept = db.transaction(async () => {
+    order.push('a');
+    await put.run('a1', 1);
+    await put.run('a2', 2);
+    order.push('a done');
+  });
+  const failing = db.transaction(async () => {
+    order.push('b');
+    await put.run('b1', 1);
+    await put.run('a1', 9); // the key exists
+  });
+  const [a, b] = await Promise.allSettled([kept(), failing()]);
+  assert.equal(a.status, 'fulfilled');
+  assert.equal(b.status, 'rejected');
+  assert.deepEqual(order, ['a', 'a done', 'b']);
+  assert.deepEqual([await value('a1'), await value('a2'), await value('b1')], [1, 2, undefined]);
+  assert.equal(tick.committed(), undefined, 'each committed before it settled: no tick left open');
+  assert.equal(db.inTransaction, false);
+});
+
+test('inside the open tick a transaction is a savepoint of it, and the tick commits once the transaction has ended', async () => {
+  const { db, put, value } = store();
+  const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
+  tick.join();
+  put.stage('before', 1);
+  const inside = db.transaction(async () => {
+    await put.run('inside', 1);
+    // the tick's flush comes due meanwhile (a transaction that waited on the store would see it here)
+    tick.flush();
+    assert.equal(db.inTransaction, true, 'the tick did not commit in the middle of the transaction');
+    await put.run('inside2', 2);
+  });
+  const committed = tick.committed()!;
+  await inside();
+  await committed;
+  assert.deepEqual([await value('before'), await value('inside'), await value('inside2')], [1, 1, 2]);
+  assert.equal(db.inTransaction, false);
+});
