@@ -206,8 +206,9 @@ export class MessagingService {
     const unknown = selected.filter((o) => !poll.options.includes(o));
     if (unknown.length) throw ValidationError.field('/options', `are not options of the poll: ${unknown.join(', ')}`);
     if (!poll.multiSelect && selected.length > 1) throw ValidationError.field('/options', 'the poll allows one option only');
-    const cast = await this.queueOf(body.session).add(() => engine.votePoll(refOf(row), selected));
+    // read before the vote goes out: once it has, only its record remains to be made, with no wait
     const voter = await this.ownRef(body.session);
+    const cast = await this.queueOf(body.session).add(() => engine.votePoll(refOf(row), selected));
     this.deps.bus.emit(body.session, 'message.vote', { pollMessageId: row.id, chatId: row.chatId, voter, selectedOptions: selected, timestamp: cast.timestamp });
     return { messageId: cast.messageId, pollMessageId: row.id, chatId: row.chatId, selectedOptions: selected, timestamp: cast.timestamp };
   }
@@ -231,8 +232,8 @@ export class MessagingService {
   async edit(session: string, messageId: string, text: string): Promise<void> {
     const row = await this.ownMessage(session, messageId, 'edit');
     if (row.type !== 'text') throw new GatewayError('VALIDATION_FAILED', `only text messages can be edited; ${messageId} is a ${row.type} message`, [{ path: '/messageId', message: 'is not a text message' }]);
-    await (await this.deps.sessions.connected(session)).editMessage(refOf(row), text);
     const from = await this.ownRef(session);
+    await (await this.deps.sessions.connected(session)).editMessage(refOf(row), text);
     // no wait between the row's write and its event: they go into one tick
     this.deps.beginWrite?.();
     this.deps.messages.setText(session, row.chatId, row.id, text);
@@ -241,8 +242,8 @@ export class MessagingService {
 
   async delete(session: string, messageId: string): Promise<void> {
     const row = await this.ownMessage(session, messageId, 'delete');
-    await (await this.deps.sessions.connected(session)).deleteMessage(refOf(row));
     const from = await this.ownRef(session);
+    await (await this.deps.sessions.connected(session)).deleteMessage(refOf(row));
     this.deps.beginWrite?.();
     this.deps.messages.markRevoked(session, row.chatId, row.id);
     this.deps.bus.emit(session, 'message.revoked', { messageId, chatId: row.chatId, from, fromMe: true, timestamp: new Date().toISOString() });
@@ -252,8 +253,8 @@ export class MessagingService {
     const chatId = normalizeChat(body.chatId, '/chatId');
     const engine = await this.deps.sessions.connected(session);
     const row = await this.deps.messages.find(session, body.messageId, chatId);
-    await engine.react(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false }, body.reaction);
     const from = await this.ownRef(session);
+    await engine.react(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false }, body.reaction);
     this.deps.bus.emit(session, 'message.reaction', {
       messageId: body.messageId,
       chatId,

@@ -91,6 +91,8 @@ export class SessionManager {
   /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
   private restoreQueue: PQueue | undefined;
   private stopping = false;
+  /** how many times each session was torn down (stop, delete, logout): a launch that reads the store checks it after */
+  private readonly teardowns = new Map<string, number>();
   /**
    * The stored status of each session this manager changed or read, so that a status change (from the engine's
    * synchronous hooks too) is staged and published at once, in order with the events around it, without a read.
@@ -262,6 +264,7 @@ export class SessionManager {
 
   async logout(name: string): Promise<void> {
     await this.get(name);
+    this.teardowns.set(name, (this.teardowns.get(name) ?? 0) + 1);
     const runtime = this.runtimes.get(name);
     if (runtime) {
       this.forget(name, runtime);
@@ -418,9 +421,10 @@ export class SessionManager {
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     const auth = this.deps.authState.forSession(row.name);
     const identities = this.deps.identities?.forSession(row.name);
+    const teardowns = this.teardowns.get(row.name) ?? 0;
     const [knownIdentities, reason] = await Promise.all([identities?.load(), this.connectingReason(row.name)]);
-    // started meanwhile by another call (the caller checked before its reads)
-    if (this.runtimes.has(row.name)) return;
+    // started meanwhile by another call (the caller checked before its reads), or stopped, deleted or shut down meanwhile
+    if (this.runtimes.has(row.name) || this.stopping || (this.teardowns.get(row.name) ?? 0) !== teardowns) return;
     const runtime: Runtime = { failures: 0 } as Runtime;
     runtime.engine = engine.createSession({
       name: row.name,
@@ -587,6 +591,8 @@ export class SessionManager {
 
   /** Stops the session here; `release`: and gives its lease up (once disconnected: no two nodes hold its socket at once). */
   private async teardown(name: string, release = true): Promise<boolean> {
+    // a launch still reading the store must not start the session after this
+    this.teardowns.set(name, (this.teardowns.get(name) ?? 0) + 1);
     const runtime = this.runtimes.get(name);
     if (!runtime) return false;
     this.forget(name, runtime);

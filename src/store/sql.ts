@@ -31,7 +31,8 @@ export interface Db {
    * `fn`'s statements are kept together or not at all (rolled back when it throws). Inside the open tick it is a
    * savepoint of it, and commits with it; otherwise it commits before the promise settles. `fn` must wait only on this
    * store's statements, and must not start another transaction: another transaction waits for it to end, and so does
-   * the tick's commit (TransactionTurns).
+   * the tick's commit (TransactionTurns). A statement another caller makes while `fn` waits lands in its savepoint, and
+   * goes with it if `fn` throws (a known gap: the tick still commits what is left).
    */
   transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R>;
   /** Runs `fn`'s transactions durably (SQLite: synchronous = FULL for them; PostgreSQL's commits always are). */

@@ -97,7 +97,7 @@ describe('baileys media download', () => {
       ids: new Identities(),
       groups: new Map(),
       ownSends: new TtlCache(1000),
-      sendsInFlight: new Set(),
+      sendsInFlight: new Map(),
       dispatcher,
       ready: () => Promise.reject(new Error('unused')),
       current: () => (reupload ? ({ updateMediaMessage: reupload } as never) : undefined),

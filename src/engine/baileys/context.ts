@@ -17,10 +17,10 @@ export interface SessionContext {
   /** ids of messages this engine sent (texts, edits, revokes, reactions), so their echoes are not reported twice */
   readonly ownSends: TtlCache;
   /**
-   * sends under way, each settled a turn of the event loop after its send returned (its caller has recorded the message
-   * by then): a receipt of one of them waits, else its ack could reach the store before the message's row
+   * sends under way by message id, each settled a turn of the event loop after its send returned (its caller has
+   * recorded the message by then): a receipt of one of them waits, else its ack could reach the store before the row
    */
-  readonly sendsInFlight: Set<Promise<void>>;
+  readonly sendsInFlight: Map<string, Promise<void>>;
   /** the fetch dispatcher of the session's proxy, if any */
   readonly dispatcher: Dispatcher | undefined;
   /** the open socket; waits for a reconnect the engine is doing by itself, else SESSION_NOT_CONNECTED */

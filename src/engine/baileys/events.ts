@@ -24,6 +24,9 @@ import type { SessionContext } from './context.js';
 import { applyParticipantChange, groupChanges } from './groups.js';
 import type { PollVotes } from './polls.js';
 
+/** how long a receipt waits for the send of its message to be recorded (events.ts handle) */
+const SEND_RECORD_WAIT_MS = 2000;
+
 type Events = Partial<BaileysEventMap>;
 
 const STATUS: Partial<Record<number, DeliveryStatus>> = {
@@ -71,8 +74,13 @@ export class EventMapper {
     if (events['groups.update']) this.groupsUpdate(events['groups.update']);
     if (events['group-participants.update']) this.participants(events['group-participants.update']);
     if (events['messages.upsert']) await this.upsert(events['messages.upsert']);
-    // an ack of a message still being sent waits until its sender has recorded it
-    if ((events['messages.update'] || events['message-receipt.update']) && this.ctx.sendsInFlight.size > 0) await Promise.all([...this.ctx.sendsInFlight]);
+    // an ack of a message still being sent waits until its sender has recorded it, a while at most: what the send still
+    // does after its frame left (a LID lookup) may itself wait on confirmations held behind this batch
+    if (this.ctx.sendsInFlight.size > 0) {
+      const ids = [...(events['messages.update'] ?? []).map((u) => u.key.id), ...(events['message-receipt.update'] ?? []).map((r) => r.key.id)];
+      const sending = ids.flatMap((id) => (id ? (this.ctx.sendsInFlight.get(id) ?? []) : []));
+      if (sending.length > 0) await Promise.race([Promise.all(sending), new Promise((resolve) => setTimeout(resolve, SEND_RECORD_WAIT_MS))]);
+    }
     if (events['messages.update']) this.updates(events['messages.update']);
     if (events['message-receipt.update']) this.receipts(events['message-receipt.update']);
     if (events['messages.reaction']) this.reactions(events['messages.reaction']);

@@ -1,5 +1,5 @@
 // Messaging on Baileys: content mapping for every message type (bytes or the gateway's own downloaded file, never a user's URL), quotes, mentions, forwards, edits, deletes, reactions, typing, seen, star.
-import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo } from '@whiskeysockets/baileys';
+import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnUser, type AnyMessageContent, type MiscMessageGenerationOptions, type proto, type WAMessage, type WAMessageKey, type WAUrlInfo, type WASocket } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import { imageThumbnail, type ImageThumbnail } from '../../media/thumbnail.js';
 import { jidKind, phoneOfJid } from '../jid.js';
@@ -32,6 +32,20 @@ export class BaileysMessenger implements MessengerOps {
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
     const messageId = generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
+    // its receipts wait until the caller has recorded it: a turn of the event loop after this returns (events.ts)
+    let recorded!: () => void;
+    this.ctx.sendsInFlight.set(messageId, new Promise<void>((resolve) => (recorded = resolve)));
+    try {
+      return await this.sendWithId(chatId, content, options, sock, message, status, messageId);
+    } finally {
+      setImmediate(() => {
+        this.ctx.sendsInFlight.delete(messageId);
+        recorded();
+      });
+    }
+  }
+
+  private async sendWithId(chatId: string, content: OutgoingContent, options: SendOptions, sock: WASocket, message: AnyMessageContent, status: boolean, messageId: string): Promise<SentMessage> {
     const misc: MiscMessageGenerationOptions = {
       ...NO_URL_FETCH,
       messageId,

@@ -111,7 +111,7 @@ export class BaileysSession implements EngineSession {
       ids: new Identities(new IdentityPairs(options.identities, options.knownIdentities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
-      sendsInFlight: new Set(),
+      sendsInFlight: new Map(),
       dispatcher: undefined,
       ready: () => this.ready(),
       current: () => (this.phase === 'open' ? this.sock : undefined),
@@ -201,11 +201,7 @@ export class BaileysSession implements EngineSession {
   // ---- messaging ----
 
   sendMessage(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
-    const sending = this.messenger.sendMessage(chatId, content, options);
-    const recorded = sending.then(nextTurn, nextTurn);
-    this.ctx.sendsInFlight.add(recorded);
-    void recorded.then(() => this.ctx.sendsInFlight.delete(recorded));
-    return sending;
+    return this.messenger.sendMessage(chatId, content, options);
   }
 
   editMessage(target: MessageRef, text: string): Promise<void> {
@@ -583,6 +579,3 @@ function delegateChatOps(prototype: object): void {
 }
 
 delegateChatOps(BaileysSession.prototype);
-
-/** settles on the next turn of the event loop, once the microtasks queued now (a caller's continuation) have run */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
