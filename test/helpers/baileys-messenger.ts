@@ -9,6 +9,7 @@ export function messengerOver(name: string, sock: object, logger: Logger): Baile
     name,
     logger,
     ownSends: { set() {}, del() {}, has: () => false },
+    sendsInFlight: new Map(),
     ids: { pnOf: (jid: string) => jid, lidOf: () => '99999999999999@lid', remember() {} },
     ready: async () => sock,
     current: () => sock,
