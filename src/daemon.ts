@@ -128,9 +128,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     sessionStates: () => sessionsRepo.countByState(),
     webhookBacklog: () => outboxRepo.backlog(),
   });
+  let rewriteStatuses = (): void => {};
   const tick = createTickTransaction(
     db,
-    (err) => logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered 500"),
+    (err) => {
+      logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered with the error");
+      // a status change nobody waits for may have been among them
+      rewriteStatuses();
+    },
     metrics.observeCommit,
   );
   const node = clustered ? createClusterNode(config, db, logger.child({ module: 'cluster' }), tick.join) : undefined;
@@ -150,6 +155,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     placement: node?.cluster,
     committed: tick.committed,
   });
+  rewriteStatuses = () => sessions.rewriteStatuses();
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);
   const media = await MediaRecords.open(

@@ -75,6 +75,9 @@ const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
 };
 
 /** One daemon: every session runs here. */
+/** how long after a lost tick the running sessions' statuses are written again (rewriteStatuses) */
+const STATUS_REWRITE_DELAY_MS = 250;
+
 const HERE: SessionPlacement = { claim: async () => true, release: async () => {}, epochOf: () => undefined };
 
 export class SessionManager {
@@ -93,6 +96,7 @@ export class SessionManager {
   private stopping = false;
   /** how many times each session was torn down (stop, delete, logout): a launch that reads the store checks it after */
   private readonly teardowns = new Map<string, number>();
+  private statusRewrite: NodeJS.Timeout | undefined;
   /**
    * The stored status of each session this manager changed or read, so that a status change (from the engine's
    * synchronous hooks too) is staged and published at once, in order with the events around it, without a read.
@@ -244,7 +248,7 @@ export class SessionManager {
     // claimed meanwhile by a second start of this node
     if (this.runtimes.has(name)) return false;
     this.deps.sessions.setShouldRun(name, true);
-    await this.launch(row, engine);
+    await this.launchOrGiveBack(row, engine);
     return true;
   }
 
@@ -339,6 +343,7 @@ export class SessionManager {
    */
   async shutdown(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.statusRewrite);
     this.restoreQueue?.clear();
     await this.restoreQueue?.onIdle();
     await Promise.all(
@@ -400,11 +405,22 @@ export class SessionManager {
     if (this.runtimes.has(name)) return;
     // in a cluster its lease was taken for it: given back
     if (this.stopping || !row?.shouldRun) return this.placement.release(name);
-    await this.launch(row, engine).catch(async (err: unknown) => {
-      this.deps.logger.error({ err, session: name }, 'restore failed');
-      // in a cluster a session half started (the database went away meanwhile) is given up, to be adopted again whole
-      if (this.placement !== HERE) await this.teardown(name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: name }, 'could not give up a session that failed to start'));
-    });
+    await this.launchOrGiveBack(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+  }
+
+  /**
+   * Launches the session; when that fails (the store went away during its reads or its first status write), nothing of
+   * it is left running, and the lease taken for it is given back unless another launch runs it now: in a cluster it is
+   * adopted again whole, by this node or another, once the database answers (a lease kept with nothing running would be
+   * renewed for ever).
+   */
+  private async launchOrGiveBack(row: SessionRow, engine: Engine): Promise<void> {
+    try {
+      await this.launch(row, engine);
+    } catch (err) {
+      if (!this.runtimes.has(row.name)) await this.placement.release(row.name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: row.name }, 'could not give the lease up'));
+      throw err;
+    }
   }
 
   private checkEngine(name: EngineName): void {
@@ -457,7 +473,13 @@ export class SessionManager {
       ...(this.messageExists ? { messageStored: (id: string) => this.messageExists!(row.name, id) } : {}),
     });
     this.runtimes.set(row.name, runtime);
-    this.setStatus(row.name, 'CONNECTING', reason);
+    try {
+      this.setStatus(row.name, 'CONNECTING', reason);
+    } catch (err) {
+      // never connected: dropped, so that the session is not taken for running
+      this.forget(row.name, runtime);
+      throw err;
+    }
     await this.connect(row.name, runtime);
   }
 
@@ -594,11 +616,13 @@ export class SessionManager {
     // a launch still reading the store must not start the session after this
     this.teardowns.set(name, (this.teardowns.get(name) ?? 0) + 1);
     const runtime = this.runtimes.get(name);
-    if (!runtime) return false;
-    this.forget(name, runtime);
-    await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+    if (runtime) {
+      this.forget(name, runtime);
+      await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+    }
+    // also without a runtime: a lease held with nothing running here (never started whole) is given back by a stop
     if (release) await this.placement.release(name);
-    return true;
+    return runtime !== undefined;
   }
 
   /**
@@ -622,6 +646,29 @@ export class SessionManager {
       return;
     }
     this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: before.status, previousStatusReason: before.statusReason, ...(lastError ? { lastError } : {}) });
+  }
+
+  /**
+   * The statuses of the sessions running here, written again a moment after a tick was lost: a status change is staged
+   * and nobody waits for it, so one lost with its tick (a row lock held past the lock timeout, the database restarting)
+   * would leave the store telling another status until the next change, which may never come. A rewrite lost too
+   * schedules the next.
+   */
+  rewriteStatuses(): void {
+    if (this.statusRewrite) return;
+    this.statusRewrite = setTimeout(() => {
+      this.statusRewrite = undefined;
+      for (const name of this.runtimes.keys()) {
+        const current = this.statuses.get(name);
+        if (!current) continue;
+        try {
+          this.deps.sessions.setStatus(name, current.status, current.statusReason);
+        } catch (err) {
+          this.deps.logger.warn({ err, session: name }, 'the session status could not be stored');
+        }
+      }
+    }, STATUS_REWRITE_DELAY_MS);
+    this.statusRewrite.unref();
   }
 
   /** Stages a status without an event. */

@@ -141,6 +141,7 @@ function guardAgainstClientThrows(): void {
 
 function onClientThrow(err: unknown): void {
   const stack = (err as Error)?.stack ?? '';
+  if (openStores.size > 0 && unheardClientQuery(err)) return;
   if (openStores.size > 0 && /[\\/]node_modules[\\/]postgres[\\/]/.test(stack)) {
     for (const store of openStores) store.clientThrew(err);
     return;
@@ -149,6 +150,16 @@ function onClientThrow(err: unknown): void {
   // as Node would: the error on stderr, exit code 1 (rethrowing from here would only reach this handler again)
   process.stderr.write(`${stack || String(err)}\n`);
   process.exit(1);
+}
+
+/**
+ * The rejection of postgres.js's own query that nobody hears: it looks up the array types as each connection opens and
+ * drops that promise, so a connection lost at that moment (a server restarting) rejects it unhandled, which would end
+ * the daemon. postgres.js gives the errors it rejects a query with the query's text. The statement that was waiting
+ * for that connection is told by postgres.js itself: nothing more to do. (A query of ours left unheard still ends it.)
+ */
+function unheardClientQuery(err: unknown): boolean {
+  return err instanceof Error && Object.hasOwn(err, 'query') && /\bfrom pg_catalog\.pg_type a\b/.test(String((err as { query?: unknown }).query));
 }
 
 export class PgDb implements Db {

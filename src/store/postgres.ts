@@ -77,9 +77,5 @@ interface SocketSettings {
  * postgres.js as before.
  */
 function openSocket(settings: SocketSettings): Socket {
-  const socket = settings.path ? connect(settings.path) : connect({ host: settings.host[0], port: settings.port[0], noDelay: true });
-  // postgres.js hears the socket's errors while it holds it; one that comes after it let the socket go (a reset during a
-  // server restart) would otherwise be thrown out of the event loop and end the daemon
-  socket.on('error', () => {});
-  return socket;
+  return settings.path ? connect(settings.path) : connect({ host: settings.host[0], port: settings.port[0], noDelay: true });
 }

@@ -4,6 +4,8 @@
 // client. No node exits; every send answered 2xx is in the store afterwards; every session is CONNECTED again within
 // two leases of the database being back (none is paired again: CONNECTED is from the stored credentials).
 import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import postgres from 'postgres';
 import { startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
@@ -13,6 +15,7 @@ const LEASE_SECONDS = 4;
 const LEASE_MS = LEASE_SECONDS * 1000;
 const SESSIONS = 9;
 const IDS = ['n1', 'n2', 'n3'];
+const OUTPUTS = join('test-results', 'database-outage');
 
 let server: TestPostgres;
 let url: string;
@@ -48,12 +51,34 @@ async function connected(): Promise<string[]> {
   return names.filter((_, i) => answers[i]?.status === 200 && answers[i]!.body.data.status === 'CONNECTED');
 }
 
+/** Every node's whole output, in test-results/database-outage/, for a failure to be read after. */
+function keepOutputs(): void {
+  mkdirSync(OUTPUTS, { recursive: true });
+  for (const [id, daemon] of nodes) writeFileSync(join(OUTPUTS, `${id}.log`), daemon.output());
+}
+
+/** For sessions not CONNECTED: what each node answers for them, and the last lines each node logged about them. */
+async function whyNot(missing: string[]): Promise<string> {
+  const parts: string[] = [];
+  for (const session of missing) {
+    for (const id of IDS) {
+      const answer = await node(id).request('GET', `/api/sessions/${session}`).catch((err: unknown) => ({ status: 0, body: String(err) }));
+      const logged = node(id).output().split('\n').filter((line) => line.includes(`"${session}"`)).slice(-6).map((line) => line.slice(0, 600));
+      parts.push(`${session} via ${id}: ${answer.status} ${JSON.stringify(answer.body).slice(0, 400)}\n${logged.join('\n')}`);
+    }
+  }
+  return parts.join('\n');
+}
+
 async function allConnectedWithin(ms: number, what: string): Promise<number> {
   const from = Date.now();
   let up: string[] = [];
-  await waitFor(async () => exits().length > 0 || (up = await connected()).length === SESSIONS, ms, what).catch(() =>
-    assert.fail(`${what}: ${up.length} of ${SESSIONS} CONNECTED after ${ms} ms (${names.filter((s) => !up.includes(s)).join(', ')})\n${exits().join('\n')}`),
-  );
+  await waitFor(async () => exits().length > 0 || (up = await connected()).length === SESSIONS, ms, what).catch(async () => {
+    const missing = names.filter((s) => !up.includes(s));
+    keepOutputs();
+    assert.fail(`${what}: ${up.length} of ${SESSIONS} CONNECTED after ${ms} ms (${missing.join(', ')})\n${exits().join('\n')}\n${await whyNot(missing)}`);
+  });
+  if (exits().length > 0) keepOutputs();
   assert.deepEqual(exits(), [], `a node exited during: ${what}`);
   return Date.now() - from;
 }

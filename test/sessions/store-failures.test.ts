@@ -3,15 +3,9 @@
 // stop and a start, must not carry it over to the first confirmation of the next socket.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createSecretBox } from '../../src/auth/secret-box.js';
 import type { Engine, EngineSession, EngineSessionHooks } from '../../src/engine/types.js';
-import { EventBus } from '../../src/events/bus.js';
-import { createLogger } from '../../src/logger.js';
-import { SessionManager } from '../../src/sessions/manager.js';
-import { createAuthStateRepo } from '../../src/store/auth-state.js';
-import { openDatabase } from '../../src/store/db.js';
-import { createSessionsRepo } from '../../src/store/sessions.js';
 import { waitFor } from '../helpers/daemon.js';
+import { testSessionManager } from '../helpers/session-manager.js';
 
 /** an engine whose sessions only hand their hooks to the test; `hooks.at(-1)` is the latest runtime's */
 function fakeEngine() {
@@ -31,18 +25,7 @@ function fakeEngine() {
 }
 
 function manager(engine: Engine) {
-  const db = openDatabase(':memory:');
-  const box = createSecretBox(Buffer.alloc(32, 7));
-  const sessions = new SessionManager({
-    sessions: createSessionsRepo(db, box),
-    authState: createAuthStateRepo(db, box),
-    engines: { has: (name) => name === 'sandbox', load: async () => engine, close: async () => {} },
-    bus: new EventBus(),
-    logger: createLogger('silent'),
-    settings: { reconnectBaseMs: 1, reconnectMaxMs: 1, reconnectMaxAttempts: 5 },
-    defaultEngine: 'sandbox',
-    urlPolicy: { allowPrivateTargets: false },
-  });
+  const { manager: sessions } = testSessionManager(engine);
   // the store fails for received messages
   sessions.addEventProcessor((_session, type) => {
     if (type === 'message.received') throw new Error('SQLITE_IOERR: disk I/O error');

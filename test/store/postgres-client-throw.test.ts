@@ -65,3 +65,51 @@ test('any other uncaught error still ends the process, on stderr, with exit code
   assert.match(result.stderr, /a bug of our own/);
   assert.doesNotMatch(result.stdout, /still running/);
 });
+
+test('a connection lost while postgres.js looks up its array types (a rejection it leaves unheard) does not end the daemon', async () => {
+  // a relay in front of the server that cuts the first connection that sends postgres.js's array-type lookup, once armed
+  const script = join(dir, 'array-types.mjs');
+  writeFileSync(
+    script,
+    `import net from 'node:net';
+import { openPgDb } from ${JSON.stringify(store)};
+const target = new URL(${JSON.stringify(server.url)});
+let armed = false;
+let cut = 0;
+const sockets = new Set();
+const relay = net.createServer((client) => {
+  const upstream = net.connect(Number(target.port), target.hostname);
+  for (const s of [client, upstream]) { sockets.add(s); s.on('error', () => {}); s.on('close', () => sockets.delete(s)); }
+  client.on('data', (chunk) => {
+    if (armed && chunk.includes('pg_catalog.pg_type')) { armed = false; cut += 1; client.resetAndDestroy(); upstream.destroy(); return; }
+    upstream.write(chunk);
+  });
+  upstream.on('data', (chunk) => client.write(chunk));
+}).listen(0, '127.0.0.1');
+await new Promise((r) => relay.once('listening', r));
+const url = new URL(target);
+url.port = String(relay.address().port);
+const db = await openPgDb(url.href, 5000);
+await db.prepare('SELECT 1').run();
+// the connection drops; the next statement opens another, which is cut during its array-type lookup
+armed = true;
+for (const s of sockets) s.destroy();
+const during = await db.prepare('SELECT 1').run().then(() => 'answered', (e) => e.code ?? e.message);
+let after = 'not answered';
+for (let i = 0; i < 40 && after !== 'answered'; i++) {
+  await new Promise((r) => setTimeout(r, 250));
+  after = await db.prepare('SELECT 1').run().then(() => 'answered', (e) => e.code ?? e.message);
+}
+console.log(JSON.stringify({ cut, during, after }));
+await db.close();
+relay.close();
+`,
+  );
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) =>
+    execFile(process.execPath, [script], { timeout: 60_000 }, (err, stdout, stderr) => done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+  );
+  assert.equal(result.code, 0, result.stderr);
+  const outcome = JSON.parse(result.stdout.trim()) as { cut: number; during: string; after: string };
+  assert.equal(outcome.cut, 1, 'the lookup was cut once');
+  assert.equal(outcome.after, 'answered', 'statements run again once a connection opens');
+});

@@ -1,0 +1,29 @@
+// A SessionManager on an in-memory SQLite store with one engine, for tests of the manager itself (no daemon, no HTTP).
+import { createSecretBox } from '../../src/auth/secret-box.js';
+import type { Engine } from '../../src/engine/types.js';
+import { EventBus } from '../../src/events/bus.js';
+import { createLogger } from '../../src/logger.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import { createAuthStateRepo } from '../../src/store/auth-state.js';
+import { openDatabase } from '../../src/store/db.js';
+import { createSessionsRepo } from '../../src/store/sessions.js';
+
+type Deps = ConstructorParameters<typeof SessionManager>[0];
+
+/** `engine` serves the sandbox engine's name; `overrides` replace the defaults (a placement, a failing auth state, …). */
+export function testSessionManager(engine: Engine, overrides: Partial<Deps> = {}) {
+  const db = openDatabase(':memory:');
+  const box = createSecretBox(Buffer.alloc(32, 7));
+  const repos = { sessions: createSessionsRepo(db, box), authState: createAuthStateRepo(db, box) };
+  const manager = new SessionManager({
+    ...repos,
+    engines: { has: (name) => name === 'sandbox', load: async () => engine, close: async () => {} },
+    bus: new EventBus(),
+    logger: createLogger('silent'),
+    settings: { reconnectBaseMs: 1, reconnectMaxMs: 1, reconnectMaxAttempts: 5 },
+    defaultEngine: 'sandbox',
+    urlPolicy: { allowPrivateTargets: false },
+    ...overrides,
+  });
+  return { manager, db, ...repos };
+}
