@@ -64,6 +64,8 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
   let open = false;
   let waiting: Array<{ done(): void; fail(err: unknown): void }> = [];
   const ledger = new TickLedger();
+  /** why the open tick must be rolled back instead of committed (abort) */
+  let aborted: Error | undefined;
   const flush = () => {
     if (!open) return;
     // an explicit transaction under way is a savepoint of this tick: the tick commits once it has ended
@@ -71,7 +73,8 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
     open = false;
     const settled = waiting;
     waiting = [];
-    const failure = commit();
+    const failure = aborted ? rollback(aborted) : commit();
+    aborted = undefined;
     if (failure !== undefined) ledger.recordLost(ledger.opened, failure);
     for (const waiter of settled) {
       if (failure === undefined) waiter.done();
@@ -98,6 +101,10 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
       return err;
     }
   };
+  const rollback = (cause: Error): Error => {
+    if (raw.inTransaction) raw.exec('ROLLBACK');
+    return cause;
+  };
   function committed(): Promise<void> | undefined {
     if (!open) return undefined;
     return new Promise<void>((done, fail) => waiting.push({ done, fail }));
@@ -114,5 +121,8 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
     committed,
     mark: () => ledger.mark(open),
     committedSince: (mark) => ledger.committedSince(mark, committed()),
+    abort(err) {
+      if (open) aborted ??= err;
+    },
   };
 }

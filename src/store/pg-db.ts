@@ -31,7 +31,8 @@ type Result = postgres.RowList<postgres.Row[]>;
 
 /** the transaction and its savepoints, outermost first: the first error seen inside each, and its statements still unanswered */
 interface Level {
-  error?: PostgresError;
+  /** why it must roll back: a statement's failure (PostgresError), or the tick's abort (TickAbortedError) */
+  error?: Error;
   pending: Array<Promise<unknown>>;
   /** its reads under way: a read that fails is undone before anything ends the transaction (guardedRead) */
   reads: Array<Promise<unknown>>;
@@ -407,7 +408,7 @@ export class PgDb implements Db {
   }
 
   /** Rolls a savepoint back; when even that fails, the transaction around it is spoilt and its commit says why. */
-  private async undoSavepoint(name: string, cause: PostgresError | undefined): Promise<void> {
+  private async undoSavepoint(name: string, cause: Error | undefined): Promise<void> {
     try {
       await this.ofTransaction(this.sql.unsafe(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`));
     } catch (err) {
@@ -415,7 +416,13 @@ export class PgDb implements Db {
     }
   }
 
-  private spoil(error: PostgresError): PostgresError {
+  /** The open transaction rolls back at its commit, which rejects with `error`. */
+  spoilTransaction(error: Error): void {
+    const outer = this.levels[0];
+    if (outer) outer.error ??= error;
+  }
+
+  private spoil<E extends Error>(error: E): E {
     const outer = this.levels.at(-1);
     if (outer) outer.error ??= error;
     return error;

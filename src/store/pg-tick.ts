@@ -61,5 +61,8 @@ export function createPgTickTransaction(db: PgDb, onLost: (err: unknown) => void
     committed: pendingCommit,
     mark: () => ledger.mark(open !== undefined),
     committedSince: (mark) => ledger.committedSince(mark, pendingCommit()),
+    abort(err) {
+      if (open) db.spoilTransaction(err);
+    },
   };
 }

@@ -32,7 +32,8 @@ export interface Db {
    * savepoint of it, and commits with it; otherwise it commits before the promise settles. `fn` must wait only on this
    * store's statements, and must not start another transaction: another transaction waits for it to end, and so does
    * the tick's commit (TransactionTurns). A statement another caller makes while `fn` waits lands in its savepoint, and
-   * goes with it if `fn` throws (a known gap: the tick still commits what is left).
+   * would go with it if `fn` threw: so a transaction that fails inside a tick rolls the whole tick back (TickAbortedError
+   * to everyone waiting on it), and no caller is told its write was kept when it was not.
    */
   transaction<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R>;
   /** Runs `fn`'s transactions durably (SQLite: synchronous = FULL for them; PostgreSQL's commits always are). */
@@ -65,6 +66,19 @@ export interface TickTransaction {
    * failed) and another opened, is not answered 2xx.
    */
   committedSince(mark: number): Promise<void> | undefined;
+  /** The open tick is rolled back at its end instead of committed, and its waiters are told `err` (nothing when none is open). */
+  abort(err: Error): void;
+}
+
+/**
+ * What the writers of a tick are told when an explicit transaction failed inside it: its savepoint also held what they
+ * wrote while it waited, so the whole tick was rolled back. Nothing of theirs was kept; a retry writes it again.
+ */
+export class TickAbortedError extends Error {
+  constructor(cause: unknown) {
+    super(`a store transaction failed and this tick's writes were rolled back with it (${(cause as Error)?.message ?? String(cause)}); try again`, { cause });
+    this.name = 'TickAbortedError';
+  }
 }
 
 /** how long a transaction waits for its turn before it gives up (only one started inside another would wait that long) */
@@ -139,6 +153,11 @@ export async function runTransaction<R>(db: Db, turns: TransactionTurns, body: (
       if (outside) db.tick?.join();
       try {
         return await body();
+      } catch (err) {
+        // its savepoint is undone, and with it whatever others wrote into the tick meanwhile: the tick goes too, before
+        // its turn ends (the tick's commit waits for it)
+        db.tick?.abort(new TickAbortedError(err));
+        throw err;
       } finally {
         if (outside) commit = db.tick?.committed();
       }

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { createAuthStateRepo, type AuthStateRepo } from '../../src/store/auth-state.js';
 import Database from 'better-sqlite3';
 import { createTickTransaction, openDatabase, type SqliteDb } from '../../src/store/db.js';
+import { TickAbortedError } from '../../src/store/sql.js';
 import { isSealed, secretBoxFor } from '../../src/auth/secret-box.js';
 
 describe('auth-state store', () => {
@@ -177,7 +178,7 @@ describe('auth-state store beside the tick transaction', () => {
     }
   });
 
-  it('in a cluster, staged keys wait for the lease check: fenced off, nothing of them is written and the caller is told, while the tick commits the rest', async () => {
+  it('in a cluster, staged keys wait for the lease check: fenced off, nothing of them is written, the caller is told, and so is every waiter of the tick (rolled back whole)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'auth-state-fence-'));
     const file = join(dir, 'gateway.db');
     const db = openDatabase(file);
@@ -200,11 +201,18 @@ describe('auth-state store beside the tick transaction', () => {
       leaseHeld = false;
       const second = store.stage({ 'session:2.0': 'fenced off' });
       await assert.rejects(second!, /stale lease of theta/);
-      const committed = tick.committed();
+      // the failed batch's savepoint may have held others' writes of the tick: the tick goes whole, and says so
+      const committed = tick.committed()!;
       tick.flush();
-      await committed;
+      await assert.rejects(committed, TickAbortedError);
+      assert.deepEqual(committedRows(), []);
+      leaseHeld = true;
+      await store.stage({ 'session:1.0': 'kept' });
+      const again = tick.committed()!;
+      tick.flush();
+      await again;
       assert.deepEqual(committedRows(), ['session:1.0']);
-      assert.deepEqual(fenced, ['theta', 'theta']);
+      assert.deepEqual(fenced, ['theta', 'theta', 'theta']);
     } finally {
       reader.close();
       await db.close();

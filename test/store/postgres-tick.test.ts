@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { createTickTransaction } from '../../src/store/db.js';
 import { PgDb } from '../../src/store/pg-db.js';
 import { PostgresError } from '../../src/store/pg-errors.js';
+import { TickAbortedError } from '../../src/store/sql.js';
 import { connectPostgres, type PgSql } from '../../src/store/postgres.js';
 import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -87,28 +88,49 @@ test('ticks commit in order: a later tick never overtakes a slow one', async () 
   assert.equal(await committedValue('order'), 2);
 });
 
-test('transaction(): a savepoint inside a tick; a throw or a failed write rolls back its own writes only', async () => {
-  const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
-  tick.join();
-  upsert().stage({ k: 'kept', v: 1 });
-  const thrown = db.transaction(async () => {
-    await upsert().run({ k: 'gone1', v: 1 });
-    throw new Error('changed my mind');
-  });
-  await assert.rejects(thrown(), /changed my mind/);
+test('transaction() inside a tick: a throw, a failed write or a failed staged write rolls the whole tick back, and says so', async () => {
+  const failures: Array<[string, () => Promise<void>, (err: unknown) => boolean]> = [
+    ['a throw', async () => { await upsert().run({ k: 'gone', v: 1 }); throw new Error('changed my mind'); }, (err) => /changed my mind/.test(String(err))],
+    ['a failed write', async () => { upsert().stage({ k: 'gone', v: 1 }); await insert().run('kept', 2); }, (err) => err instanceof PostgresError && err.code === '23505'],
+    // nobody waits for it: the savepoint's end reports it
+    ['a failed staged write', async () => { upsert().stage({ k: 'gone', v: 1 }); insert().stage('kept', 2); }, (err) => err instanceof PostgresError && err.code === '23505'],
+  ];
+  await insert().run('kept', 1);
+  for (const [what, body, expected] of failures) {
+    const lost: unknown[] = [];
+    const tick = createTickTransaction(db, (err) => lost.push(err));
+    tick.join();
+    upsert().stage({ k: 'before', v: 1 });
+    await assert.rejects(db.transaction(body)(), expected, what);
+    await assert.rejects(tick.committed()!, TickAbortedError, what);
+    assert.equal(lost.length, 1, what);
+    assert.deepEqual(await Promise.all(['before', 'gone'].map(committedValue)), [undefined, undefined], what);
+    tick.join();
+    upsert().stage({ k: 'after', v: 1 });
+    await tick.committed();
+    assert.equal(await committedValue('after'), 1, `${what}: the next tick commits`);
+    await db.prepare('DELETE FROM t WHERE k = ?').run('after');
+  }
+});
+
+test("a write another caller made while a transaction waited is not reported kept when the transaction fails", async () => {
+  const tick = createTickTransaction(db, () => {});
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
   const failing = db.transaction(async () => {
-    upsert().stage({ k: 'gone2', v: 1 });
-    await insert().run('kept', 2);
-  });
-  await assert.rejects(failing(), (err: unknown) => err instanceof PostgresError && err.code === '23505');
-  const staged = db.transaction(async () => {
-    upsert().stage({ k: 'gone3', v: 1 });
-    insert().stage('kept', 2); // nobody waits for it: the savepoint's end reports it
-  });
-  await assert.rejects(staged(), (err: unknown) => err instanceof PostgresError && err.code === '23505');
-  upsert().stage({ k: 'after', v: 1 });
-  await tick.committed();
-  assert.deepEqual(await Promise.all(['kept', 'gone1', 'gone2', 'gone3', 'after'].map(committedValue)), [1, undefined, undefined, undefined, 1]);
+    await upsert().run({ k: 'mine', v: 1 });
+    await gate;
+    throw new Error('changed my mind');
+  })();
+  await new Promise((r) => setTimeout(r, 20));
+  // another request, in the same tick, while the transaction waits: its write lands in the transaction's savepoint
+  const mark = tick.mark();
+  upsert().stage({ k: 'theirs', v: 1 });
+  const theirs = tick.committedSince(mark)!;
+  letGo();
+  await assert.rejects(failing, /changed my mind/);
+  await assert.rejects(theirs, TickAbortedError);
+  assert.deepEqual(await Promise.all(['mine', 'theirs'].map(committedValue)), [undefined, undefined]);
 });
 
 test('transaction() outside a tick commits at once, and a failure inside rolls it all back', async () => {
@@ -138,7 +160,8 @@ test('transaction() outside a tick, with the tick attached: it commits with its 
 });
 
 test('two transactions made at once do not interleave: the second begins once the first has ended', async () => {
-  createTickTransaction(db, (err) => assert.fail(String(err)));
+  const lost: unknown[] = [];
+  createTickTransaction(db, (err) => lost.push(err));
   const order: string[] = [];
   const slow = db.transaction(async () => {
     order.push('a begins');
@@ -156,6 +179,7 @@ test('two transactions made at once do not interleave: the second begins once th
   assert.equal(b.status, 'rejected');
   assert.deepEqual(order, ['a begins', 'a ends', 'b begins']);
   assert.deepEqual([await committedValue('turn-a'), await committedValue('turn-b')], [1, undefined]);
+  assert.deepEqual(lost.map((err) => (err as Error).name), ['TickAbortedError'], "the tick b opened was rolled back, a's committed before it");
 });
 
 test('values come back as better-sqlite3 gives them: BIGINT, COUNT and SUM as numbers, bytea as a Buffer', async () => {

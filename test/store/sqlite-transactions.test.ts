@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createTickTransaction, openDatabase } from '../../src/store/db.js';
+import { TickAbortedError } from '../../src/store/sql.js';
 
 function store() {
   const db = openDatabase(':memory:');
@@ -15,7 +16,8 @@ function store() {
 
 test('two transactions made at once run one after the other: the failing one rolls back only its own writes', async () => {
   const { db, put, value } = store();
-  const tick = createTickTransaction(db, (err) => assert.fail(String(err)));
+  const lost: unknown[] = [];
+  const tick = createTickTransaction(db, (err) => lost.push(err));
   const order: string[] = [];
   const kept = db.transaction(async () => {
     order.push('a');
@@ -33,6 +35,7 @@ test('two transactions made at once run one after the other: the failing one rol
   assert.equal(b.status, 'rejected');
   assert.deepEqual(order, ['a', 'a done', 'b']);
   assert.deepEqual([await value('a1'), await value('a2'), await value('b1')], [1, 2, undefined]);
+  assert.deepEqual(lost.map((err) => (err as Error).name), ['TickAbortedError'], "the tick b opened was rolled back, a's committed before it");
   assert.equal(tick.committed(), undefined, 'each committed before it settled: no tick left open');
   assert.equal(db.inTransaction, false);
 });
@@ -54,4 +57,33 @@ test('inside the open tick a transaction is a savepoint of it, and the tick comm
   await committed;
   assert.deepEqual([await value('before'), await value('inside'), await value('inside2')], [1, 1, 2]);
   assert.equal(db.inTransaction, false);
+});
+
+test("a write another caller made while a transaction waited is not reported kept when the transaction fails: the tick goes", async () => {
+  const { db, put, value } = store();
+  const lost: unknown[] = [];
+  const tick = createTickTransaction(db, (err) => lost.push(err));
+  tick.join();
+  put.stage('before', 1);
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
+  const failing = db.transaction(async () => {
+    await put.run('mine', 1);
+    await gate;
+    throw new Error('changed my mind');
+  })();
+  await new Promise((r) => setImmediate(r));
+  // another request while the transaction waits: its write lands in the transaction's savepoint
+  const mark = tick.mark();
+  put.stage('theirs', 1);
+  const theirs = tick.committedSince(mark)!;
+  letGo();
+  await assert.rejects(failing, /changed my mind/);
+  await assert.rejects(theirs, TickAbortedError);
+  assert.equal(lost.length, 1);
+  assert.deepEqual([await value('before'), await value('mine'), await value('theirs')], [undefined, undefined, undefined]);
+  tick.join();
+  put.stage('after', 1);
+  await tick.committed();
+  assert.equal(await value('after'), 1, 'the next tick commits');
 });

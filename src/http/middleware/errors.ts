@@ -6,6 +6,7 @@ import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
 import { PostgresError } from '../../store/pg-errors.js';
 import { StaleLeaseError } from '../../store/leases.js';
+import { TickAbortedError } from '../../store/sql.js';
 
 /** A request no route answered (no status set, no body) is a 404 in the error format, like any other error. */
 export function throwIfUnanswered(ctx: ParameterizedContext<AppState>): void {
@@ -42,6 +43,7 @@ export function toGatewayError(err: unknown): GatewayError {
   if (e?.status && e.status >= 400 && e.status < 500 && e.expose) return new GatewayError('VALIDATION_FAILED', e.message ?? 'bad request');
   // PostgreSQL's data exceptions (a number past a column's range, …): the request held a value the store cannot hold
   if (err instanceof PostgresError && err.unavailable) return new GatewayError('STORE_UNAVAILABLE', 'the database is unreachable or busy for now; try again in a moment', undefined, { cause: err });
+  if (err instanceof TickAbortedError) return new GatewayError('STORE_UNAVAILABLE', 'a write made at the same moment failed and this request\'s writes were rolled back with it; try again', undefined, { cause: err });
   // the session's lease lapsed or moved while the request wrote for it: nothing was kept, and its owner answers a retry
   if (err instanceof StaleLeaseError) return new GatewayError('SESSION_ON_OTHER_NODE', `${err.message}: retry, and the node that owns it answers`, undefined, { cause: err });
   if (err instanceof PostgresError && err.code?.startsWith('22')) return new GatewayError('VALIDATION_FAILED', `a value of the request cannot be stored: ${err.message}`);
