@@ -1,5 +1,6 @@
 // Repository of the contacts a session has learned from the network (names, LID, picture) and of its blocklist.
 import type { Db } from './db.js';
+import { RecentWrites } from './recent-writes.js';
 
 export interface ContactRow {
   session: string;
@@ -68,6 +69,8 @@ export function createContactsRepo(db: Db) {
      ON CONFLICT (session, jid) DO NOTHING`,
   );
 
+  const recentlyAdded = new RecentWrites();
+
   const get = async (session: string, jid: string): Promise<ContactRow | undefined> => {
     const raw = (await byJid.get(session, jid)) as RawContact | undefined;
     return raw && toRow(raw);
@@ -77,10 +80,11 @@ export function createContactsRepo(db: Db) {
     get,
     exists: async (session: string, jid: string): Promise<boolean> => (await known.get(session, jid)) !== undefined,
     /**
-     * Stores a contact seen for the first time (every 1:1 message received tells it: no read, no row object); one already
-     * stored is left as it is. Staged into the tick (joined here).
+     * Stores a contact seen for the first time (every 1:1 message received tells it: no read, no row object, and no write
+     * for a sender added within the last minute); one already stored is left as it is. Staged into the tick (joined here).
      */
     addIfAbsent(session: string, jid: string, ids: { phoneNumber: string | null; lid: string | null }): void {
+      if (!recentlyAdded.due(`${session}\u0000${jid}`)) return;
       db.tick?.join();
       addNew.stage(session, jid, ids.phoneNumber, ids.lid, Date.now());
     },
@@ -116,6 +120,7 @@ export function createContactsRepo(db: Db) {
     unblockedPeople: async (session: string, limit: number): Promise<string[]> => (await people.all(session, limit)) as string[],
     /** forgets everything learned for the session (it was logged out; the next pairing may be another account) */
     async clear(session: string): Promise<void> {
+      recentlyAdded.forget();
       await clear.run(session);
     },
   };

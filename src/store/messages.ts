@@ -5,6 +5,7 @@ import type { SecretBox } from '../auth/secret-box.js';
 import type { Db, Statement } from './db.js';
 import { rowSealer } from './sealed-columns.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
+import { RecentWrites } from './recent-writes.js';
 
 export interface MessageRow {
   session: string;
@@ -108,7 +109,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
      ON CONFLICT (session, jid) DO UPDATE SET last_at = excluded.last_at`,
   );
   /** correspondents written recently: their last_at is refreshed at most once a minute */
-  const recentlyRecorded = new Map<string, number>();
+  const recentlyRecorded = new RecentWrites();
   const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
 
   /** the ids of a page of existsMany, padded to a power of two so that a few statements serve every page size */
@@ -198,11 +199,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     },
     /** staged into the tick (joined here); a correspondent seen in the last minute is not written again */
     recordCorrespondent(session: string, jid: string, at: number): void {
-      const key = `${session}\u0000${jid}`;
-      const last = recentlyRecorded.get(key);
-      if (last !== undefined && at - last < 60_000) return;
-      if (recentlyRecorded.size >= 100_000) recentlyRecorded.clear();
-      recentlyRecorded.set(key, at);
+      if (!recentlyRecorded.due(`${session}\u0000${jid}`, at)) return;
       beginWrite();
       upsertCorrespondent.stage(session, jid, at, at);
     },
