@@ -8,6 +8,7 @@ import type { BenchResult } from './types.js';
 import { benchDaemon, pairedSession, type TestDaemon } from './support/gateway.js';
 import { startChild, type Child } from './support/process.js';
 import { result } from './support/report.js';
+import { cpuMicros, postgresCpuMicros } from './support/cpu.js';
 import { startPostgres, type TestPostgres } from '../test/helpers/postgres.js';
 import { waitFor } from '../test/helpers/daemon.js';
 import { PgDb } from '../src/store/pg-db.js';
@@ -33,7 +34,7 @@ const nodeEnv = (url: string, id: string, leaseSeconds?: number) => ({
 });
 
 /** Sends through every node at once (CONNECTIONS in all), each node for sessions it runs; until the receiver has every POST. */
-async function load(daemons: TestDaemon[], sessionsOf: Map<TestDaemon, string[]>, receiver: Child): Promise<{ sends: number; deliveries: number }> {
+async function load(daemons: TestDaemon[], sessionsOf: Map<TestDaemon, string[]>, receiver: Child): Promise<{ answered: number; sends: number; deliveries: number }> {
   const before = await received(receiver);
   const started = performance.now();
   const runs = await Promise.all(
@@ -58,7 +59,7 @@ async function load(daemons: TestDaemon[], sessionsOf: Map<TestDaemon, string[]>
     }
     await new Promise((r) => setTimeout(r, 20));
   }
-  return { sends: answered / sendSeconds, deliveries: answered / ((performance.now() - started) / 1000) };
+  return { answered, sends: answered / sendSeconds, deliveries: answered / ((performance.now() - started) / 1000) };
 }
 
 /** Starts `count` nodes on a fresh database, pairs PER_NODE sessions on each, points one webhook at the receiver. */
@@ -152,12 +153,18 @@ export async function run(): Promise<BenchResult[]> {
     } finally {
       await sqlite.cleanup();
     }
+    let cpuPerSendOf1: number | undefined;
     for (const count of [1, 2, 3]) {
       const { daemons, sessionsOf } = await cluster(server, count, receiver);
       try {
+        const cpu = () => daemons.reduce((sum, daemon) => sum + (cpuMicros(daemon.child.pid) ?? 0), postgresCpuMicros());
+        const cpuBefore = cpu();
         const measured = await load(daemons, sessionsOf, receiver);
+        const cpuPerSend = (cpu() - cpuBefore) / measured.answered;
+        cpuPerSendOf1 ??= cpuPerSend;
         results.push(
           result('cluster', `sends/s answered, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.sends, base.sends, 'req/s'),
+          result('cluster', `CPU µs per send until its webhook POST, ${count} node(s) and PostgreSQL together (vs one node's)`, cpuPerSend, cpuPerSendOf1, 'µs'),
           result('cluster', `webhook deliveries/s, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.deliveries, base.deliveries, '/s'),
         );
       } finally {

@@ -4,12 +4,11 @@
 // (GET /api/nope, 404) answered while sends run at 5 ms; the round trips one send, one inbound message and one webhook
 // attempt make; the CPU a send costs (daemon and PostgreSQL together); and a history sync of 50,000 messages, its time
 // and the longest stall of the daemon's event loop meanwhile, on both stores.
-import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import type { BenchResult } from './types.js';
 import { benchDaemon, pairedSession, type TestDaemon } from './support/gateway.js';
 import { startChild, type Child } from './support/process.js';
-import { cpuMicros } from './support/cpu.js';
+import { cpuMicros, postgresCpuMicros } from './support/cpu.js';
 import { result } from './support/report.js';
 import { startPostgres, tcpRelay, type TcpRelay, type TestPostgres } from '../test/helpers/postgres.js';
 
@@ -25,18 +24,6 @@ async function received(receiver: Child): Promise<number> {
   return ((await (await fetch(`http://127.0.0.1:${receiver.port}/count`)).json()) as { received: number }).received;
 }
 
-/** CPU µs of every PostgreSQL process running now (the server's backends live as long as the daemon's connections) */
-function postgresCpuMicros(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuMicros(Number(pid)) ?? 0;
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return total;
-}
 
 /** Sends for DURATION_S on CONNECTIONS connections; at most `rate` a second in all when given. */
 async function sends(daemon: TestDaemon, sessions: string[], rate?: number): Promise<{ rps: number; answered: number }> {

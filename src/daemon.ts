@@ -18,6 +18,7 @@ import { createMetrics } from './metrics.js';
 import { SessionManager } from './sessions/manager.js';
 import { createAuthStateRepo } from './store/auth-state.js';
 import { createTickTransaction, type SqliteDb } from './store/db.js';
+import { TickAbortedError } from './store/sql.js';
 import { openStore, StoreOpenError } from './store/open-store.js';
 import { startCheckpointer } from './store/checkpointer.js';
 import { createClusterNode, deliveryClaimsOf } from './cluster/node.js';
@@ -128,13 +129,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     sessionStates: () => sessionsRepo.countByState(),
     webhookBacklog: () => outboxRepo.backlog(),
   });
-  let rewriteStatuses = (): void => {};
+  let afterLostTick = (): void => {};
   const tick = createTickTransaction(
     db,
     (err) => {
-      logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered with the error");
-      // a status change nobody waits for may have been among them
-      rewriteStatuses();
+      if (err instanceof TickAbortedError) logger.warn({ err }, "a store transaction failed inside a tick: the tick's writes are rolled back and the requests waiting on them answered 503");
+      else logger.error({ err }, "could not commit one tick's writes; they are lost and the requests waiting on them answered with the error");
+      // writes nobody waits for may have been among them
+      afterLostTick();
     },
     metrics.observeCommit,
   );
@@ -155,7 +157,6 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     placement: node?.cluster,
     committed: tick.committed,
   });
-  rewriteStatuses = () => sessions.rewriteStatuses();
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);
   const media = await MediaRecords.open(
@@ -209,6 +210,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     );
   }
   const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
+  afterLostTick = () => {
+    sessions.rewriteStatuses();
+    messagesRepo.forgetRecentWrites();
+    chatStores.contacts.forgetRecentWrites();
+  };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });

@@ -1,6 +1,6 @@
 // CPU time of this process or of a child, in µs, to show where a benchmark's two cores went. Children are read from
 // /proc (Linux: utime + stime, in USER_HZ ticks: 1/100 s on x86 and ARM); elsewhere their figure is undefined.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICK_US = 10_000;
 
@@ -17,4 +17,17 @@ export function cpuMicros(pid?: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** CPU µs of every PostgreSQL process running now (the server's backends live as long as the daemons' connections) */
+export function postgresCpuMicros(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuMicros(Number(pid)) ?? 0;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
 }

@@ -6,7 +6,7 @@ import type { GatewayConfig } from '../config/types.js';
 import type { GatewayEvent } from '../events/catalogue.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
-import { createLeaseFence } from '../store/leases.js';
+import { createLeaseFence, type StaleLeaseError } from '../store/leases.js';
 import { createNotifier } from '../store/notify.js';
 import type { DeliveryClaims } from '../store/outbox.js';
 import type { PgDb } from '../store/pg-db.js';
@@ -29,8 +29,8 @@ const nodeIdOf = (config: GatewayConfig) => config.cluster.nodeId ?? defaultNode
 
 export interface ClusterNode {
   cluster: Cluster;
-  /** inside a credential write's transaction: throws unless this node still holds the session's lease */
-  fence(session: string): Promise<void>;
+  /** inside a credential write's transaction: the refusal to write when this node no longer holds the session's lease */
+  fence(session: string): Promise<StaleLeaseError | undefined>;
   forwarder: Forwarder;
   /** an event recorded here, for the other nodes' live streams (in the transaction that records it) */
   publishEvent(event: GatewayEvent): void;

@@ -74,10 +74,10 @@ const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
   FAILED: 'LOGIN_REFUSED',
 };
 
-/** One daemon: every session runs here. */
-/** how long after a lost tick the running sessions' statuses are written again (rewriteStatuses) */
-const STATUS_REWRITE_DELAY_MS = 250;
+/** how long after a lost tick the statuses are written again (rewriteStatuses) */
+const STATUS_REWRITE_DELAY_MS = 1000;
 
+/** One daemon: every session runs here. */
 const HERE: SessionPlacement = { claim: async () => true, release: async () => {}, epochOf: () => undefined };
 
 export class SessionManager {
@@ -97,6 +97,8 @@ export class SessionManager {
   /** how many times each session was torn down (stop, delete, logout): a launch that reads the store checks it after */
   private readonly teardowns = new Map<string, number>();
   private statusRewrite: NodeJS.Timeout | undefined;
+  /** starts under way per session, their leases taken (holdingLease) */
+  private readonly starting = new Map<string, number>();
   /**
    * The stored status of each session this manager changed or read, so that a status change (from the engine's
    * synchronous hooks too) is staged and published at once, in order with the events around it, without a read.
@@ -245,11 +247,13 @@ export class SessionManager {
     if (this.runtimes.has(name)) return false;
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     if (!(await this.placement.claim(name))) throw new GatewayError('SESSION_ON_OTHER_NODE', `session ${name} runs on another node; retry the request`);
-    // claimed meanwhile by a second start of this node
-    if (this.runtimes.has(name)) return false;
-    this.deps.sessions.setShouldRun(name, true);
-    await this.launchOrGiveBack(row, engine);
-    return true;
+    return this.holdingLease(name, async () => {
+      // claimed meanwhile by a second start of this node
+      if (this.runtimes.has(name)) return false;
+      this.deps.sessions.setShouldRun(name, true);
+      await this.launch(row, engine);
+      return true;
+    });
   }
 
   /** Returns false when the session was not running. */
@@ -324,7 +328,7 @@ export class SessionManager {
         if (!engine) continue;
         const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
         if (!queue) {
-          await this.restore(row.name, engine);
+          await this.restore(row.name, engine).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
           continue;
         }
         this.setStatus(row.name, 'CONNECTING', await this.connectingReason(row.name));
@@ -365,15 +369,17 @@ export class SessionManager {
     if (this.stopping || !row?.shouldRun || this.runtimes.has(name)) return;
     const engine = await this.engine(row.engine);
     if (!(await this.placement.claim(name))) return;
-    // stopped or deleted while the engine loaded or the lease was taken (a request may come in between)
-    if (this.stopping || !(await this.find(name))?.shouldRun) return this.placement.release(name);
-    if (this.runtimes.has(name)) return;
-    const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
-    if (!queue) return this.restore(name, engine);
-    const reason = await this.connectingReason(name);
-    if (this.runtimes.has(name)) return;
-    this.setStatus(name, 'CONNECTING', reason);
-    void queue.add(() => this.restore(name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+    await this.holdingLease(name, async () => {
+      // stopped or deleted while the engine loaded or the lease was taken (a request may come in between)
+      if (this.stopping || !(await this.find(name))?.shouldRun) return this.placement.release(name);
+      if (this.runtimes.has(name)) return;
+      const queue = engine.connectsToNetwork ? this.spreadRestores() : undefined;
+      if (!queue) return this.restore(name, engine);
+      const reason = await this.connectingReason(name);
+      if (this.runtimes.has(name)) return;
+      this.setStatus(name, 'CONNECTING', reason);
+      void queue.add(() => this.restore(name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+    });
   }
 
   /** Stops a session here without a write: its lease is gone and another node may already run it. */
@@ -399,27 +405,37 @@ export class SessionManager {
     return this.restoreQueue;
   }
 
-  private async restore(name: string, engine: Engine): Promise<void> {
-    // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
-    const row = await this.find(name);
-    if (this.runtimes.has(name)) return;
-    // in a cluster its lease was taken for it: given back
-    if (this.stopping || !row?.shouldRun) return this.placement.release(name);
-    await this.launchOrGiveBack(row, engine).catch((err: unknown) => this.deps.logger.error({ err, session: name }, 'restore failed'));
+  /** Starts a session restored at boot or adopted (its lease taken for it); a failure is the caller's to log. */
+  private restore(name: string, engine: Engine): Promise<void> {
+    return this.holdingLease(name, async () => {
+      // a /start reached it first (the daemon listens while it restores), or it was stopped or deleted while it waited
+      const row = await this.find(name);
+      if (this.runtimes.has(name)) return;
+      // in a cluster its lease was taken for it: given back
+      if (this.stopping || !row?.shouldRun) return this.placement.release(name);
+      await this.launch(row, engine);
+    });
   }
 
   /**
-   * Launches the session; when that fails (the store went away during its reads or its first status write), nothing of
-   * it is left running, and the lease taken for it is given back unless another launch runs it now: in a cluster it is
-   * adopted again whole, by this node or another, once the database answers (a lease kept with nothing running would be
-   * renewed for ever).
+   * Runs `start`, the rest of a start of `name` once its lease is taken. When it fails (the store went away during its
+   * reads) and the session runs nowhere here, with no other start of it under way, the lease is given back: in a
+   * cluster the session is then adopted again whole, by this node or another, once the database answers; a lease kept
+   * with nothing running would be renewed for ever.
    */
-  private async launchOrGiveBack(row: SessionRow, engine: Engine): Promise<void> {
+  private async holdingLease<R>(name: string, start: () => Promise<R>): Promise<R> {
+    this.starting.set(name, (this.starting.get(name) ?? 0) + 1);
     try {
-      await this.launch(row, engine);
+      return await start();
     } catch (err) {
-      if (!this.runtimes.has(row.name)) await this.placement.release(row.name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: row.name }, 'could not give the lease up'));
+      if (!this.runtimes.has(name) && this.starting.get(name) === 1) {
+        await this.placement.release(name).catch((failure: unknown) => this.deps.logger.warn({ err: failure, session: name }, 'could not give the lease up'));
+      }
       throw err;
+    } finally {
+      const left = this.starting.get(name)! - 1;
+      if (left === 0) this.starting.delete(name);
+      else this.starting.set(name, left);
     }
   }
 
@@ -473,13 +489,7 @@ export class SessionManager {
       ...(this.messageExists ? { messageStored: (id: string) => this.messageExists!(row.name, id) } : {}),
     });
     this.runtimes.set(row.name, runtime);
-    try {
-      this.setStatus(row.name, 'CONNECTING', reason);
-    } catch (err) {
-      // never connected: dropped, so that the session is not taken for running
-      this.forget(row.name, runtime);
-      throw err;
-    }
+    this.setStatus(row.name, 'CONNECTING', reason);
     await this.connect(row.name, runtime);
   }
 
@@ -649,18 +659,18 @@ export class SessionManager {
   }
 
   /**
-   * The statuses of the sessions running here, written again a moment after a tick was lost: a status change is staged
-   * and nobody waits for it, so one lost with its tick (a row lock held past the lock timeout, the database restarting)
-   * would leave the store telling another status until the next change, which may never come. A rewrite lost too
+   * The statuses this manager knows, written again a moment after a tick was lost: a status change is staged and nobody
+   * waits for it, so one lost with its tick (a row lock held past the lock timeout, the database restarting) would
+   * leave the store telling another status until the next change, which may never come. On one daemon every session's;
+   * in a cluster only those running here (another node may have written the others since). A rewrite lost too
    * schedules the next.
    */
   rewriteStatuses(): void {
-    if (this.statusRewrite) return;
+    if (this.statusRewrite || this.stopping) return;
     this.statusRewrite = setTimeout(() => {
       this.statusRewrite = undefined;
-      for (const name of this.runtimes.keys()) {
-        const current = this.statuses.get(name);
-        if (!current) continue;
+      for (const [name, current] of this.statuses) {
+        if (this.placement !== HERE && !this.runtimes.has(name)) continue;
         try {
           this.deps.sessions.setStatus(name, current.status, current.statusReason);
         } catch (err) {

@@ -6,22 +6,31 @@ import { contextOf } from './sealed-columns.js';
 
 export type AuthStateRepo = ReturnType<typeof createAuthStateRepo>;
 
+/** A write whose transaction answers its fence's refusal instead of throwing it: thrown once the transaction has ended. */
+function fenced<A extends unknown[]>(write: (...args: A) => Promise<Error | undefined | void>): (...args: A) => Promise<void> {
+  return async (...args) => {
+    const refused = await write(...args);
+    if (refused) throw refused;
+  };
+}
+
 /**
  * Credentials are written apart from the tick's batched event writes (`beforeWrite` commits those first) and
  * durably (SQLite: synchronous=FULL), so a key write is on disk before Baileys uses it on the wire: losing one loses
  * the session.
  */
 /**
- * @param fence in a cluster, rejects unless this node still holds the session's lease (LeaseFence); it is awaited inside
- * each write's transaction, so a node that lost a session never writes over its new owner's credentials (absent on one
- * daemon)
+ * @param fence in a cluster, resolves with the refusal to write when this node no longer holds the session's lease
+ * (createLeaseFence); it is awaited inside each write's transaction, so a node that lost a session never writes over its
+ * new owner's credentials (absent on one daemon). A refusal ends the transaction with nothing written and is thrown
+ * after it: a throw inside would roll back the tick it is part of, other sessions' writes with it (sql.ts)
  * @param joinTick joins the tick transaction (staged writes: Signal keys that commit with the message they decrypted)
  */
 export function createAuthStateRepo(
   db: Db,
   box: SecretBox,
   beforeWrite: () => void = () => {},
-  fence?: (session: string) => Promise<void>,
+  fence?: (session: string) => Promise<Error | undefined>,
   joinTick: () => void = () => {},
 ) {
   const context = contextOf('auth_state', 'value');
@@ -39,15 +48,21 @@ export function createAuthStateRepo(
   const any = db.prepare('SELECT 1 FROM auth_state WHERE session = ? LIMIT 1').pluck();
 
   // the statements of a batch are sent together (PostgreSQL pipelines them on its connection); any failure undoes the batch
-  const writeBatch = db.transaction(async (session: string, entries: Record<string, string | null>) => {
-    await fence?.(session);
-    await Promise.all(Object.entries(entries).map(([key, value]) => (value === null ? removeOne.run(session, key) : upsert.run(session, key, value))));
-  });
+  const writeBatch = fenced(
+    db.transaction(async (session: string, entries: Record<string, string | null>) => {
+      const refused = await fence?.(session);
+      if (refused) return refused;
+      await Promise.all(Object.entries(entries).map(([key, value]) => (value === null ? removeOne.run(session, key) : upsert.run(session, key, value))));
+    }),
+  );
 
-  const clearAll = db.transaction(async (session: string) => {
-    await fence?.(session);
-    await removeAll.run(session);
-  });
+  const clearAll = fenced(
+    db.transaction(async (session: string) => {
+      const refused = await fence?.(session);
+      if (refused) return refused;
+      await removeAll.run(session);
+    }),
+  );
 
   /**
    * A durable write, settled once committed. On SQLite they go one after the other: synchronous=FULL is a setting of the

@@ -119,6 +119,8 @@ export function createContactsRepo(db: Db) {
     /** the phone JIDs of the session's contacts it has not blocked, most recently seen first */
     unblockedPeople: async (session: string, limit: number): Promise<string[]> => (await people.all(session, limit)) as string[],
     /** forgets everything learned for the session (it was logged out; the next pairing may be another account) */
+    /** after a lost tick: a contact counted added may not be stored */
+    forgetRecentWrites: (): void => recentlyAdded.forget(),
     async clear(session: string): Promise<void> {
       recentlyAdded.forget();
       await clear.run(session);

@@ -102,7 +102,11 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
     }
   };
   const rollback = (cause: Error): Error => {
-    if (raw.inTransaction) raw.exec('ROLLBACK');
+    try {
+      if (raw.inTransaction) raw.exec('ROLLBACK');
+    } catch {
+      // the cause is the one to report; SQLite ends the transaction anyway once its connection closes
+    }
     return cause;
   };
   function committed(): Promise<void> | undefined {

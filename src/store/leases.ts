@@ -175,12 +175,12 @@ export function createLeasesRepo(sql: PgSql, nodeId: string, leaseMs: number) {
  * session's credentials cleared by a logout) and this node thinks so too. The lease row stays share-locked until that
  * transaction ends, so no takeover commits in between.
  */
-export function createLeaseFence(db: Db, nodeId: string, epochOf: (session: string) => number | undefined): (session: string) => Promise<void> {
+export function createLeaseFence(db: Db, nodeId: string, epochOf: (session: string) => number | undefined): (session: string) => Promise<StaleLeaseError | undefined> {
   const live = db.prepare<{ node: string; epoch: number }>(`SELECT node, epoch FROM session_leases WHERE session = ? AND expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint FOR SHARE`);
   return async (session) => {
     const epoch = epochOf(session);
     const lease = await live.get(session);
     const fenced = lease ? lease.node !== nodeId || lease.epoch !== epoch : epoch !== undefined;
-    if (fenced) throw new StaleLeaseError(session, epoch ?? 0);
+    return fenced ? new StaleLeaseError(session, epoch ?? 0) : undefined;
   };
 }

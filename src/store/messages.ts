@@ -203,6 +203,8 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
       beginWrite();
       upsertCorrespondent.stage(session, jid, at, at);
     },
+    /** after a lost tick: a correspondent counted written may not be stored */
+    forgetRecentWrites: (): void => recentlyRecorded.forget(),
     hasCorrespondent: async (session: string, jid: string): Promise<boolean> => (await hasCorrespondent.get(session, jid)) !== undefined,
   };
 }

@@ -156,8 +156,9 @@ function onClientThrow(err: unknown): void {
 /**
  * The rejection of postgres.js's own query that nobody hears: it looks up the array types as each connection opens and
  * drops that promise, so a connection lost at that moment (a server restarting) rejects it unhandled, which would end
- * the daemon. postgres.js gives the errors it rejects a query with the query's text. The statement that was waiting
- * for that connection is told by postgres.js itself: nothing more to do. (A query of ours left unheard still ends it.)
+ * the daemon. postgres.js gives an error it rejects queries with the text of the first query it rejected with it. The
+ * statements that were waiting for that connection are told by postgres.js itself: nothing more to do. (Not
+ * `fetch_types: false`: the leases bind JS arrays as text[] and bigint[], which needs those types.)
  */
 function unheardClientQuery(err: unknown): boolean {
   return err instanceof Error && Object.hasOwn(err, 'query') && /\bfrom pg_catalog\.pg_type a\b/.test(String((err as { query?: unknown }).query));

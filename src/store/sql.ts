@@ -163,7 +163,7 @@ export async function runTransaction<R>(db: Db, turns: TransactionTurns, body: (
       }
     });
   } catch (err) {
-    // what rode along in the tick it opened commits now all the same
+    // the tick it opened ends now (rolled back: its failure aborted it), and its waiters are told
     commit?.catch(() => {});
     if (outside) db.tick?.flush();
     throw err;

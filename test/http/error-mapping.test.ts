@@ -5,6 +5,7 @@ import { toGatewayError } from '../../src/http/middleware/errors.js';
 import { errorStatus } from '../../src/http/error-status.js';
 import { PostgresError } from '../../src/store/pg-errors.js';
 import { StaleLeaseError } from '../../src/store/leases.js';
+import { TickAbortedError } from '../../src/store/sql.js';
 
 const answer = (err: unknown) => {
   const error = toGatewayError(err);
@@ -15,6 +16,10 @@ test('a deadlock or serialization victim, a lock or statement timeout, a lost co
   for (const code of ['40P01', '40001', '55P03', '57014', '08003', '57P01', 'ECONNRESET']) {
     assert.deepEqual(answer(new PostgresError({ message: 'x', code })), ['STORE_UNAVAILABLE', 503], code);
   }
+});
+
+test('writes rolled back with a store transaction that failed in their tick: 503 STORE_UNAVAILABLE, a retry writes them', () => {
+  assert.deepEqual(answer(new TickAbortedError(new Error('disk I/O error'))), ['STORE_UNAVAILABLE', 503]);
 });
 
 test("a write fenced off by a lease that lapsed or moved: 409 SESSION_ON_OTHER_NODE, the owner's to answer", () => {

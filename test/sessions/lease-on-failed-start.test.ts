@@ -7,7 +7,8 @@ import type { SessionPlacement } from '../../src/cluster/cluster.js';
 import type { Engine, EngineSession } from '../../src/engine/types.js';
 import { testSessionManager } from '../helpers/session-manager.js';
 
-function cluster() {
+/** `network`: an engine that connects to a network, whose adoptions are queued (restoreRatePerSecond) */
+function cluster({ network = false } = {}) {
   const held = new Set<string>();
   const placement: SessionPlacement = {
     claim: async (session) => (held.add(session), true),
@@ -15,19 +16,30 @@ function cluster() {
     epochOf: (session) => (held.has(session) ? 1 : undefined),
   };
   let storeDown = false;
+  /** reads that fail next, whatever storeDown says */
+  let failNext = 0;
   const engine = {
     name: 'sandbox',
-    connectsToNetwork: false,
+    connectsToNetwork: network,
     createSession: () => ({ connect: async () => {}, disconnect: async () => {} }) as unknown as EngineSession,
   } as unknown as Engine;
-  const { manager: sessions, sessions: sessionsRepo, authState } = testSessionManager(engine, { placement });
+  const { manager: sessions, sessions: sessionsRepo, authState } = testSessionManager(engine, {
+    placement,
+    settings: { reconnectBaseMs: 1, reconnectMaxMs: 1, reconnectMaxAttempts: 5, restoreRatePerSecond: 1000 },
+  });
   // the reads a launch makes before its runtime exists fail while the store is down
   const forSession = authState.forSession.bind(authState);
   authState.forSession = (name: string) => {
     const store = forSession(name);
-    return { ...store, isEmpty: () => (storeDown ? Promise.reject(new Error('PostgreSQL is unreachable')) : store.isEmpty()) };
+    const read = async () => {
+      // a round trip, so that two launches' reads overlap
+      await new Promise((r) => setTimeout(r, 10));
+      if (storeDown || (failNext > 0 && failNext--)) throw new Error('PostgreSQL is unreachable');
+      return store.isEmpty();
+    };
+    return { ...store, isEmpty: read };
   };
-  return { sessions, sessionsRepo, held, down: (value: boolean) => (storeDown = value) };
+  return { sessions, sessionsRepo, held, down: (value: boolean) => (storeDown = value), failNextRead: () => (failNext = 1) };
 }
 
 describe('session manager in a cluster: the lease of a launch that failed before it ran', () => {
@@ -36,7 +48,7 @@ describe('session manager in a cluster: the lease of a launch that failed before
     await c.sessions.create({ name: 's' });
     c.sessionsRepo.setShouldRun('s', true);
     c.down(true);
-    await c.sessions.adopt('s');
+    await assert.rejects(c.sessions.adopt('s'), /unreachable/);
     assert.equal(c.held.has('s'), false, 'the lease is not kept for a session that does not run');
     c.down(false);
     await c.sessions.adopt('s');
@@ -61,5 +73,26 @@ describe('session manager in a cluster: the lease of a launch that failed before
     c.held.add('s');
     assert.equal(await c.sessions.stop('s'), false);
     assert.equal(c.held.has('s'), false);
+  });
+
+  it('is given back by a queued adoption (an engine that connects to a network) whose read failed before it was queued', async () => {
+    const c = cluster({ network: true });
+    await c.sessions.create({ name: 's' });
+    c.sessionsRepo.setShouldRun('s', true);
+    c.down(true);
+    await assert.rejects(c.sessions.adopt('s'), /unreachable/);
+    assert.equal(c.held.has('s'), false);
+  });
+
+  it('is kept while another start of the same session is under way, which then runs it', async () => {
+    const c = cluster();
+    await c.sessions.create({ name: 's' });
+    c.sessionsRepo.setShouldRun('s', true);
+    // the first launch's read fails while the second's is on its way; the second runs the session
+    c.failNextRead();
+    const [first, second] = await Promise.allSettled([c.sessions.adopt('s'), c.sessions.start('s')]);
+    assert.equal(first.status, 'rejected');
+    assert.deepEqual(second, { status: 'fulfilled', value: true });
+    assert.equal(c.held.has('s'), true, 'the running session keeps its lease');
   });
 });

@@ -14,7 +14,7 @@ function store() {
   return { db, put, value };
 }
 
-test('two transactions made at once run one after the other: the failing one rolls back only its own writes', async () => {
+test('two transactions made at once run one after the other: the failing one never takes the other\'s writes', async () => {
   const { db, put, value } = store();
   const lost: unknown[] = [];
   const tick = createTickTransaction(db, (err) => lost.push(err));
