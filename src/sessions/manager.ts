@@ -302,13 +302,28 @@ export class SessionManager {
   }
 
   /**
-   * Loads the engines of the sessions restoreAll will start. The daemon calls it before it listens, so that no request
-   * finds a session still marked CONNECTED from the last run that restoreAll has not reached because its engine's code
-   * was still loading; a daemon without such sessions loads nothing.
+   * Loads the engines of the sessions restoreAll will start, and shows CONNECTING those it will queue (their turn may be
+   * seconds away). The daemon calls it before it listens, so that no request finds a session still marked as the last
+   * run left it (CONNECTED, or stopped by the shutdown) that restoreAll has not reached yet, because its engine's code
+   * was still loading or the store's reads before it were under way; a daemon without such sessions loads nothing.
    */
   async prepareRestore(): Promise<void> {
-    const engines = new Set((await this.deps.sessions.list()).filter((row) => row.shouldRun).map((row) => row.engine));
-    await Promise.all([...engines].map((name) => this.engine(name).catch((err: unknown) => this.deps.logger.error({ err, engine: name }, 'engine failed to load'))));
+    const writes = this.statusWrites;
+    const rows = (await this.deps.sessions.list()).filter((row) => row.shouldRun);
+    const engines = new Map<EngineName, Engine | undefined>();
+    await Promise.all(
+      [...new Set(rows.map((row) => row.engine))].map(async (name) =>
+        engines.set(name, await this.engine(name).catch((err: unknown) => void this.deps.logger.error({ err, engine: name }, 'engine failed to load'))),
+      ),
+    );
+    // in a cluster, sessions are adopted as their leases allow (adopt shows them CONNECTING)
+    if (this.placement !== HERE) return;
+    const queued = rows.filter((row) => engines.get(row.engine)?.connectsToNetwork && this.spreadRestores());
+    const reasons = await Promise.all(queued.map((row) => this.connectingReason(row.name)));
+    for (const [i, row] of queued.entries()) {
+      this.noteStatus(row, writes);
+      this.setStatus(row.name, 'CONNECTING', reasons[i]!);
+    }
   }
 
   /**
