@@ -5,6 +5,7 @@ import { jidKind } from '../engine/jid.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 import type { MediaRecords } from '../media/records.js';
 import { HISTORY_CHUNK, messageKey, type MessagesRepo, type NewMessage } from '../store/messages.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export function createMessageIngest(messages: MessagesRepo, media: MediaRecords): EngineEventProcessor {
   // synchronous for the events of every message (their writes are staged in the tick the first processor joined);
@@ -96,8 +97,6 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
   }
 }
 
-/** a turn of the event loop: what waits on I/O (requests, commits, other sessions) goes first */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function rowOf(session: string, payload: MessagePayload): NewMessage {
   return {

@@ -346,7 +346,8 @@ export class SessionManager {
           await this.restore(row.name, engine).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
           continue;
         }
-        this.setStatus(row.name, 'CONNECTING', await this.connectingReason(row.name));
+        // shown CONNECTING by prepareRestore already, unless it started or stopped since
+        if (this.statuses.get(row.name)?.status !== 'CONNECTING') this.setStatus(row.name, 'CONNECTING', await this.connectingReason(row.name));
         void queue.add(() => this.restore(row.name, engine)).catch((err: unknown) => this.deps.logger.error({ err, session: row.name }, 'restore failed'));
       } else if (row.status !== 'DISCONNECTED') {
         this.storeStatus(row.name, 'DISCONNECTED', row.statusReason);

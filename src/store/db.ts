@@ -93,19 +93,15 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
       return undefined;
     } catch (err) {
       // a failed COMMIT can leave the transaction open; later ticks must not write into it
-      try {
-        if (raw.inTransaction) raw.exec('ROLLBACK');
-      } catch {
-        // the COMMIT's error is the one to report
-      }
-      return err;
+      return rollback(err);
     }
   };
-  const rollback = (cause: Error): Error => {
+  /** ROLLBACK of what is left open; returns `cause`, the error to report (a failing ROLLBACK's own is not) */
+  const rollback = (cause: unknown): unknown => {
     try {
       if (raw.inTransaction) raw.exec('ROLLBACK');
     } catch {
-      // the cause is the one to report; SQLite ends the transaction anyway once its connection closes
+      // SQLite ends the transaction anyway once its connection closes
     }
     return cause;
   };

@@ -208,7 +208,8 @@ export function createOutboxRepo(db: Db, claims?: DeliveryClaims) {
   const insertOne = (d: NewDelivery, now: number) => insert.stage(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
   /** Writes one event's deliveries, all or none. */
   const recordEvent = db.transaction(async (deliveries: readonly NewDelivery[], now: number) => {
-    for (const d of deliveries) await insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now);
+    // sent one after the other without waiting in between (pipelined on PostgreSQL); settled together
+    await Promise.all(deliveries.map((d) => insert.run(d.id, d.webhookId, d.eventId, d.event, d.session, d.body, now, now, now)));
   });
   /** Records a batch of attempt outcomes in one transaction. */
   const recordOutcomes = db.transaction(async (outcomes: readonly DeliveryOutcome[]) => {

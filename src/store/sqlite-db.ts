@@ -3,32 +3,31 @@
 import type Database from 'better-sqlite3';
 import { runTransaction, TransactionTurns, type Db, type RunResult, type Statement, type TickTransaction } from './sql.js';
 
+/** `fn`'s answer as a promise already settled: its throw a rejection, as PostgreSQL's statements fail */
+function settled<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
 class SqliteStatement<Row> implements Statement<Row> {
   constructor(private readonly statement: Database.Statement) {}
 
   get(...params: unknown[]): Promise<Row | undefined> {
-    try {
-      return Promise.resolve(this.statement.get(...params) as Row | undefined);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return settled(() => this.statement.get(...params) as Row | undefined);
   }
 
   all(...params: unknown[]): Promise<Row[]> {
-    try {
-      return Promise.resolve(this.statement.all(...params) as Row[]);
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return settled(() => this.statement.all(...params) as Row[]);
   }
 
   run(...params: unknown[]): Promise<RunResult> {
-    try {
+    return settled(() => {
       const result = this.statement.run(...params);
-      return Promise.resolve({ changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) });
-    } catch (err) {
-      return Promise.reject(err);
-    }
+      return { changes: result.changes, lastInsertRowid: Number(result.lastInsertRowid) };
+    });
   }
 
   stage(...params: unknown[]): void {
@@ -104,12 +103,7 @@ export class SqliteDb implements Db {
   }
 
   exec(text: string): Promise<void> {
-    try {
-      this.sqlite.exec(text);
-      return Promise.resolve();
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return settled(() => void this.sqlite.exec(text));
   }
 
   get inTransaction(): boolean {
