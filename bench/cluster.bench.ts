@@ -157,14 +157,17 @@ export async function run(): Promise<BenchResult[]> {
     for (const count of [1, 2, 3]) {
       const { daemons, sessionsOf } = await cluster(server, count, receiver);
       try {
-        const cpu = () => daemons.reduce((sum, daemon) => sum + (cpuMicros(daemon.child.pid) ?? 0), postgresCpuMicros());
-        const cpuBefore = cpu();
+        const nodesCpu = () => daemons.reduce((sum, daemon) => sum + (cpuMicros(daemon.child.pid) ?? 0), 0);
+        const [nodesBefore, postgresBefore] = [nodesCpu(), postgresCpuMicros()];
         const measured = await load(daemons, sessionsOf, receiver);
-        const cpuPerSend = (cpu() - cpuBefore) / measured.answered;
+        const [nodesPerSend, postgresPerSend] = [(nodesCpu() - nodesBefore) / measured.answered, (postgresCpuMicros() - postgresBefore) / measured.answered];
+        const cpuPerSend = nodesPerSend + postgresPerSend;
         cpuPerSendOf1 ??= cpuPerSend;
         results.push(
           result('cluster', `sends/s answered, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.sends, base.sends, 'req/s'),
           result('cluster', `CPU µs per send until its webhook POST, ${count} node(s) and PostgreSQL together (vs one node's)`, cpuPerSend, cpuPerSendOf1, 'µs'),
+          result('cluster', `  of which the nodes', ${count} node(s) (vs the total)`, nodesPerSend, cpuPerSend, 'µs'),
+          result('cluster', `  of which PostgreSQL's, ${count} node(s) (vs the total)`, postgresPerSend, cpuPerSend, 'µs'),
           result('cluster', `webhook deliveries/s, ${count} node(s) on PostgreSQL (vs one daemon on SQLite)`, measured.deliveries, base.deliveries, '/s'),
         );
       } finally {

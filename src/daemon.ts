@@ -155,7 +155,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     defaultEngine: config.engine.default,
     urlPolicy,
     placement: node?.cluster,
-    committed: tick.committed,
+    ticks: tick,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);
@@ -302,6 +302,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const server = createHttpServer(app.callback(), config.server);
   await sessions.prepareRestore();
+  await node?.cluster.freePreviousRun();
   await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;

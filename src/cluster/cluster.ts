@@ -91,9 +91,16 @@ export class Cluster implements SessionPlacement {
     }
     await this.options.db.listen(EVENTS_CHANNEL, this.options.onNotification, this.options.onListening);
     await this.leases.registerNode(advertiseUrl);
+    this.keeper.start();
+  }
+
+  /**
+   * Frees the leases this node's previous run held (killed before it could release them). Before the daemon listens: a
+   * session started by the first requests must not have its new lease freed with them.
+   */
+  async freePreviousRun(): Promise<void> {
     const freed = await this.leases.releaseOwn();
     if (freed) this.options.logger.info({ sessions: freed }, "freed the leases this node's previous run held");
-    this.keeper.start();
   }
 
   /** Starts taking this node's share of the sessions no node runs, now and every renewal period. */

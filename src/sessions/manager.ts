@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import type { AuthStateRepo } from '../store/auth-state.js';
 import type { IdentitiesRepo } from '../store/identities.js';
 import type { LastError, SessionRow, SessionsRepo } from '../store/sessions.js';
+import type { TickTransaction } from '../store/sql.js';
 import type { EngineRegistry } from '../engine/index.js';
 import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
@@ -91,6 +92,12 @@ export class SessionManager {
   private readonly inProcess = new Map<string, Promise<unknown>>();
   /** per session: the first event that could not be stored since the engine last asked (hooks.committed) */
   private readonly storeFailures = new Map<string, unknown>();
+  /**
+   * per session: the tick mark of its oldest event hooks.committed has not yet seen committed, and the count of events
+   * (of every session) when it last had one
+   */
+  private readonly uncheckedEvents = new Map<string, { since: number; emitted: number }>();
+  private emitted = 0;
   /** restored sessions waiting for their turn to connect (see ManagerSettings.restoreRatePerSecond) */
   private restoreQueue: PQueue | undefined;
   private stopping = false;
@@ -125,8 +132,8 @@ export class SessionManager {
       urlPolicy: UrlPolicy;
       /** in a cluster, the leases (src/cluster/cluster.ts); on one daemon every session runs here */
       placement?: SessionPlacement;
-      /** settles once the writes made so far are committed (the tick transaction's `committed`) */
-      committed?: () => Promise<void> | undefined;
+      /** the tick transaction: hooks.committed waits for the ticks of a session's events, and writes after them */
+      ticks?: Pick<TickTransaction, 'mark' | 'committedSince' | 'writeAfter'>;
     },
   ) {
     this.placement = deps.placement ?? HERE;
@@ -529,6 +536,7 @@ export class SessionManager {
   private async connect(name: string, runtime: Runtime): Promise<void> {
     // a failure reported to an earlier socket must not abort the first confirmation of this one
     this.storeFailures.delete(name);
+    this.uncheckedEvents.delete(name);
     try {
       await runtime.engine.connect();
     } catch (err) {
@@ -635,6 +643,7 @@ export class SessionManager {
     if (this.runtimes.get(name) !== runtime) return;
     this.runtimes.delete(name);
     this.storeFailures.delete(name);
+    this.uncheckedEvents.delete(name);
   }
 
   /** Stops the session here; `release`: and gives its lease up (once disconnected: no two nodes hold its socket at once). */
@@ -719,6 +728,7 @@ export class SessionManager {
    * that cannot be stored is logged and remembered for hooks.committed, never thrown at the engine.
    */
   private emit(name: string, type: EventType, payload: Record<string, unknown>): void {
+    this.noteUnchecked(name);
     const failed = (err: unknown) => {
       if (!this.storeFailures.has(name)) this.storeFailures.set(name, err);
       this.deps.logger.error({ err, session: name, event: type }, 'event processing failed');
@@ -741,7 +751,8 @@ export class SessionManager {
 
   /**
    * hooks.committed: once the session's events reported so far are processed, runs `alsoWrite` (in the tick of their
-   * last writes) and settles when all of it is committed; rejects when one of those events could not be stored.
+   * last writes, or after it has committed) and settles when all of it is committed; rejects when one of those events
+   * could not be stored, writing nothing of `alsoWrite` then.
    */
   private async committed(name: string, alsoWrite?: () => Promise<void> | undefined | void): Promise<void> {
     await this.inProcess.get(name);
@@ -750,9 +761,32 @@ export class SessionManager {
       this.storeFailures.delete(name);
       throw failure;
     }
-    // a fenced write (a cluster) is checked inside the tick: its failure rejects, whatever the tick does
-    const written = alsoWrite?.();
-    await Promise.all([written, this.deps.committed?.()]);
+    const ticks = this.deps.ticks;
+    if (!ticks) {
+      await alsoWrite?.();
+      return;
+    }
+    const since = this.uncheckedEvents.get(name)?.since ?? ticks.mark();
+    const emittedBefore = this.emitted;
+    const checkedFrom = ticks.mark();
+    try {
+      // a fenced write (a cluster) is checked inside the tick: its failure rejects, whatever the tick does
+      const written = alsoWrite ? ticks.writeAfter(since, alsoWrite) : undefined;
+      await Promise.all([written, Promise.resolve().then(() => ticks.committedSince(since))]);
+    } finally {
+      // checked (a failure ends the connection that depended on those events): later checks start after them
+      const unchecked = this.uncheckedEvents.get(name);
+      if (unchecked && unchecked.emitted <= emittedBefore) this.uncheckedEvents.delete(name);
+      else if (unchecked) unchecked.since = Math.max(unchecked.since, checkedFrom);
+    }
+  }
+
+  private noteUnchecked(name: string): void {
+    if (!this.deps.ticks) return;
+    this.emitted += 1;
+    const unchecked = this.uncheckedEvents.get(name);
+    if (unchecked) unchecked.emitted = this.emitted;
+    else this.uncheckedEvents.set(name, { since: this.deps.ticks.mark(), emitted: this.emitted });
   }
 
   /** Synchronous while every processor is; returns a promise from the first one that is not. */

@@ -121,6 +121,8 @@ function createSqliteTick(db: SqliteDb, onLost: (err: unknown) => void, onCommit
     committed,
     mark: () => ledger.mark(open),
     committedSince: (mark) => ledger.committedSince(mark, committed()),
+    // a SQLite tick commits within its flush: no earlier one is ever still committing
+    writeAfter: (mark, write) => ledger.writeAfter(mark, undefined, write, committed),
     abort(err) {
       if (open) aborted ??= err;
     },

@@ -26,12 +26,16 @@ export function createPgTickTransaction(db: PgDb, onLost: (err: unknown) => void
     const number = ledger.opened;
     open = undefined;
     const started = performance.now();
+    // a tick's outcome is told after the outcome of the one before it (the ledger has its loss by then)
+    const before = inFlight;
     inFlight = tick.committed;
     const settled = () => {
       if (inFlight === tick.committed) inFlight = undefined;
     };
     tick.committed.then(settled, settled);
-    db.commit().then(
+    const outcome = db.commit();
+    outcome.catch(() => {}); // told below, possibly after the tick before it settles
+    (before ? before.then(() => outcome, () => outcome) : outcome).then(
       () => {
         onCommit?.((performance.now() - started) / 1000);
         tick.done();
@@ -61,6 +65,9 @@ export function createPgTickTransaction(db: PgDb, onLost: (err: unknown) => void
     committed: pendingCommit,
     mark: () => ledger.mark(open !== undefined),
     committedSince: (mark) => ledger.committedSince(mark, pendingCommit()),
+    // `write` may wait for its turn (a fenced write is a transaction of its own) and so land in a tick after the open
+    // one: it runs once the ticks holding what it depends on have committed (a lost one is in the ledger by then)
+    writeAfter: (mark, write) => ledger.writeAfter(mark, pendingCommit(), write, pendingCommit),
     abort(err) {
       if (open) db.spoilTransaction(err);
     },

@@ -66,6 +66,13 @@ export interface TickTransaction {
    * failed) and another opened, is not answered 2xx.
    */
   committedSince(mark: number): Promise<void> | undefined;
+  /**
+   * Runs `write`, writes that must not outlive those made from `mark` on (the Signal keys a stored message's decryption
+   * advanced), where they cannot: on SQLite into the open tick (it commits within its flush, so no earlier tick is ever
+   * still committing); on PostgreSQL once the ticks under way have committed. Settles once `write`'s own tick is
+   * committed; throws or rejects, having written nothing, if a tick from `mark` on was lost.
+   */
+  writeAfter(mark: number, write: () => Promise<void> | undefined | void): Promise<void> | undefined;
   /** The open tick is rolled back at its end instead of committed, and its waiters are told `err` (nothing when none is open). */
   abort(err: Error): void;
 }

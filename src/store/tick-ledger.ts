@@ -20,6 +20,20 @@ export class TickLedger {
     return undefined;
   }
 
+  /**
+   * TickTransaction.writeAfter: `earlier` is the commit under way of a tick that has ended (undefined: none is), `committed`
+   * the pending commit once `write` has run.
+   */
+  writeAfter(mark: number, earlier: Promise<void> | undefined, write: () => Promise<void> | undefined | void, committed: () => Promise<void> | undefined): Promise<void> | undefined {
+    const run = () => {
+      this.refuseIfLostSince(mark);
+      const written = write();
+      const commit = committed();
+      return written || commit ? Promise.all([written, commit]).then(() => undefined) : undefined;
+    };
+    return earlier ? earlier.then(run) : run();
+  }
+
   private refuseIfLostSince(mark: number): void {
     if (this.lost && this.lost.tick >= mark) throw this.lost.err;
   }

@@ -260,14 +260,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     };
   };
 
-  /**
-   * A known defect on PostgreSQL (the suite's second pass), open: while the messages table is locked, the ticks holding
-   * the messages fail, yet the Signal keys their decryption advanced are kept, so the redelivered messages no longer
-   * decrypt ("Key used already") and are never confirmed. Run and reported as a todo there until it is fixed; it fails
-   * the same way on d4f7337, before the asynchronous store's last changes.
-   */
-  const keysOutliveLostTicks = process.env.GATEWAY_TEST_PG_URL ? 'on PostgreSQL the Signal keys outlive the lost ticks of the messages they decrypted' : undefined;
-  it('confirms nothing while the store cannot commit, and everything once it can', { todo: keysOutliveLostTicks }, async () => {
+  it('confirms nothing while the store cannot commit, and everything once it can', async () => {
     const account = target.emu.control.account(ACCOUNT)!;
     const contact = '15550489999';
     target.emu.control.createAccount({ phone: contact, pushName: 'Locked out' });
@@ -286,7 +279,7 @@ describe('baileys: inbound messages and acks survive kill -9', () => {
     } finally {
       await unlock();
     }
-    await waitFor(() => confirmedIds('message', idSet).size === ids.length, keysOutliveLostTicks ? 20_000 : 120_000, 'the messages confirmed once the store commits');
+    await waitFor(() => confirmedIds('message', idSet).size === ids.length, 120_000, 'the messages confirmed once the store commits');
     const inStore = await stored();
     assert.deepEqual(ids.filter((id) => !inStore.has(id)), [], 'confirmed but not stored');
     await waitFor(() => new Set(webhookEvents('message.received', idSet).map((d) => d.json.payload.messageId)).size === ids.length, 30_000, 'their webhooks');

@@ -290,3 +290,54 @@ test("committedSince: a tick lost after a request's mark fails its wait, though 
   await tick.committedSince(laterMark);
   assert.deepEqual([await committedValue('ledger-lost'), await committedValue('ledger-after')], [undefined, 2]);
 });
+
+test('writeAfter: a write that depends on a tick still committing waits for it, and is never written when that tick is lost', async () => {
+  const tick = createTickTransaction(db, () => {});
+  const mark = tick.mark();
+  tick.join();
+  db.prepare('SELECT pg_sleep(0.2)').stage();
+  insert().stage('a', 1); // the key exists: the tick fails, after the sleep
+  const lost = tick.committed()!;
+  lost.catch(() => {});
+  await tickBoundary(); // that tick is committing; the next one opens
+  tick.join();
+  insert().stage('unrelated', 1);
+  const dependent = tick.writeAfter(mark, () => insert().stage('dependent', 1));
+  assert.ok(dependent, 'it waits for the tick under way');
+  await assert.rejects(dependent, /duplicate key/);
+  await tick.committed();
+  assert.deepEqual([await committedValue('unrelated'), await committedValue('dependent')], [1, undefined]);
+});
+
+test('writeAfter: a transaction that waits for its turn (a fenced write) is not written when the tick it depends on, still open, is lost', async () => {
+  const tick = createTickTransaction(db, () => {});
+  const mark = tick.mark();
+  tick.join();
+  insert().stage('turn-event', 1);
+  insert().stage('a', 1); // the key exists: this tick is lost
+  // another transaction holds the turn: a transaction made now only begins once this tick has ended
+  let letGo!: () => void;
+  const held = new Promise<void>((resolve) => (letGo = resolve));
+  const holding = db.transaction(async () => held)();
+  const dependent = tick.writeAfter(mark, () => db.transaction(async () => void (await insert().run('turn-key', 1)))());
+  letGo();
+  await holding.catch(() => {});
+  await assert.rejects(dependent!, /duplicate key/);
+  assert.deepEqual([await committedValue('turn-event'), await committedValue('turn-key')], [undefined, undefined]);
+});
+
+test('writeAfter: what depends on the open tick goes into a later one, once the open one committed', async () => {
+  const commits: number[] = [];
+  const tick = createTickTransaction(db, (err) => assert.fail(String(err)), (seconds) => commits.push(seconds));
+  const mark = tick.mark();
+  tick.join();
+  insert().stage('slow-event', 1);
+  db.prepare('SELECT pg_sleep(0.2)').stage();
+  const after = tick.writeAfter(mark, () => insert().stage('slow-key', 1));
+  assert.ok(after);
+  await tickBoundary();
+  assert.equal(await committedValue('slow-key'), undefined, 'nothing written while the tick it depends on commits');
+  await after;
+  assert.deepEqual([await committedValue('slow-event'), await committedValue('slow-key')], [1, 1]);
+  assert.equal(commits.length, 2, 'the event, then the write that depends on it');
+});

@@ -87,3 +87,23 @@ test("a write another caller made while a transaction waited is not reported kep
   await tick.committed();
   assert.equal(await value('after'), 1, 'the next tick commits');
 });
+
+test('writeAfter: it joins the open tick, and writes nothing once a tick from its mark on was lost', async () => {
+  const { db, put, value } = store();
+  const tick = createTickTransaction(db, () => {});
+  const mark = tick.mark();
+  tick.join();
+  put.stage('event', 1);
+  const joined = tick.writeAfter(mark, () => put.stage('key', 1));
+  assert.ok(joined, 'it waits for the commit of the tick it joined');
+  assert.equal(await value('key'), 1, 'written into the open tick');
+  await joined;
+  const lostMark = tick.mark();
+  tick.join();
+  put.stage('lost-event', 1);
+  tick.abort(new Error('the disk is gone'));
+  await assert.rejects(tick.committed()!, /the disk is gone/);
+  assert.throws(() => tick.writeAfter(lostMark, () => put.stage('lost-key', 1)), /the disk is gone/);
+  await tick.committed();
+  assert.deepEqual([await value('lost-event'), await value('lost-key')], [undefined, undefined]);
+});

@@ -43,6 +43,9 @@ export function register(program: Command): void {
       try {
         daemon = await startDaemon(config);
       } catch (err) {
+        // what the daemon opened before it failed (database connections, timers) must not keep the process running,
+        // not listening: it exits once the error is printed
+        setTimeout(() => process.exit(), 200).unref();
         if (err instanceof ConfigError) throw new CliError(err.message, ExitCode.Config);
         const code = (err as NodeJS.ErrnoException).code;
         // SQLite says only "unable to open database file": files another user owns (a restore run as root) are named
