@@ -68,15 +68,16 @@ async function cluster(server: TestPostgres, count: number, receiver: Child): Pr
   const daemons: TestDaemon[] = [];
   for (let i = 1; i <= count; i++) daemons.push(await benchDaemon({ env: nodeEnv(url, `n${i}`) }));
   await daemons[0]!.request('POST', '/api/webhooks', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['message.sent'] });
+  for (const [i, daemon] of daemons.entries()) {
+    for (let j = 0; j < PER_NODE; j++) await pairedSession(daemon, `b${i}x${j}`, `+1555100${i}${String(j).padStart(3, '0')}`);
+  }
+  // each node is sent the sessions it runs (the least-loaded rule places a new session, not the node it was created
+  // through): a send to another node would be forwarded, and measure that hop instead
+  const nodes = (await daemons[0]!.request('GET', '/api/cluster')).body.data.nodes as Array<{ id: string; sessions: string[] }>;
   const sessionsOf = new Map<TestDaemon, string[]>();
   for (const [i, daemon] of daemons.entries()) {
-    const names: string[] = [];
-    for (let j = 0; j < PER_NODE; j++) {
-      const name = `b${i}x${j}`;
-      // created through its node, while the others run as many: the least-loaded rule keeps it there
-      await pairedSession(daemon, name, `+1555100${i}${String(j).padStart(3, '0')}`);
-      names.push(name);
-    }
+    const names = nodes.find((n) => n.id === `n${i + 1}`)?.sessions ?? [];
+    if (names.length === 0) throw new Error(`cluster bench: node n${i + 1} runs no session: ${JSON.stringify(nodes)}`);
     sessionsOf.set(daemon, names);
   }
   return { daemons, sessionsOf };
