@@ -213,25 +213,43 @@ export class SandboxMessenger {
   async syncHistory(count: number, chats: number, media: OutgoingContent[] = []): Promise<void> {
     const chunk = 5000;
     const start = Date.now() - count * 1000;
+    // a chunk is built a slice at a time with a turn of the event loop between: the simulated phone's work must not
+    // hold up the daemon it runs in; each chat's ids are worked out once
+    const slice = 1000;
+    const chatRefs = new Map<number, { chatId: string; ref: JidRef }>();
+    const chatOf = (index: number) => {
+      let chat = chatRefs.get(index);
+      if (!chat) {
+        const contact = virtualContact(index);
+        chat = { chatId: `${contact}@s.whatsapp.net`, ref: this.ref(contact) };
+        chatRefs.set(index, chat);
+      }
+      return chat;
+    };
+    const own = this.ref(this.digits);
     for (let first = 0; first < count || first === 0; first += chunk) {
       const size = Math.min(chunk, count - first);
       const last = first + chunk >= count;
-      const messages: Array<Record<string, unknown>> = Array.from({ length: size }, (_, k) => {
-        const i = first + k;
-        const contact = virtualContact(i % chats);
-        const fromMe = i % 3 === 0;
-        return {
-          messageId: newMessageId(),
-          chatId: `${contact}@s.whatsapp.net`,
-          from: this.ref(fromMe ? this.digits : contact),
-          fromMe,
-          isGroup: false,
-          timestamp: new Date(start + i * 1000).toISOString(),
-          type: 'text',
-          text: `history message ${i + 1}`,
-          ...(fromMe ? { status: 'read' } : {}),
-        };
-      });
+      const messages: Array<Record<string, unknown>> = [];
+      for (let at = 0; at < size; at += slice) {
+        if (at > 0) await new Promise((r) => setImmediate(r));
+        for (let k = at; k < Math.min(size, at + slice); k += 1) {
+          const i = first + k;
+          const chat = chatOf(i % chats);
+          const fromMe = i % 3 === 0;
+          messages.push({
+            messageId: newMessageId(),
+            chatId: chat.chatId,
+            from: fromMe ? own : chat.ref,
+            fromMe,
+            isGroup: false,
+            timestamp: new Date(start + i * 1000).toISOString(),
+            type: 'text',
+            text: `history message ${i + 1}`,
+            ...(fromMe ? { status: 'read' } : {}),
+          });
+        }
+      }
       if (last) messages.push(...media.map((content) => this.historyMedia(content)));
       const progress = count === 0 ? 100 : Math.round(((first + size) / count) * 100);
       this.session.deliver('history.sync', { syncType: 'FULL', chunk: first / chunk + 1, progress, messages });
