@@ -755,20 +755,21 @@ export class SessionManager {
    * could not be stored, writing nothing of `alsoWrite` then.
    */
   private async committed(name: string, alsoWrite?: () => Promise<void> | undefined | void): Promise<void> {
+    // what this check covers is the events reported so far: one reported while it waits has a tick of its own to check
+    const ticks = this.deps.ticks;
+    const since = this.uncheckedEvents.get(name)?.since ?? ticks?.mark();
+    const emittedBefore = this.emitted;
+    const checkedFrom = ticks?.mark();
     await this.inProcess.get(name);
     const failure = this.storeFailures.get(name);
     if (failure !== undefined) {
       this.storeFailures.delete(name);
       throw failure;
     }
-    const ticks = this.deps.ticks;
-    if (!ticks) {
+    if (!ticks || since === undefined || checkedFrom === undefined) {
       await alsoWrite?.();
       return;
     }
-    const since = this.uncheckedEvents.get(name)?.since ?? ticks.mark();
-    const emittedBefore = this.emitted;
-    const checkedFrom = ticks.mark();
     try {
       // a fenced write (a cluster) is checked inside the tick: its failure rejects, whatever the tick does
       const written = alsoWrite ? ticks.writeAfter(since, alsoWrite) : undefined;

@@ -4,20 +4,12 @@
 // test: a session CONNECTED on its node, CONNECTING in the store for good).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Engine, EngineSession, EngineSessionHooks } from '../../src/engine/types.js';
 import { createTickTransaction } from '../../src/store/db.js';
 import { waitFor } from '../helpers/daemon.js';
-import { testSessionManager } from '../helpers/session-manager.js';
+import { hookedEngine, testSessionManager } from '../helpers/session-manager.js';
 
 test("a status lost with its tick is written again once the manager is told of the loss", async () => {
-  let hooks!: EngineSessionHooks;
-  const engine = {
-    name: 'sandbox',
-    createSession(options: { hooks: EngineSessionHooks }) {
-      hooks = options.hooks;
-      return { connect: async () => {}, disconnect: async () => {} } as unknown as EngineSession;
-    },
-  } as unknown as Engine;
+  const { engine, hooks } = hookedEngine();
   const { manager, db, sessions } = testSessionManager(engine);
   const lost: unknown[] = [];
   const tick = createTickTransaction(db, (err) => {
@@ -30,7 +22,7 @@ test("a status lost with its tick is written again once the manager is told of t
   assert.equal(await stored(), 'CONNECTING');
 
   // the session opens, and a store transaction fails in the same tick: the tick, CONNECTED with it, is rolled back
-  hooks.connection({ kind: 'open', account: { phoneNumber: '+15550000001', pushName: null, platform: null, lid: null } as never });
+  hooks().connection({ kind: 'open', account: { phoneNumber: '+15550000001', pushName: null, platform: null, lid: null } as never });
   await assert.rejects(db.transaction(async () => { throw new Error('a transaction that fails'); })());
   await assert.rejects(tick.committed()!);
   assert.equal(lost.length, 1);
