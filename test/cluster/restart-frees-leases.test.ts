@@ -23,19 +23,31 @@ after(async () => {
   server?.stop();
 });
 
-test("a restarted node frees its previous run's leases before it answers: a session started at once keeps its lease", async () => {
-  const url = server.createDatabase('restart_frees');
-  const env = { GATEWAY_STORE: 'postgres', GATEWAY_DATABASE_URL: url, GATEWAY_NODE_ID: 'n1' };
+/**
+ * A node `n1` on a fresh database ran session `old` and was killed holding its lease; another client now holds a row
+ * lock on that lease (the caller ends it: `locker`), so the restarted node's freeing of it waits.
+ */
+async function killedNodeWithLockedLease(database: string, extraEnv: Record<string, string> = {}) {
+  const url = server.createDatabase(database);
+  const env = { GATEWAY_STORE: 'postgres', GATEWAY_DATABASE_URL: url, GATEWAY_NODE_ID: 'n1', ...extraEnv };
   const first = await startDaemon({ env });
   daemons.push(first);
   await pairedSession(first, 'old', '15557100001');
   await first.kill();
-
   const sql = connectPostgres(url, { max: 2 });
   const locker = await sql.reserve();
+  await locker.unsafe('BEGIN');
+  await locker.unsafe("SELECT * FROM session_leases WHERE session = 'old' FOR UPDATE");
+  const close = async () => {
+    locker.release();
+    await sql.end({ timeout: 1 });
+  };
+  return { env, sql, locker, close };
+}
+
+test("a restarted node frees its previous run's leases before it answers: a session started at once keeps its lease", async () => {
+  const { env, sql, locker, close } = await killedNodeWithLockedLease('restart_frees');
   try {
-    await locker.unsafe('BEGIN');
-    await locker.unsafe("SELECT * FROM session_leases WHERE session = 'old' FOR UPDATE");
     // postgres.js sends a query once it is awaited
     const commit = () => locker.unsafe('COMMIT').then(() => undefined);
     let released: Promise<void> | undefined;
@@ -53,28 +65,17 @@ test("a restarted node frees its previous run's leases before it answers: a sess
     const [lease] = await sql`SELECT node, expires_at > (extract(epoch from clock_timestamp()) * 1000)::bigint AS live FROM session_leases WHERE session = 'fresh'`;
     assert.deepEqual({ node: lease?.node, live: lease?.live }, { node: 'n1', live: true });
   } finally {
-    locker.release();
-    await sql.end({ timeout: 1 });
+    await close();
   }
 });
 
 test('a daemon that cannot free them (the lock outlasts its statement timeout) exits with the error, instead of running without listening', async () => {
-  const url = server.createDatabase('restart_fails');
-  const env = { GATEWAY_STORE: 'postgres', GATEWAY_DATABASE_URL: url, GATEWAY_NODE_ID: 'n1', GATEWAY_LEASE_SECONDS: '3' };
-  const first = await startDaemon({ env });
-  daemons.push(first);
-  await pairedSession(first, 'old', '15557100003');
-  await first.kill();
-  const sql = connectPostgres(url, { max: 2 });
-  const locker = await sql.reserve();
+  const { env, locker, close } = await killedNodeWithLockedLease('restart_fails', { GATEWAY_LEASE_SECONDS: '3' });
   try {
-    await locker.unsafe('BEGIN');
-    await locker.unsafe("SELECT * FROM session_leases WHERE session = 'old' FOR UPDATE");
     // a 3 s lease: the cluster's statements give up after 1.5 s
     await assert.rejects(startDaemon({ env, listenTimeoutMs: 30_000 }), /exited with 1 before listening[\s\S]*statement timeout/);
   } finally {
     await locker.unsafe('ROLLBACK');
-    locker.release();
-    await sql.end({ timeout: 1 });
+    await close();
   }
 });
