@@ -21,7 +21,7 @@ export class TickLedger {
   }
 
   /**
-   * TickTransaction.writeAfter: `earlier` is the commit under way of a tick that has ended (undefined: none is), `committed`
+   * TickTransaction.writeAfter: `earlier` is the commit to wait for before `write` runs (undefined: none), `committed`
    * the pending commit once `write` has run.
    */
   writeAfter(mark: number, earlier: Promise<void> | undefined, write: () => Promise<void> | undefined | void, committed: () => Promise<void> | undefined): Promise<void> | undefined {
