@@ -45,7 +45,9 @@ test("a worker thread checkpoints the WAL while the daemon's connection writes 4
     const withWorker = await writeMegabytes(join(dir, 'with.db'), true);
     const without = await writeMegabytes(join(dir, 'without.db'), false);
     assert.ok(without >= 40 * MB, `without checkpoints the log grows to what was written (${(without / MB).toFixed(1)} MB)`);
-    assert.ok(withWorker < 12 * MB, `the log grew to ${(withWorker / MB).toFixed(1)} MB`);
+    // a few MB on an idle machine; the bound leaves room for a loaded one, where the worker starts and runs late (14.7 MB
+    // was seen once in CI), and still fails if the worker does not checkpoint at all
+    assert.ok(withWorker < 20 * MB, `the log grew to ${(withWorker / MB).toFixed(1)} MB`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
