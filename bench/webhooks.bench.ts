@@ -61,7 +61,7 @@ async function stats(receiver: Child): Promise<{ received: number; latencies: nu
 // ---- bare baseline: signed POSTs with undici Pool.request, IN_FLIGHT at a time (what one webhook may have) ----
 
 const bareBody = (n: number, t = 0) =>
-  envelopeJson(randomUUID(), { event: 'message.received', session: 'bench', timestamp: new Date().toISOString(), payload: payload(n, t) });
+  envelopeJson(randomUUID(), { event: 'message.received', session: 'bench', seq: n, timestamp: new Date().toISOString(), payload: payload(n, t) });
 
 async function bareThroughput(pool: Pool, count: number): Promise<number> {
   let next = 0;

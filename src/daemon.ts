@@ -10,6 +10,8 @@ import { ApiKeys } from './auth/api-keys.js';
 import type { GatewayConfig } from './config/types.js';
 import { createEngines } from './engine/index.js';
 import { EventBus } from './events/bus.js';
+import { EventLog, numberingAfterClaim } from './events/log.js';
+import { createEventLogRepo } from './store/event-log.js';
 import { createApp } from './http/app.js';
 import { allRoutes } from './http/routes/index.js';
 import type { Services } from './http/services.js';
@@ -141,7 +143,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     metrics.observeCommit,
   );
   const node = clustered ? createClusterNode(config, db, logger.child({ module: 'cluster' }), tick.join) : undefined;
-  const bus = new EventBus(tick.join);
+  const eventLog = new EventLog(createEventLogRepo(db), tick);
+  await eventLog.open();
+  const bus = new EventBus(tick.join, (session) => eventLog.next(session));
+  bus.addPersister(eventLog.persist);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
   const sessions = new SessionManager({
@@ -154,7 +159,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     settings: config.sessions,
     defaultEngine: config.engine.default,
     urlPolicy,
-    placement: node?.cluster,
+    placement: node && numberingAfterClaim(node.cluster, eventLog),
     ticks: tick,
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
@@ -205,7 +210,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     apiKeys.revokedHere = (ids) => node.announce('keys', ids);
     webhooks.onChange(() => node.announce('webhooks'));
     node.listen(
-      (event) => bus.relay(event),
+      (event) => {
+        bus.relay(event);
+        eventLog.relayed(event);
+      },
       (topic, ids) => (topic === 'keys' ? apiKeys.revokedElsewhere(ids) : topic === 'webhooks' ? webhooks.reload() : runtimeSettings.reload()),
     );
   }
@@ -225,6 +233,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     );
   }, 3_600_000);
   pruneMessages.unref();
+  const pruneEvents = setInterval(() => {
+    void (async () => eventLog.pruneOlderThan(Date.now() - config.events.retentionDays * 86_400_000))().catch((err: unknown) =>
+      logger.error({ err }, 'could not prune old events'),
+    );
+  }, 3_600_000);
+  pruneEvents.unref();
   const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
   const startedAt = Date.now();
   const activityRepo = createActivityRepo(db);
@@ -239,6 +253,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     sessions,
     apiKeys,
     bus,
+    eventLog,
     messaging,
     media,
     mediaSource,
@@ -335,6 +350,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       await serverClosed;
       clearTimeout(deadline);
       clearInterval(pruneMessages);
+      clearInterval(pruneEvents);
       backups.stop();
       audit.close();
       clientRules.close();

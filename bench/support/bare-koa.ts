@@ -31,7 +31,7 @@ app.use(async (ctx) => {
   const body = JSON.parse(await getRawBody(ctx.req, { encoding: 'utf8', limit: 1024 * 1024 })) as { chatId?: string; text?: string };
   const data = { messageId: 'BARE', status: 'sent', chatId: body.chatId, timestamp: new Date().toISOString() };
   if (pool) {
-    const event = { id: randomUUID(), event: 'message.sent' as const, session: 'bench', timestamp: data.timestamp, payload: { ...body, ...data } };
+    const event = { id: randomUUID(), event: 'message.sent' as const, session: 'bench', seq: 0, timestamp: data.timestamp, payload: { ...body, ...data } };
     const deliveryId = randomUUID();
     const envelope = envelopeJson(deliveryId, event);
     const committed = durable?.record(deliveryId, event.event, envelope, { chatId: String(body.chatId), text: String(body.text) });

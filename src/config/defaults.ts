@@ -56,7 +56,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     requestTimeoutMs: 60_000,
     headersTimeoutMs: 10_000,
   },
-  events: { maxStreams: 64, maxStreamsPerKey: 16 },
+  events: { maxStreams: 64, maxStreamsPerKey: 16, retentionDays: 7 },
   clientTokens: { maxTtlSeconds: 900, rateWindowSeconds: 60 },
   metrics: { public: false },
   backup: { schedule: 'off', keep: 7, withMedia: false },

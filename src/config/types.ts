@@ -90,7 +90,8 @@ export interface GatewayConfig {
     headersTimeoutMs: number;
   };
   /** event streams open at once; one caller other than the master key holds at most maxStreamsPerKey, and the last 4 are the master key's */
-  events: { maxStreams: number; maxStreamsPerKey: number };
+  /** retentionDays: how long the event log keeps events (a session's newest is kept whatever its age) */
+  events: { maxStreams: number; maxStreamsPerKey: number; retentionDays: number };
   clientTokens: { maxTtlSeconds: number; rateWindowSeconds: number };
   metrics: { public: boolean };
   /** backups into <dataDir>/backups by the daemon itself: `off`, `hourly`, `daily`, `weekly` or `<n>s|m|h|d`; the newest `keep` stay */

@@ -11,8 +11,14 @@ export class EventBus {
   private readonly listeners = new Set<EventListener>();
   private readonly persisters: EventPersister[] = [];
 
-  /** @param beforeWrite called before an event is written (joins the tick's transaction) */
-  constructor(private readonly beforeWrite: () => void = () => {}) {}
+  /**
+   * @param beforeWrite called before an event is written (joins the tick's transaction)
+   * @param numbering gives each event its number in its session's log (EventLog.next); without it every event is 0
+   */
+  constructor(
+    private readonly beforeWrite: () => void = () => {},
+    private readonly numbering: (session: string) => number = () => 0,
+  ) {}
 
   addPersister(persister: EventPersister): void {
     this.persisters.push(persister);
@@ -35,8 +41,8 @@ export class EventBus {
   }
 
   emit<P extends Record<string, unknown>>(session: string, event: EventType, payload: P): GatewayEvent<P> {
-    const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, timestamp: isoTimestamp(), payload };
     if (this.persisters.length) this.beforeWrite();
+    const recorded: GatewayEvent<P> = { id: randomUUID(), event, session, seq: this.numbering(session), timestamp: isoTimestamp(), payload };
     for (const persist of this.persisters) persist(recorded);
     for (const listener of this.listeners) {
       try {

@@ -48,6 +48,8 @@ export interface GatewayEvent<P = Record<string, unknown>> {
   id: string;
   event: EventType;
   session: string;
+  /** the event's number in its session's log: 1, 2, 3 … without gaps (0 where no log is kept, as in unit tests) */
+  seq: number;
   /** ISO 8601 */
   timestamp: string;
   payload: P;
@@ -58,6 +60,7 @@ export interface DeliveryEnvelope {
   id: string;
   event: EventType;
   session: string;
+  seq: number;
   timestamp: string;
   payload: unknown;
 }

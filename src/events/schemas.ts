@@ -253,6 +253,7 @@ export const eventEnvelopeSchema: Schema = {
     id: { ...id, description: 'webhooks: the delivery id (stable across retries); live stream: the event id' },
     event: { enum: [...EVENT_TYPES] },
     session: { type: 'string', minLength: 1 },
+    seq: { type: 'integer', minimum: 1, description: "the event's number in its session's event log: 1, 2, 3 … without gaps (GET /api/events)" },
     timestamp: isoTime,
     payload: { type: 'object' },
   }),

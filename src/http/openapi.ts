@@ -175,6 +175,8 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   'query:format': '`text` (the QR code as text) or `image` (a PNG data URL)',
   'query:session': 'only what concerns this session',
   'query:events': 'a comma list of event types (`*` or none: all of them)',
+  'query:types': 'a comma list of event types (`*` or none: all of them)',
+  'query:after': 'where to start: the events numbered after it (GET /api/events: a `seq`; the stream: a cursor, as `Last-Event-ID`)',
   'query:status': 'only the deliveries in this state',
   'query:action': 'only the entries of this action',
   'query:outcome': 'only the entries with this outcome',
@@ -213,7 +215,11 @@ function requestBodyOf(route: RouteDef, server: GatewayConfig['server']): Record
 
 const isEmptyObject = (schema: { type?: string; properties?: object }) => schema.type === 'object' && Object.keys(schema.properties ?? {}).length === 0;
 
-const isList = (route: RouteDef) => Boolean((route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties?.limit);
+/** a list paged by `limit` and `offset` (DESIGN §3): it counts the whole list; one paged by a cursor (`after`) does not */
+const isList = (route: RouteDef) => {
+  const query = (route.schema.query as { properties?: Record<string, unknown> } | undefined)?.properties;
+  return Boolean(query?.limit && query.offset);
+};
 
 function successResponses(route: RouteDef): Record<string, unknown> {
   const out: Record<string, unknown> = {};

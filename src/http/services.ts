@@ -2,6 +2,7 @@
 import type { ApiKeys } from '../auth/api-keys.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { EventBus } from '../events/bus.js';
+import type { EventLog } from '../events/log.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessagingService } from '../messages/service.js';
 import type { MediaSource } from '../messages/content.js';
@@ -30,6 +31,8 @@ export interface Services {
   sessions: SessionManager;
   apiKeys: ApiKeys;
   bus: EventBus;
+  /** the numbered, committed events: pages of the past (GET /api/events) and resumed streams */
+  eventLog: EventLog;
   messaging: MessagingService;
   media: MediaRecords;
   /** where URL media is fetched through (the URL guard) */

@@ -7,6 +7,8 @@ export interface NewFanout {
   eventId: string;
   event: string;
   session: string;
+  /** the event's number in its session's log */
+  seq: number;
   timestamp: string;
   /** the event's payload as the JSON its deliveries carry */
   payload: string;
@@ -23,6 +25,7 @@ interface RawFanout {
   eventId: string;
   event: string;
   session: string;
+  seq: number;
   timestamp: string;
   payload: string;
   webhookIds: string;
@@ -32,10 +35,10 @@ interface RawFanout {
 export type FanoutsRepo = ReturnType<typeof createFanoutsRepo>;
 
 export function createFanoutsRepo(db: Db) {
-  const insert = db.prepare('INSERT INTO fanouts (event_id, event, session, timestamp, payload, webhook_ids, targets, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare('INSERT INTO fanouts (event_id, event, session, seq, timestamp, payload, webhook_ids, targets, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)');
   // in a cluster, rows another node is expanding are skipped, not waited for
   const oldest = db.prepare(
-    `SELECT id, event_id AS "eventId", event, session, timestamp, payload, webhook_ids AS "webhookIds", created_at AS "createdAt"
+    `SELECT id, event_id AS "eventId", event, session, seq, timestamp, payload, webhook_ids AS "webhookIds", created_at AS "createdAt"
      FROM fanouts ORDER BY id LIMIT ?${db.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}`,
   );
   const any = db.prepare('SELECT 1 FROM fanouts LIMIT 1').pluck();
@@ -83,7 +86,7 @@ export function createFanoutsRepo(db: Db) {
   return {
     /** Records an event for its webhooks, staged into the transaction that records the event (the tick's). */
     add(fanout: NewFanout, now = Date.now()): void {
-      insert.stage(fanout.eventId, fanout.event, fanout.session, fanout.timestamp, fanout.payload, fanout.webhookIds.join(','), fanout.webhookIds.length, now);
+      insert.stage(fanout.eventId, fanout.event, fanout.session, fanout.seq, fanout.timestamp, fanout.payload, fanout.webhookIds.join(','), fanout.webhookIds.length, now);
     },
     /** whether any fan-out waits to be expanded */
     any: async (): Promise<boolean> => (await any.get()) !== undefined,

@@ -121,6 +121,6 @@ function buildDelivery(fanout: Fanout, webhookId: number): NewDelivery {
     eventId: fanout.eventId,
     event: fanout.event,
     session: fanout.session,
-    body: envelopeJson(id, { event: fanout.event, session: fanout.session, timestamp: fanout.timestamp }, fanout.payload),
+    body: envelopeJson(id, { event: fanout.event, session: fanout.session, seq: Number(fanout.seq), timestamp: fanout.timestamp }, fanout.payload),
   };
 }

@@ -21,13 +21,18 @@ export interface OutboxOptions {
 }
 
 /**
- * The envelope of DESIGN §3, `{id, event, session, timestamp, payload}`, as the exact JSON that is stored and sent:
- * the payload is serialised once per event and each delivery's body is built around it with its own id.
+ * The envelope of DESIGN §3, `{id, event, session, seq, timestamp, payload}`, as the exact JSON that is stored and sent:
+ * the payload is serialised once per event and each delivery's body is built around it with its own id. `seq` is the
+ * event's number in its session's log, so a receiver can tell it missed nothing.
  */
-export function envelopeJson(deliveryId: string, event: { event: string; session: string; timestamp: string; payload?: unknown }, payloadJson = JSON.stringify(event.payload ?? {})): string {
+export function envelopeJson(
+  deliveryId: string,
+  event: { event: string; session: string; seq: number; timestamp: string; payload?: unknown },
+  payloadJson = JSON.stringify(event.payload ?? {}),
+): string {
   return (
     `{"id":${JSON.stringify(deliveryId)},"event":${JSON.stringify(event.event)},"session":${JSON.stringify(event.session)},` +
-    `"timestamp":${JSON.stringify(event.timestamp)},"payload":${payloadJson}}`
+    `"seq":${event.seq},"timestamp":${JSON.stringify(event.timestamp)},"payload":${payloadJson}}`
   );
 }
 
@@ -50,7 +55,7 @@ export function createOutbox({ registry, outbox, onWritten, fanout, tickRows = T
     const now = Date.now();
     if (fanout && (fanout.waiting || writtenThisTick + targets.length > tickRows)) {
       const webhookIds = targets.map((webhook) => webhook.id);
-      fanout.add({ eventId: event.id, event: event.event, session: event.session, timestamp: event.timestamp, payload: payloadJson, webhookIds }, now);
+      fanout.add({ eventId: event.id, event: event.event, session: event.session, seq: event.seq, timestamp: event.timestamp, payload: payloadJson, webhookIds }, now);
       return;
     }
     if (writtenThisTick === 0) setImmediate(() => (writtenThisTick = 0));

@@ -53,6 +53,23 @@ describe('gateway events tail', () => {
     assert.doesNotMatch(res.stderr, /^error/m);
   });
 
+  test('--after starts from a point of the event log: every event of the session after it, then the live ones, each once', async () => {
+    assert.ok(daemon);
+    const tail = launchTail(daemonEnv(daemon), '--json', '--session', 'tail', '--events', 'message.received', '--after', '0');
+    await tail.waitUntil(() => tail.stdout().includes('after the restart'), 'the past events');
+    assert.equal((await inbound(daemon, 'live again')).status, 200);
+    await tail.waitUntil(() => tail.stdout().includes('live again'), 'the live event');
+    tail.child.kill('SIGTERM');
+    const res = await tail.exited;
+    assert.equal(res.code, 0, res.stderr);
+    const lines = res.stdout.trimEnd().split('\n').map((line) => JSON.parse(line) as { seq: number; payload: { text?: string } });
+    assert.deepEqual(lines.map((e) => e.payload.text), ['before the restart', 'after the restart', 'live again']);
+    assert.ok(lines.every((e, i) => i === 0 || e.seq > lines[i - 1]!.seq), 'in the order of the log');
+    const human = await runCli(['events', 'tail', '--after', '0'], { cwd: dataDir, env: daemonEnv(daemon) });
+    assert.equal(human.code, ExitCode.Failure, 'a bare number without --session is refused at once');
+    assert.match(human.stderr, /session/);
+  });
+
   test('a refused key ends the tail at once, without retrying', async () => {
     assert.ok(daemon);
     const res = await runCli(['events', 'tail'], { cwd: dataDir, env: { GATEWAY_URL: daemon.url, GATEWAY_MASTER_KEY: 'svc_master_wrong_0000000000000000000000000' } });

@@ -5,7 +5,7 @@ import { EVENT_TYPES } from '../../src/events/catalogue.js';
 import { eventPayloadSchemas } from '../../src/events/schemas.js';
 import { assertEvent, eventDrift } from '../helpers/event-contract.js';
 
-const envelope = (event: string, payload: unknown) => ({ id: 'd1', event, session: 'shop', timestamp: '2026-11-22T10:00:00.000Z', payload });
+const envelope = (event: string, payload: unknown) => ({ id: 'd1', event, session: 'shop', seq: 1, timestamp: '2026-11-22T10:00:00.000Z', payload });
 const at = '2026-11-22T10:00:00.000Z';
 const alice = { jid: '5511999990001@s.whatsapp.net', phoneNumber: '+5511999990001', lid: '100000000001@lid' };
 

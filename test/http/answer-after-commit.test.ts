@@ -84,6 +84,8 @@ describe("answers after the commit of the request's own tick", () => {
       tick.join();
       db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
     };
+    let lostItsTick!: () => void;
+    const handlerWaits = new Promise<void>((done) => (lostItsTick = done));
     const app = createApp({
       routes: [
         {
@@ -97,6 +99,7 @@ describe("answers after the commit of the request's own tick", () => {
           handler: async () => {
             write('the request');
             db.exec('ROLLBACK'); // what SQLite does on its own after a full disk or an I/O error: the tick's commit fails
+            setImmediate(lostItsTick);
             await new Promise((r) => setTimeout(r, 50));
             return { written: true };
           },
@@ -112,8 +115,9 @@ describe("answers after the commit of the request's own tick", () => {
     await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
     try {
       const response = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/write-then-wait`, { method: 'POST' });
-      // another tick, which commits, while the request waits
-      await new Promise((r) => setTimeout(r, 20));
+      // another tick, which commits, while the request waits (once its own tick has ended: under load the request may take
+      // longer than any fixed delay to arrive)
+      await handlerWaits;
       write('another');
       const r = await response;
       assert.equal(lost.length, 1, "the request's tick was lost");

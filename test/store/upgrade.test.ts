@@ -77,6 +77,12 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
     const list = (await d.request('GET', `${S}/labels`)).body.data;
     assert.ok(list.some((l: { name: string }) => l.name === 'VIP'), JSON.stringify(list));
   },
+  // the session's numbering goes on after the stored event: what the restored session emits follows it
+  event_log: async (d) => {
+    const events = (await d.request('GET', `/api/events?session=${OLD.session}`)).body.data.events;
+    assert.deepEqual([events[0].id, events[0].seq], ['evt-old-3', 1]);
+    assert.deepEqual(events.map((e: { seq: number }) => e.seq), events.map((_: unknown, i: number) => i + 1));
+  },
   audit_log: async (d) => {
     const entries = (await d.request('GET', `/api/admin/audit?target=${OLD.session}`)).body.data;
     assert.deepEqual(entries.map((e: { action: string; actor: unknown }) => [e.action, e.actor]), [['session.create', { kind: 'key', id: OLD.apiKeyId, name: 'old-key' }]]);

@@ -37,7 +37,7 @@ describe('fan-out of events to many webhooks', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const event = (n: number): GatewayEvent => ({ id: `event-${n}`, event: 'message.received', session: 's', timestamp: new Date(1_800_000_000_000 + n).toISOString(), payload: { n } });
+  const event = (n: number): GatewayEvent => ({ id: `event-${n}`, event: 'message.received', session: 's', seq: n, timestamp: new Date(1_800_000_000_000 + n).toISOString(), payload: { n } });
   const rowsOf = async () => (await db.prepare('SELECT event_id AS eventId, webhook_id AS webhookId, body FROM deliveries ORDER BY rowid').all()) as Array<{ eventId: string; webhookId: number; body: string }>;
 
   it('a tick writes up to its budget itself; the rest is written from the store in chunks, every row once, in order', async () => {
@@ -78,7 +78,7 @@ describe('fan-out of events to many webhooks', () => {
   it('a chunk whose transaction is lost leaves its fan-out whole, expanded again later; deleted webhooks are skipped', async () => {
     await db.prepare('DELETE FROM deliveries').run();
     const fanouts = createFanoutsRepo(db);
-    fanouts.add({ eventId: 'kept', event: 'message.received', session: 's', timestamp: new Date().toISOString(), payload: '{}', webhookIds });
+    fanouts.add({ eventId: 'kept', event: 'message.received', session: 's', seq: 1, timestamp: new Date().toISOString(), payload: '{}', webhookIds });
     // a chunk that rolls back (a crash before its commit)
     await db.exec('BEGIN');
     const { written } = await fanouts.expand(4, (f, webhookId) => ({ id: `${f.eventId}-${webhookId}-rolled-back`, webhookId, eventId: f.eventId, event: f.event, session: f.session, body: '{}' }));

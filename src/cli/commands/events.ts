@@ -1,8 +1,9 @@
-// `gateway events tail`: streams live events from the daemon's Server-Sent Events route, one line per event, until Ctrl-C
-// or SIGTERM. A daemon that goes away (restart, network) is reconnected to with backoff; only a refused key ends it.
+// `gateway events tail`: streams events from the daemon's Server-Sent Events route, one line per event, until Ctrl-C or
+// SIGTERM. A daemon that goes away (restart, network) is reconnected to with backoff, resuming after the last event
+// printed, so none is missed or printed twice; only a refused key ends it. `--after` starts from an earlier cursor.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { sseData } from '../../events/sse.js';
+import { sseMessages, type SseMessage } from '../../events/sse.js';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
 import { printText } from '../output.js';
 
@@ -10,6 +11,7 @@ interface StreamedEvent {
   id: string;
   event: string;
   session: string;
+  seq: number;
   timestamp: string;
   payload: unknown;
 }
@@ -22,7 +24,7 @@ const MAX_RETRY_MS = 5_000;
 function humanLine(data: string): string {
   try {
     const e = JSON.parse(data) as StreamedEvent;
-    return `${e.timestamp}  ${e.session}  ${e.event}  ${JSON.stringify(e.payload)}`;
+    return `${e.timestamp}  ${e.session} #${e.seq}  ${e.event}  ${JSON.stringify(e.payload)}`;
   } catch {
     return data;
   }
@@ -36,10 +38,13 @@ export function register(program: Command): void {
 
   events
     .command('tail')
-    .description('stream live events, one line each, until Ctrl-C (--json prints each event as a raw JSON line); reconnects when the daemon restarts')
+    .description(
+      'stream events, one line each, until Ctrl-C (--json prints each event as a raw JSON line); reconnects when the daemon restarts, with the events sent meanwhile',
+    )
     .option('--session <name>', 'only events of this session')
     .option('--events <list>', 'only these comma-separated event types')
-    .action(async (opts: { session?: string; events?: string }, command: Command) => {
+    .option('--after <cursor>', "start after this point of the event log: a number with --session (0: the session's first event), else session:number pairs")
+    .action(async (opts: { session?: string; events?: string; after?: string }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const client = createClient(globals);
       const query = new URLSearchParams();
@@ -52,7 +57,7 @@ export function register(program: Command): void {
       process.once('SIGTERM', stop);
       const print = (data: string) => (globals.json ? process.stdout.write(`${data}\n`) : printText(`${humanLine(data)}\n`));
       try {
-        await tail(client, path, controller.signal, print);
+        await tail(client, path, opts.after, controller.signal, print);
       } finally {
         process.off('SIGINT', stop);
         process.off('SIGTERM', stop);
@@ -60,17 +65,25 @@ export function register(program: Command): void {
     });
 }
 
-/** Streams until `signal` aborts; between connections waits with backoff, saying on stderr when the daemon is away and back. */
-async function tail(client: DaemonClient, path: string, signal: AbortSignal, print: (data: string) => void): Promise<void> {
+/**
+ * Streams until `signal` aborts; between connections waits with backoff, saying on stderr when the daemon is away and
+ * back. Each connection resumes after the last event printed (its cursor), or after `after` before any was.
+ */
+async function tail(client: DaemonClient, path: string, after: string | undefined, signal: AbortSignal, print: (data: string) => void): Promise<void> {
+  let cursor = after;
+  const printed = (message: SseMessage) => {
+    print(message.data);
+    if (message.id !== undefined) cursor = message.id;
+  };
   let connectedBefore = false;
   let away = false;
   let retryMs = FIRST_RETRY_MS;
   while (!signal.aborted) {
     let why: string;
     try {
-      await stream(client, path, signal, print, () => {
+      await stream(client, path, cursor, signal, printed, () => {
         if (!connectedBefore) printText(`streaming events from ${client.baseUrl} (Ctrl-C to stop)\n`, process.stderr);
-        else if (away) printText('reconnected (events sent while the daemon was unreachable are not replayed)\n', process.stderr);
+        else if (away) printText('reconnected (the events sent meanwhile follow)\n', process.stderr);
         connectedBefore = true;
         away = false;
         retryMs = FIRST_RETRY_MS;
@@ -95,7 +108,7 @@ async function tail(client: DaemonClient, path: string, signal: AbortSignal, pri
 }
 
 /** One connection: resolves when the daemon ends the stream, throws when it cannot be opened or breaks. */
-async function stream(client: DaemonClient, path: string, signal: AbortSignal, print: (data: string) => void, opened: () => void): Promise<void> {
+async function stream(client: DaemonClient, path: string, cursor: string | undefined, signal: AbortSignal, print: (message: SseMessage) => void, opened: () => void): Promise<void> {
   const connection = new AbortController();
   const abort = () => connection.abort();
   signal.addEventListener('abort', abort);
@@ -106,7 +119,8 @@ async function stream(client: DaemonClient, path: string, signal: AbortSignal, p
   };
   try {
     heard();
-    const response = await client.raw('GET', path, { headers: { Accept: 'text/event-stream' }, signal: connection.signal });
+    const headers: Record<string, string> = { Accept: 'text/event-stream', ...(cursor !== undefined ? { 'Last-Event-ID': cursor } : {}) };
+    const response = await client.raw('GET', path, { headers, signal: connection.signal });
     if (!response.ok || !response.body) {
       const text = await response.text();
       let error: { code: string; message: string } | undefined;
@@ -127,7 +141,7 @@ async function stream(client: DaemonClient, path: string, signal: AbortSignal, p
         yield chunk;
       }
     }
-    for await (const data of sseData(watched(response.body as unknown as AsyncIterable<Uint8Array>))) print(data);
+    for await (const message of sseMessages(watched(response.body as unknown as AsyncIterable<Uint8Array>))) print(message);
     if (connection.signal.aborted && !signal.aborted) throw new Error(`nothing heard from the daemon for ${SILENCE_MS / 1000} s`);
   } catch (err) {
     if (connection.signal.aborted && !signal.aborted) throw new Error(`nothing heard from the daemon for ${SILENCE_MS / 1000} s`);

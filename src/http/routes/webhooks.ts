@@ -117,6 +117,9 @@ export function webhookRoutes({ webhooks }: Services): RouteDef[] {
       },
       summary: 'partial update: only supplied fields change; headers replace the list; a new hmacKey applies to the next attempt',
       schema: { params: webhookParams, body: updateWebhookBody },
+      rulesBeyondSchema: [
+        { path: '/headers', rule: "a `url` on another origin than the stored one needs `headers` again, with their values, when the webhook has headers (stored values never follow it)" },
+      ],
       async handler({ params, body, ctx }) {
         await visible(webhooks, ctx, params.id);
         const patch = body as UpdateWebhookBody;

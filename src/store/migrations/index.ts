@@ -14,6 +14,7 @@ import auditRepeats, { postgres as auditRepeatsPg } from './012-audit-repeats.js
 import webhookOwners, { postgres as webhookOwnersPg } from './013-webhook-owners.js';
 import eventFanouts, { postgres as eventFanoutsPg } from './014-event-fanouts.js';
 import activityIndexes, { postgres as activityIndexesPg } from './015-activity-indexes.js';
+import eventLog, { postgres as eventLogPg } from './016-event-log.js';
 
 export interface Migration {
   version: number;
@@ -40,4 +41,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: 'webhook-owners', sql: webhookOwners, postgres: webhookOwnersPg },
   { version: 14, name: 'event-fanouts', sql: eventFanouts, postgres: eventFanoutsPg },
   { version: 15, name: 'activity-indexes', sql: activityIndexes, postgres: activityIndexesPg },
+  { version: 16, name: 'event-log', sql: eventLog, postgres: eventLogPg },
 ];
