@@ -19,6 +19,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   media: () => import('./media.bench.js'),
   cluster: () => import('./cluster.bench.js'),
   'pg-remote': () => import('./pg-remote.bench.js'),
+  'event-log': () => import('./event-log.bench.js'),
 };
 
 async function main(): Promise<void> {
