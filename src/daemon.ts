@@ -12,6 +12,8 @@ import { createEngines } from './engine/index.js';
 import { EventBus } from './events/bus.js';
 import { EventLog, numberingAfterClaim } from './events/log.js';
 import { createEventLogRepo } from './store/event-log.js';
+import { createIdempotencyRepo } from './store/idempotency.js';
+import { IdempotentRequests } from './http/idempotency.js';
 import { createApp } from './http/app.js';
 import { allRoutes } from './http/routes/index.js';
 import type { Services } from './http/services.js';
@@ -233,10 +235,12 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     );
   }, 3_600_000);
   pruneMessages.unref();
+  const idempotency = new IdempotentRequests(createIdempotencyRepo(db), () => tick.committed());
   const pruneEvents = setInterval(() => {
     void (async () => eventLog.pruneOlderThan(Date.now() - config.events.retentionDays * 86_400_000))().catch((err: unknown) =>
       logger.error({ err }, 'could not prune old events'),
     );
+    void idempotency.pruneExpired().catch((err: unknown) => logger.error({ err }, 'could not prune expired idempotency keys'));
   }, 3_600_000);
   pruneEvents.unref();
   const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
@@ -314,6 +318,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     isDraining: () => draining,
     commits: tick,
     forwarder: node?.forwarder,
+    idempotency,
   });
   const server = createHttpServer(app.callback(), config.server);
   await sessions.prepareRestore();

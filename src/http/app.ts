@@ -11,6 +11,7 @@ import { refuseNonOriginForm } from './middleware/request-target.js';
 import { setSecurityHeaders } from './middleware/security-headers.js';
 import { refuseWhileDraining } from './middleware/shutdown-gate.js';
 import type { Authenticators } from './middleware/authenticate.js';
+import type { IdempotentRequests } from './idempotency.js';
 import { buildRouter, type AuditSink, type ClientGuard } from './router.js';
 import type { Forwarder } from '../cluster/forward.js';
 import type { AppState, RouteDef } from './types.js';
@@ -42,6 +43,8 @@ export interface AppOptions {
   audit?: AuditSink;
   /** in a cluster: sends a request for a session another node runs on to that node */
   forwarder?: Forwarder;
+  /** where routes marked `idempotent` keep their Idempotency-Key records */
+  idempotency?: IdempotentRequests;
 }
 
 export function createApp(options: AppOptions): Koa<AppState> {
@@ -55,6 +58,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
     options.maxRequestsInFlightPerKey ?? DEFAULT_CONFIG.server.maxRequestsInFlightPerKey,
     options.audit,
     options.forwarder,
+    options.idempotency,
   );
   const inFlight = new InFlightCap(options.maxRequestsInFlight ?? DEFAULT_CONFIG.server.maxRequestsInFlight);
   const { commits, isDraining, logger, metrics } = options;

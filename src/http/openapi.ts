@@ -127,6 +127,19 @@ function operationOf(route: RouteDef, server: GatewayConfig['server'], errors: n
       schema: { type: 'string', example: 'respond-async' },
     });
   }
+  if (route.idempotent) {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'a key of your choosing (1–255 printable ASCII characters, e.g. a UUID): the same key and request within 24 hours ' +
+        'sends once; a retry gets the first answer (`Idempotent-Replayed: true`), or 409 `IDEMPOTENCY_KEY_IN_FLIGHT` while ' +
+        'the first is running, `IDEMPOTENCY_KEY_REUSED` for another request, `IDEMPOTENCY_OUTCOME_UNKNOWN` when the first ' +
+        'failed after it may have sent',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+    });
+  }
   const operation: OperationObject = {
     operationId: route.operationId,
     summary: route.summary,
@@ -227,6 +240,7 @@ function successResponses(route: RouteDef): Record<string, unknown> {
     const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('XRequestId') };
     if (isList(route)) headers['X-Total-Count'] = headerRef('XTotalCount');
     if (status === '202') headers['Preference-Applied'] = headerRef('PreferenceApplied');
+    if (route.idempotent) headers['Idempotent-Replayed'] = headerRef('IdempotentReplayed');
     if ('raw' in response) {
       const types = Array.isArray(response.raw.contentType) ? response.raw.contentType : [response.raw.contentType];
       out[status] = { description: response.description, headers, content: Object.fromEntries(types.map((type) => [type, { schema: response.raw.schema ?? {} }])) };
@@ -336,6 +350,7 @@ const HEADERS = {
   XRequestId: { description: 'the request id (yours, echoed, when it is 1–128 of `A-Za-z0-9._:-`)', schema: { type: 'string' } },
   XTotalCount: { description: 'the number of items in the whole list, not the page', schema: { type: 'integer', minimum: 0 } },
   RetryAfter: { description: 'seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+  IdempotentReplayed: { description: '`true` when the answer is the first answer to the same `Idempotency-Key`, sent again', schema: { type: 'string', const: 'true' } },
   PreferenceApplied: { description: '`respond-async` when the answer is 202', schema: { type: 'string', const: 'respond-async' } },
 };
 

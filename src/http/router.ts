@@ -16,6 +16,7 @@ import { GatewayError } from '../errors.js';
 import { errorStatus } from './error-status.js';
 import { toGatewayError } from './middleware/errors.js';
 import type { Forwarder } from '../cluster/forward.js';
+import type { IdempotentRequests, IdempotentStart } from './idempotency.js';
 
 type ClientPrincipal = Extract<Principal, { kind: 'client' }>;
 
@@ -44,6 +45,7 @@ export function buildRouter(
   maxInFlightPerPrincipal = Infinity,
   audit?: AuditSink,
   forwarder?: Forwarder,
+  idempotency?: IdempotentRequests,
 ): Middleware<AppState> {
   const router = new Router();
   const share = new PrincipalShare(maxInFlightPerPrincipal);
@@ -83,13 +85,31 @@ export function buildRouter(
         grant?.release();
         return;
       }
+      let held: Extract<IdempotentStart, { replay: false }> | undefined;
+      const idempotencyKey = route.idempotent ? ctx.get('Idempotency-Key') : '';
+      if (idempotency && (idempotencyKey || (route.idempotent && ctx.headers['idempotency-key'] !== undefined))) {
+        const variant = /\brespond-async\b/i.test(ctx.get('Prefer')) ? 'respond-async' : '';
+        const start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
+        if (start.replay) {
+          grant?.release();
+          ctx.set('Idempotent-Replayed', 'true');
+          ctx.status = start.status;
+          if (seen) seen.data = start.data;
+          ctx.body = { data: start.data };
+          return;
+        }
+        held = start;
+      }
       let data: unknown;
       try {
         data = await route.handler(input);
       } catch (err) {
         grant?.release();
+        // the request's own error is the answer, whatever becomes of its key's record
+        await held?.end({ error: err }).catch(() => {});
         throw err;
       }
+      await held?.end({ status: ctx.status >= 200 && ctx.status < 300 ? ctx.status : 200, data });
       if (seen) seen.data = data;
       if (data !== undefined) ctx.body = { data };
     };

@@ -72,6 +72,11 @@ export interface RouteDef {
   sessionFrom?: 'params' | 'body' | ((input: RouteInput) => string | undefined);
   /** in a cluster, a request for a session no node runs goes to the least-loaded node (create, start) */
   startsSession?: true;
+  /**
+   * a route that sends: with `Idempotency-Key` it runs at most once per key and caller within 24 hours, a retry getting
+   * the first answer (src/http/idempotency.ts)
+   */
+  idempotent?: true;
   /** routes that take base64 media read bodies up to server.mediaBodyLimitBytes; the others up to server.bodyLimitBytes */
   bodyLimit?: 'media';
   /** an admin action: the audit log records every call of it by a known caller, answered or refused */

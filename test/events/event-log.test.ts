@@ -101,6 +101,13 @@ test("every event of a session is numbered 1, 2, 3 … and GET /api/events pages
   assert.equal(badType.status, 400);
   const noSession = await daemon.request('GET', '/api/events');
   assert.equal(noSession.status, 400);
+  for (const limit of ['0', '1001', '-1', '1.5', 'x']) {
+    const res = await daemon.request('GET', `/api/events?session=alice&limit=${limit}`);
+    assert.equal(res.status, 400, limit);
+    assert.match(res.body.error.message, /limit/);
+  }
+  const badAfter = await daemon.request('GET', '/api/events?session=alice&after=-1');
+  assert.equal(badAfter.status, 400);
 });
 
 test('a stream resumed with Last-Event-ID gets what it missed once, then the live events; a cursor of several sessions too', async () => {

@@ -146,7 +146,7 @@ describe('upgrades from every schema version', () => {
       // no route reads these from the store alone (a channel list asks the network, which drops channels it does not know;
       // identities are only seen through a LID-only sender, which an upgrade has no network to replay; nodes and session
       // leases are read by daemons on PostgreSQL only)
-      const counted = ['correspondents', 'client_daily_sends', 'channels', 'identities', 'nodes', 'session_leases'];
+      const counted = ['correspondents', 'client_daily_sends', 'channels', 'identities', 'nodes', 'session_leases', 'idempotency_keys'];
       assert.deepEqual(tables.filter((t) => !READ_BACK[t] && !counted.includes(t)), [], 'give the new table a READ_BACK check (or count it, when no route reads it)');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

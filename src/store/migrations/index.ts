@@ -15,6 +15,7 @@ import webhookOwners, { postgres as webhookOwnersPg } from './013-webhook-owners
 import eventFanouts, { postgres as eventFanoutsPg } from './014-event-fanouts.js';
 import activityIndexes, { postgres as activityIndexesPg } from './015-activity-indexes.js';
 import eventLog, { postgres as eventLogPg } from './016-event-log.js';
+import idempotency, { postgres as idempotencyPg } from './017-idempotency.js';
 
 export interface Migration {
   version: number;
@@ -42,4 +43,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: 'event-fanouts', sql: eventFanouts, postgres: eventFanoutsPg },
   { version: 15, name: 'activity-indexes', sql: activityIndexes, postgres: activityIndexesPg },
   { version: 16, name: 'event-log', sql: eventLog, postgres: eventLogPg },
+  { version: 17, name: 'idempotency', sql: idempotency, postgres: idempotencyPg },
 ];
