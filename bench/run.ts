@@ -20,6 +20,7 @@ const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   cluster: () => import('./cluster.bench.js'),
   'pg-remote': () => import('./pg-remote.bench.js'),
   'event-log': () => import('./event-log.bench.js'),
+  chats: () => import('./chats.bench.js'),
 };
 
 async function main(): Promise<void> {

@@ -12,6 +12,8 @@ import { createEngines } from './engine/index.js';
 import { EventBus } from './events/bus.js';
 import { EventLog, numberingAfterClaim } from './events/log.js';
 import { createEventLogRepo } from './store/event-log.js';
+import { createChatsRepo } from './store/chats.js';
+import { ChatList } from './chats/chat-list.js';
 import { createIdempotencyRepo } from './store/idempotency.js';
 import { IdempotentRequests } from './http/idempotency.js';
 import { createApp } from './http/app.js';
@@ -219,7 +221,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       (topic, ids) => (topic === 'keys' ? apiKeys.revokedElsewhere(ids) : topic === 'webhooks' ? webhooks.reload() : runtimeSettings.reload()),
     );
   }
-  const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db) };
+  const chatStores = { contacts: createContactsRepo(db), presence: createPresenceRepo(db), channels: createChannelsRepo(db), labels: createLabelsRepo(db), chats: createChatsRepo(db) };
   afterLostTick = () => {
     sessions.rewriteStatuses();
     messagesRepo.forgetRecentWrites();
@@ -270,6 +272,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
+    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),

@@ -3,6 +3,7 @@ import { jidKind } from '../engine/jid.js';
 import type { JidRef } from '../engine/jid.js';
 import type { EngineEventProcessor } from '../sessions/manager.js';
 import type { ChannelsRepo } from '../store/channels.js';
+import type { ChatsRepo } from '../store/chats.js';
 import type { ContactPatch, ContactsRepo } from '../store/contacts.js';
 import type { LabelsRepo } from '../store/labels.js';
 import type { PresenceRepo, StoredPresence } from '../store/presence.js';
@@ -12,6 +13,7 @@ export interface ChatStores {
   presence: PresenceRepo;
   channels: ChannelsRepo;
   labels: LabelsRepo;
+  chats: ChatsRepo;
 }
 
 const CONTACT_FIELDS = ['phoneNumber', 'lid', 'name', 'savedName', 'businessName', 'pictureUrl'] as const;
@@ -37,6 +39,20 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
       }
       case 'presence.update':
         recordPresence(session, payload);
+        return;
+      case 'chat.archive':
+        stores.chats.archive(session, payload.chatId as string, payload.archived === true);
+        return;
+      case 'chat.mute': {
+        const until = payload.muteEndTime ? Date.parse(payload.muteEndTime as string) : -1;
+        stores.chats.mute(session, payload.chatId as string, payload.muted ? until : null);
+        return;
+      }
+      case 'chat.read':
+        stores.chats.read(session, payload.chatId as string, payload.read === true);
+        return;
+      case 'chat.delete':
+        stores.chats.remove(session, payload.chatId as string);
         return;
       case 'blocklist.update': {
         const blocked = payload.action === 'blocked';

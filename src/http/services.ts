@@ -3,6 +3,7 @@ import type { ApiKeys } from '../auth/api-keys.js';
 import type { GatewayConfig } from '../config/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventLog } from '../events/log.js';
+import type { ChatList } from '../chats/chat-list.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessagingService } from '../messages/service.js';
 import type { MediaSource } from '../messages/content.js';
@@ -44,6 +45,7 @@ export interface Services {
   groups: GroupsService;
   channels: ChannelsService;
   presence: PresenceService;
+  chatList: ChatList;
   contacts: ContactsService;
   /** the session's own profile picture */
   profile: ProfileService;

@@ -83,6 +83,11 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
     assert.deepEqual([events[0].id, events[0].seq], ['evt-old-3', 1]);
     assert.deepEqual(events.map((e: { seq: number }) => e.seq), events.map((_: unknown, i: number) => i + 1));
   },
+  // built before the chat list, the peer's chat is made from the stored message; after, by the trigger
+  chats: async (d) => {
+    const chat = (await d.request('GET', `${S}/chats/${OLD.peer}`)).body.data;
+    assert.deepEqual([chat.lastMessage?.messageId, chat.lastMessage?.text, chat.lastMessage?.fromMe], [OLD.messageId, 'hello from an old version', true]);
+  },
   audit_log: async (d) => {
     const entries = (await d.request('GET', `/api/admin/audit?target=${OLD.session}`)).body.data;
     assert.deepEqual(entries.map((e: { action: string; actor: unknown }) => [e.action, e.actor]), [['session.create', { kind: 'key', id: OLD.apiKeyId, name: 'old-key' }]]);

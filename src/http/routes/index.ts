@@ -20,6 +20,7 @@ import { sandboxChatRoutes } from './sandbox-chats.js';
 import { groupRoutes } from './groups.js';
 import { channelRoutes } from './channels.js';
 import { presenceRoutes } from './presence.js';
+import { chatRoutes } from './chats.js';
 import { contactRoutes } from './contacts.js';
 import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
@@ -45,6 +46,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...auditRoutes(services),
     ...groupRoutes(services),
     ...channelRoutes(services),
+    ...chatRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
     ...profileRoutes(services),

@@ -395,6 +395,35 @@ export const resourceSchemas = {
     preview: { type: 'boolean', description: 'the session neither owns nor follows it' },
     role: { enum: ['owner', 'follower', 'guest'] },
   }),
+  Chat: resource('a chat of the session, as its list shows it', {
+    chatId: jid,
+    name: { ...nullableStr, description: "the contact's name, else the phone number; null for a group or channel whose name the gateway has not stored" },
+    isGroup: bool,
+    phoneNumber: { ...nullableStr, description: 'E.164, for a chat with a person whose number the gateway knows' },
+    lastMessage: {
+      oneOf: [
+        { type: 'null' },
+        resource('the newest stored message of the chat', {
+          messageId: str,
+          type: str,
+          text: { ...nullableStr, description: 'the text or caption, its first 200 characters; null for other messages' },
+          timestamp: dateTime,
+          fromMe: bool,
+          status: { enum: ['received', 'pending', 'sent', 'delivered', 'read'] },
+        }),
+      ],
+    },
+    unreadCount: { ...int, minimum: 0 },
+    archived: bool,
+    pinned: bool,
+    muted: bool,
+    muteEndTime: { type: ['string', 'null'], format: 'date-time', description: 'until when it is muted; null when not muted or muted for good' },
+    labels: { type: 'array', items: str, description: 'the ids of its labels' },
+  }),
+  ChatPage: resource('a page of the chat list, by last activity', {
+    chats: { type: 'array', items: inner('Chat') },
+    nextCursor: { ...nullableStr, description: 'the `cursor` of the next page; null on the last one' },
+  }),
   Presence: resource(
     'the last-known presence of a contact',
     { chatId: jid, presence: { enum: ['available', 'unavailable', 'composing', 'recording'] }, lastSeen: dateTime },

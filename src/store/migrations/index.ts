@@ -16,6 +16,7 @@ import eventFanouts, { postgres as eventFanoutsPg } from './014-event-fanouts.js
 import activityIndexes, { postgres as activityIndexesPg } from './015-activity-indexes.js';
 import eventLog, { postgres as eventLogPg } from './016-event-log.js';
 import idempotency, { postgres as idempotencyPg } from './017-idempotency.js';
+import chatList, { postgres as chatListPg } from './018-chats.js';
 
 export interface Migration {
   version: number;
@@ -44,4 +45,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: 'activity-indexes', sql: activityIndexes, postgres: activityIndexesPg },
   { version: 16, name: 'event-log', sql: eventLog, postgres: eventLogPg },
   { version: 17, name: 'idempotency', sql: idempotency, postgres: idempotencyPg },
+  { version: 18, name: 'chat-list', sql: chatList, postgres: chatListPg },
 ];
