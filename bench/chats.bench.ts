@@ -1,8 +1,9 @@
 // The chat list at scale: a session with 10,000 chats and 1,000,000 messages (BENCH_CHATS, BENCH_CHAT_MESSAGES; sandbox
 // history syncs of 100,000 messages each), then GET /api/sessions/{session}/chats one request at a time: the first page
 // (50 chats), a page deep in the list (after a cursor), and the unread filter. Baseline: GET /api/health on the same
-// daemon in the same run (authentication, routing and JSON, without the store). Also printed: the bytes a message costs
-// on disk (the database's used pages over the messages stored: the row, its indexes and its share of the chat list).
+// daemon in the same run (authentication, routing and JSON, without the store). Then search over the messages (a word
+// every message has, and two words ten have) and a page of one chat's history. Also printed: the bytes a message costs
+// on disk (the database's used pages over the messages stored: the row, its indexes, the chat list, the search index).
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -55,6 +56,12 @@ export async function run(): Promise<BenchResult[]> {
       if (Number(res.headers['x-total-count']) >= MESSAGES) break;
       await new Promise((r) => setTimeout(r, 1000));
     }
+    // and indexed for search (the indexer works behind the store)
+    const file = new Database(join(daemon.dataDir, 'gateway.db'), { readonly: true });
+    const indexed = () => file.prepare('SELECT (SELECT up_to FROM message_search_indexed) >= (SELECT COALESCE(MAX(rowid), 0) FROM message_search)').pluck().get() === 1;
+    while (!indexed()) await new Promise((r) => setTimeout(r, 500));
+    file.close();
+    process.stdout.write(`chats: stored and indexed in ${round((performance.now() - started) / 1000, 1)} s\n`);
     const base = `${daemon.url}/api/sessions/a/chats`;
     const listed = (await get(`${base}?limit=1000`)).body.data;
     process.stdout.write(`chats: ${MESSAGES} messages in ${CHATS} chats synced in ${round((performance.now() - started) / 1000, 1)} s; first page of 1000 has ${listed.chats.length}\n`);
@@ -62,12 +69,16 @@ export async function run(): Promise<BenchResult[]> {
     let cursor = listed.nextCursor as string;
     for (let i = 0; i < 4 && cursor; i++) cursor = (await get(`${base}?limit=1000&cursor=${encodeURIComponent(cursor)}`)).body.data.nextCursor;
 
-    const [health, first, deep, unread] = (await latencies([
+    const search = `${daemon.url}/api/sessions/a/messages/search`;
+    const [health, first, deep, unread, common, rare, history] = (await latencies([
       `${daemon.url}/api/health`,
       `${base}?limit=50`,
       `${base}?limit=50&cursor=${encodeURIComponent(cursor)}`,
       `${base}?limit=50&unread=true`,
-    ])) as [number[], number[], number[], number[]];
+      `${search}?q=history&limit=20`,
+      `${search}?q=history%2012345&limit=20`,
+      `${base}/${encodeURIComponent(listed.chats[0].chatId)}/messages?limit=50&before=${encodeURIComponent(new Date(Date.now() - 3_600_000).toISOString())}`,
+    ])) as number[][] as [number[], number[], number[], number[], number[], number[], number[]];
 
     const db = new Database(join(daemon.dataDir, 'gateway.db'), { readonly: true });
     const stored = db.prepare("SELECT COUNT(*) FROM messages WHERE session = 'a'").pluck().get() as number;
@@ -82,7 +93,10 @@ export async function run(): Promise<BenchResult[]> {
       result('chats', `GET …/chats (50, first page) p99 ms, ${label}, vs GET /api/health`, round(percentile(first, 99)), round(percentile(health, 99)), 'ms'),
       result('chats', `GET …/chats (50 after a cursor 5,000 chats down) p99 ms, ${label}, vs GET /api/health`, round(percentile(deep, 99)), round(percentile(health, 99)), 'ms'),
       result('chats', `GET …/chats?unread=true (50) p99 ms, ${label}, vs GET /api/health`, round(percentile(unread, 99)), round(percentile(health, 99)), 'ms'),
-      result('chats', `bytes a message costs on disk (row, indexes, chat list), ${label}`, Math.round(bytesPerMessage), 0, 'bytes'),
+      result('chats', `search of every message for a word all ${stored} have (20 newest) p99 ms vs GET /api/health`, round(percentile(common, 99)), round(percentile(health, 99)), 'ms'),
+      result('chats', `search for two words 10 messages have p99 ms, ${stored} messages, vs GET /api/health`, round(percentile(rare, 99)), round(percentile(health, 99)), 'ms'),
+      result('chats', `a chat's history (50 before a time) p99 ms, ${label}, vs GET /api/health`, round(percentile(history, 99)), round(percentile(health, 99)), 'ms'),
+      result('chats', `bytes a message costs on disk (row, indexes, chat list, search index), ${label}`, Math.round(bytesPerMessage), 0, 'bytes'),
     ];
   } finally {
     await daemon.cleanup();

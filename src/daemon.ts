@@ -14,6 +14,8 @@ import { EventLog, numberingAfterClaim } from './events/log.js';
 import { createEventLogRepo } from './store/event-log.js';
 import { createChatsRepo } from './store/chats.js';
 import { ChatList } from './chats/chat-list.js';
+import { MessageHistory } from './messages/history.js';
+import { startSearchIndexer } from './messages/search-indexer.js';
 import { createIdempotencyRepo } from './store/idempotency.js';
 import { IdempotentRequests } from './http/idempotency.js';
 import { createApp } from './http/app.js';
@@ -237,6 +239,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     );
   }, 3_600_000);
   pruneMessages.unref();
+  const searchIndexer = startSearchIndexer(messagesRepo, logger.child({ module: 'search' }));
   const idempotency = new IdempotentRequests(createIdempotencyRepo(db), () => tick.committed());
   const pruneEvents = setInterval(() => {
     void (async () => eventLog.pruneOlderThan(Date.now() - config.events.retentionDays * 86_400_000))().catch((err: unknown) =>
@@ -273,6 +276,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
+    history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
@@ -359,6 +363,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clearTimeout(deadline);
       clearInterval(pruneMessages);
       clearInterval(pruneEvents);
+      searchIndexer.stop();
       backups.stop();
       audit.close();
       clientRules.close();

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../config/types.js';
 import type { EventBus } from '../events/bus.js';
 import type { EventLog } from '../events/log.js';
 import type { ChatList } from '../chats/chat-list.js';
+import type { MessageHistory } from '../messages/history.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessagingService } from '../messages/service.js';
 import type { MediaSource } from '../messages/content.js';
@@ -46,6 +47,7 @@ export interface Services {
   channels: ChannelsService;
   presence: PresenceService;
   chatList: ChatList;
+  history: MessageHistory;
   contacts: ContactsService;
   /** the session's own profile picture */
   profile: ProfileService;

@@ -101,7 +101,7 @@ export interface StoredMessage {
   timestamp: string;
 }
 
-function storedMessageView(row: MessageRow): StoredMessage {
+export function storedMessageView(row: MessageRow): StoredMessage {
   return {
     messageId: row.id,
     chatId: row.chatId,

@@ -122,6 +122,48 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     }
     return statement;
   };
+  const chatNewest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT ?');
+  const chatBefore = db.prepare(
+    'SELECT * FROM messages WHERE session = ? AND chat_id = ? AND (timestamp < ? OR (timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT ?',
+  );
+  const chatAfter = db.prepare(
+    'SELECT * FROM messages WHERE session = ? AND chat_id = ? AND (timestamp > ? OR (timestamp = ? AND id > ?)) ORDER BY timestamp, id LIMIT ?',
+  );
+  // newest first; `chat` NULL for every chat of the session (the cast types the parameter for PostgreSQL)
+  const search =
+    db.dialect === 'postgres'
+      ? db.prepare(
+          `SELECT * FROM messages WHERE session = ? AND (CAST(? AS TEXT) IS NULL OR chat_id = CAST(? AS TEXT)) AND search @@ to_tsquery('simple', ?)
+           ORDER BY timestamp DESC, id DESC LIMIT ?`,
+        )
+      : db.prepare(
+          `SELECT m.* FROM messages_fts f JOIN message_search s ON s.rowid = f.rowid
+             JOIN messages m ON m.session = s.session AND m.chat_id = s.chat_id AND m.id = s.id
+           WHERE s.session = ? AND (CAST(? AS TEXT) IS NULL OR s.chat_id = CAST(? AS TEXT)) AND messages_fts MATCH ?
+           ORDER BY f.rowid DESC LIMIT ?`,
+        );
+  // SQLite: the text of messages stored since the last batch, into the search index (migration 019)
+  const indexBatch =
+    db.dialect === 'sqlite'
+      ? {
+          upTo: db.prepare('SELECT up_to FROM message_search_indexed').pluck(),
+          last: db.prepare('SELECT MAX(rowid) FROM (SELECT rowid FROM message_search WHERE rowid > ? ORDER BY rowid LIMIT ?)').pluck(),
+          insert: db.prepare(
+            `INSERT INTO messages_fts (rowid, text) SELECT s.rowid, m.text FROM message_search s
+               JOIN messages m ON m.session = s.session AND m.chat_id = s.chat_id AND m.id = s.id
+             WHERE s.rowid > ? AND s.rowid <= ? AND m.text IS NOT NULL`,
+          ),
+          mark: db.prepare('UPDATE message_search_indexed SET up_to = ?'),
+        }
+      : undefined;
+  const indexSearch = db.transaction(async (limit: number): Promise<number> => {
+    const from = Number(await indexBatch!.upTo.get());
+    const to = (await indexBatch!.last.get(from, limit)) as number | null;
+    if (to === null) return 0;
+    await indexBatch!.insert.run(from, to);
+    await indexBatch!.mark.run(to);
+    return to - from;
+  });
   /** opens this store's tick (or joins the open one): what is staged next commits with it */
   const beginWrite = () => db.tick?.join();
 
@@ -196,6 +238,36 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     async recent(session: string, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
       const [rows, total] = await Promise.all([recentPage.all(session, limit, offset), countOf.get(session)]);
       return { rows: (rows as RawMessage[]).map(toRow), total: total as number };
+    },
+    /**
+     * A chat's messages: the newest (no cursor), those before a point (newest first) or after it (oldest first). A
+     * point is a time (ms) and a message id, which breaks ties between messages of the same time.
+     */
+    async chatPage(session: string, chatId: string, from: { before?: { at: number; id: string }; after?: { at: number; id: string } }, limit: number): Promise<MessageRow[]> {
+      const rows = from.after
+        ? await chatAfter.all(session, chatId, from.after.at, from.after.at, from.after.id, limit)
+        : from.before
+          ? await chatBefore.all(session, chatId, from.before.at, from.before.at, from.before.id, limit)
+          : await chatNewest.all(session, chatId, limit);
+      return (rows as RawMessage[]).map(toRow);
+    },
+    /**
+     * Indexes for search the text of at most `limit` messages stored since the last call (SQLite; PostgreSQL indexes as
+     * it stores). Returns how many rows it went through: 0 once it has caught up.
+     */
+    async indexSearch(limit: number): Promise<number> {
+      return indexBatch ? indexSearch(limit) : 0;
+    },
+    /**
+     * Messages whose text has every word of `words` (letters and digits only), newest first; in one chat or all. A
+     * prefix matches every word it begins (SQLite reads all their matches, where a whole word reads only the newest).
+     */
+    async search(session: string, words: ReadonlyArray<{ word: string; prefix: boolean }>, chatId: string | undefined, limit: number): Promise<MessageRow[]> {
+      const query =
+        db.dialect === 'postgres'
+          ? words.map(({ word, prefix }) => (prefix ? `${word}:*` : word)).join(' & ')
+          : words.map(({ word, prefix }) => `"${word}"${prefix ? '*' : ''}`).join(' ');
+      return ((await search.all(session, chatId ?? null, chatId ?? null, query, limit)) as RawMessage[]).map(toRow);
     },
     /** staged into the tick (joined here); a correspondent seen in the last minute is not written again */
     recordCorrespondent(session: string, jid: string, at: number): void {

@@ -88,6 +88,13 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
     const chat = (await d.request('GET', `${S}/chats/${OLD.peer}`)).body.data;
     assert.deepEqual([chat.lastMessage?.messageId, chat.lastMessage?.text, chat.lastMessage?.fromMe], [OLD.messageId, 'hello from an old version', true]);
   },
+  // the old message is found by search once the indexer has caught up (built before search, the migration lists it)
+  message_search: async (d) => {
+    await waitFor(async () => {
+      const found = (await d.request('GET', `${S}/messages/search?q=hello%20old%20version`)).body.data.results;
+      return found.some((r: { message: { messageId: string } }) => r.message.messageId === OLD.messageId) || undefined;
+    }, 10_000, 'the old message found by search');
+  },
   audit_log: async (d) => {
     const entries = (await d.request('GET', `/api/admin/audit?target=${OLD.session}`)).body.data;
     assert.deepEqual(entries.map((e: { action: string; actor: unknown }) => [e.action, e.actor]), [['session.create', { kind: 'key', id: OLD.apiKeyId, name: 'old-key' }]]);
@@ -151,7 +158,7 @@ describe('upgrades from every schema version', () => {
       // no route reads these from the store alone (a channel list asks the network, which drops channels it does not know;
       // identities are only seen through a LID-only sender, which an upgrade has no network to replay; nodes and session
       // leases are read by daemons on PostgreSQL only)
-      const counted = ['correspondents', 'client_daily_sends', 'channels', 'identities', 'nodes', 'session_leases', 'idempotency_keys'];
+      const counted = ['correspondents', 'client_daily_sends', 'channels', 'identities', 'nodes', 'session_leases', 'idempotency_keys', 'message_search_indexed'];
       assert.deepEqual(tables.filter((t) => !READ_BACK[t] && !counted.includes(t)), [], 'give the new table a READ_BACK check (or count it, when no route reads it)');
     } finally {
       rmSync(dataDir, { recursive: true, force: true });

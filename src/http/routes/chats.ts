@@ -5,8 +5,9 @@ import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
 const flag = (description: string) => ({ type: 'boolean', description }) as const;
+const historyPoint = { type: 'string', minLength: 1, maxLength: 300, pattern: '^\\S+$', 'x-invalid-message': 'is not a cursor, a time or a message id' } as const;
 
-export function chatRoutes({ chatList }: Services): RouteDef[] {
+export function chatRoutes({ chatList, history }: Services): RouteDef[] {
   return [
     {
       method: 'GET',
@@ -51,6 +52,32 @@ export function chatRoutes({ chatList }: Services): RouteDef[] {
       summary: 'one chat of the session, as the chat list shows it',
       schema: { params: { type: 'object', required: ['session', 'chatId'], properties: { session: sessionName, chatId } } },
       handler: ({ params }) => chatList.get(params.session, params.chatId),
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/chats/:chatId/messages',
+      operationId: 'listChatMessages',
+      responses: { 200: { data: ref('HistoryPage') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: "a page of a chat's stored messages, oldest first: the newest, or those before or after a point (query: before, after, limit)",
+      description:
+        'A point is a cursor this route gave (`nextBefore`, `nextAfter`), a time (ISO 8601), or the id of a message of the chat ' +
+        '(404 MESSAGE_NOT_FOUND when the chat has none of that id).',
+      schema: {
+        params: { type: 'object', required: ['session', 'chatId'], properties: { session: sessionName, chatId } },
+        query: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            before: { ...historyPoint, description: 'the messages before this point (a cursor, a time or a message id)' },
+            after: { ...historyPoint, description: 'the messages after this point (a cursor, a time or a message id)' },
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+          },
+        },
+      },
+      rulesBeyondSchema: [{ path: '/after', rule: 'before and after cannot both be given' }],
+      handler: ({ params, query }) => history.page(params.session, params.chatId, { before: query.before, after: query.after }, query.limit ?? 50),
     },
   ];
 }

@@ -1,6 +1,6 @@
 // Message routes: send (with Prefer: respond-async), poll vote, the stored messages of a session, edit, delete, react, typing, seen, star.
 import type { PollVoteBody, QuoteScope, SendBody } from '../../messages/service.js';
-import { sessionParams, emptyBody, paging } from '../schemas/common.js';
+import { sessionParams, emptyBody, paging, chatId as chatIdSchema } from '../schemas/common.js';
 import { checkBodySession } from '../../chats/ids.js';
 import { editBody, messageParams, pollVoteBody, reactBody, seenBody, sendMessageBody, sendMessageBodyWithSession, SEND_RULES, starBody, typingBody } from '../schemas/messages.js';
 import { done, paged } from '../respond.js';
@@ -9,7 +9,7 @@ import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 
-export function messageRoutes({ messaging }: Services): RouteDef[] {
+export function messageRoutes({ messaging, history }: Services): RouteDef[] {
   /** The send route: the session in the path (documented), or in the body (the old form, deprecated, kept working). */
   const sendRoute = (path: '/api/sessions/:session/messages/send' | '/api/messages/send'): RouteDef => {
     const inPath = path.includes(':session');
@@ -66,6 +66,43 @@ export function messageRoutes({ messaging }: Services): RouteDef[] {
         const { messages, total } = await messaging.recent(params.session, query.limit ?? 1000, query.offset ?? 0);
         return paged(ctx, messages, total);
       },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/messages/search',
+      operationId: 'searchMessages',
+      responses: { 200: { data: ref('SearchResults') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: "full-text search of the session's stored messages: those whose text has every word of `q` (a word ending in * as a prefix), newest first (query: q, chatId, limit)",
+      schema: {
+        params: sessionParams,
+        query: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['q'],
+          properties: {
+            q: { type: 'string', minLength: 1, maxLength: 500, description: 'the words to look for (letters and digits; the rest separates them); `word*` matches the words it begins' },
+            chatId: { ...chatIdSchema, description: 'only in this chat' },
+            limit: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+          },
+        },
+      },
+      rulesBeyondSchema: [{ path: '/q', rule: 'must hold a word: a letter or digit' }],
+      async handler({ params, query }) {
+        return { results: await history.search(params.session, query.q, query.chatId, query.limit ?? 20) };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sessions/:session/messages/:messageId',
+      operationId: 'getMessage',
+      responses: { 200: { data: ref('StoredMessage') } },
+      access: 'sessions:read',
+      sessionFrom: 'params',
+      summary: 'one stored message of the session, by id',
+      schema: { params: messageParams },
+      handler: ({ params }) => history.get(params.session, params.messageId),
     },
     sendRoute('/api/sessions/:session/messages/send'),
     sendRoute('/api/messages/send'),

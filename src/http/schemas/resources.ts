@@ -420,6 +420,17 @@ export const resourceSchemas = {
     muteEndTime: { type: ['string', 'null'], format: 'date-time', description: 'until when it is muted; null when not muted or muted for good' },
     labels: { type: 'array', items: str, description: 'the ids of its labels' },
   }),
+  HistoryPage: resource("a page of a chat's stored messages, oldest first", {
+    messages: { type: 'array', items: inner('StoredMessage') },
+    nextBefore: { ...nullableStr, description: 'the `before` of the page of older messages; null when none are older' },
+    nextAfter: { ...nullableStr, description: 'the `after` of the page of newer messages (null when the chat has none stored)' },
+  }),
+  SearchResults: resource('messages whose text has every word asked, newest first', {
+    results: {
+      type: 'array',
+      items: resource('a message found', { message: inner('StoredMessage'), snippet: { ...str, description: 'the text around the first word found' } }),
+    },
+  }),
   ChatPage: resource('a page of the chat list, by last activity', {
     chats: { type: 'array', items: inner('Chat') },
     nextCursor: { ...nullableStr, description: 'the `cursor` of the next page; null on the last one' },

@@ -17,6 +17,7 @@ import activityIndexes, { postgres as activityIndexesPg } from './015-activity-i
 import eventLog, { postgres as eventLogPg } from './016-event-log.js';
 import idempotency, { postgres as idempotencyPg } from './017-idempotency.js';
 import chatList, { postgres as chatListPg } from './018-chats.js';
+import historySearch, { postgres as historySearchPg } from './019-history-search.js';
 
 export interface Migration {
   version: number;
@@ -46,4 +47,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: 'event-log', sql: eventLog, postgres: eventLogPg },
   { version: 17, name: 'idempotency', sql: idempotency, postgres: idempotencyPg },
   { version: 18, name: 'chat-list', sql: chatList, postgres: chatListPg },
+  { version: 19, name: 'history-search', sql: historySearch, postgres: historySearchPg },
 ];

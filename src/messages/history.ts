@@ -1,0 +1,104 @@
+// A chat's history and search over a session's messages (issue 30): pages of a chat's stored messages before or after
+// a point (a cursor, a time or a message), one message by id, and full-text search with a snippet of each match.
+import { jidKind, normalizeJid } from '../engine/jid.js';
+import { notFound, ValidationError } from '../errors.js';
+import type { SessionManager } from '../sessions/manager.js';
+import type { ContactsRepo } from '../store/contacts.js';
+import type { MessagesRepo } from '../store/messages.js';
+import { storedMessageView, type StoredMessage } from './service.js';
+
+/** a point in a chat's history: a time (ms), and a message id that orders messages of the same time */
+interface Point {
+  at: number;
+  id: string;
+}
+
+/** words a search looks for at most; each at most this long */
+const MAX_WORDS = 10;
+const MAX_WORD = 64;
+const SNIPPET_AROUND = 60;
+
+export interface HistoryPage {
+  /** oldest first */
+  messages: StoredMessage[];
+  /** the `before` of the page of older messages; null when this page has none older */
+  nextBefore: string | null;
+  /** the `after` of the page of newer messages */
+  nextAfter: string | null;
+}
+
+export class MessageHistory {
+  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; messages: MessagesRepo; contacts: Pick<ContactsRepo, 'findByLid'> }) {}
+
+  async page(session: string, chat: string, where: { before?: string; after?: string }, limit: number): Promise<HistoryPage> {
+    await this.deps.sessions.get(session);
+    if (where.before !== undefined && where.after !== undefined) throw ValidationError.field('/after', 'give before or after, not both');
+    const chatId = await this.chatOf(session, chat);
+    const before = where.before === undefined ? undefined : await this.pointOf(session, chatId, where.before, '/before');
+    const after = where.after === undefined ? undefined : await this.pointOf(session, chatId, where.after, '/after');
+    const rows = await this.deps.messages.chatPage(session, chatId, { before, after }, limit);
+    if (!after) rows.reverse();
+    const full = rows.length === limit;
+    const oldest = rows[0];
+    const newest = rows.at(-1);
+    return {
+      messages: rows.map(storedMessageView),
+      nextBefore: oldest && (after || full) ? cursorOf(oldest.timestamp, oldest.id) : null,
+      nextAfter: newest ? cursorOf(newest.timestamp, newest.id) : (where.after ?? null),
+    };
+  }
+
+  async get(session: string, messageId: string): Promise<StoredMessage> {
+    await this.deps.sessions.get(session);
+    const row = await this.deps.messages.find(session, messageId);
+    if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${messageId}`);
+    return storedMessageView(row);
+  }
+
+  async search(session: string, query: string, chat: string | undefined, limit: number): Promise<Array<{ message: StoredMessage; snippet: string }>> {
+    await this.deps.sessions.get(session);
+    // without diacritics, as the index has them; a word ending in * is a prefix
+    const plain = query.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
+    const words = (plain.match(/[\p{L}\p{N}]+\*?/gu) ?? []).slice(0, MAX_WORDS).map((token) => {
+      const prefix = token.endsWith('*');
+      return { word: (prefix ? token.slice(0, -1) : token).slice(0, MAX_WORD), prefix };
+    });
+    if (words.length === 0) throw ValidationError.field('/q', 'has no word to look for (letters or digits)');
+    const chatId = chat === undefined ? undefined : await this.chatOf(session, chat);
+    const rows = await this.deps.messages.search(session, words, chatId, limit);
+    return rows.map((row) => ({ message: storedMessageView(row), snippet: snippetOf(row.text ?? '', words.map((w) => w.word)) }));
+  }
+
+  private async chatOf(session: string, chat: string): Promise<string> {
+    const jid = normalizeJid(chat);
+    if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
+    if (jidKind(jid) !== 'lid') return jid;
+    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? jid;
+  }
+
+  /** `ms:id` (a cursor this route gave), a time (ISO 8601), or a message of the chat */
+  private async pointOf(session: string, chatId: string, text: string, field: string): Promise<Point> {
+    const cursor = /^(\d{1,15}):(.+)$/.exec(text);
+    if (cursor) return { at: Number(cursor[1]), id: cursor[2]! };
+    if (/^\d{4}-\d\d-\d\dT/.test(text)) {
+      const at = Date.parse(text);
+      if (Number.isNaN(at)) throw ValidationError.field(field, 'is not a valid time');
+      return { at, id: '' };
+    }
+    const row = await this.deps.messages.find(session, text, chatId);
+    if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${text} in ${chatId}`);
+    return { at: row.timestamp, id: row.id };
+  }
+}
+
+const cursorOf = (at: number, id: string) => `${at}:${id}`;
+
+/** the text around the first word found, with … where it was cut */
+function snippetOf(text: string, words: readonly string[]): string {
+  const lower = text.toLowerCase();
+  const found = words.map((word) => lower.indexOf(word)).filter((i) => i >= 0);
+  const at = found.length ? Math.min(...found) : 0;
+  const start = Math.max(0, at - SNIPPET_AROUND);
+  const end = Math.min(text.length, at + SNIPPET_AROUND * 2);
+  return `${start > 0 ? '…' : ''}${text.slice(start, end)}${end < text.length ? '…' : ''}`;
+}

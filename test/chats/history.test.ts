@@ -1,0 +1,79 @@
+// A chat's history and search (issue 30): pages before and after a point (a cursor, a time, a message), one message by
+// id, and full-text search with snippets, kept current when a message is edited or revoked.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+
+let daemon: TestDaemon;
+const ids: string[] = [];
+before(async () => {
+  daemon = await startDaemon({ env: { GATEWAY_LOG_LEVEL: 'warn' } });
+  await pairedSession(daemon, 'alice', '+15550760001');
+  for (let i = 1; i <= 7; i++) {
+    const sent = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: '+15550761111', type: 'text', text: `note ${i} about ${i % 2 ? 'apples' : 'Pears'}` });
+    assert.equal(sent.status, 200);
+    ids.push(sent.body.data.messageId);
+    await new Promise((done) => setTimeout(done, 3));
+  }
+  await daemon.request('POST', '/api/sandbox/sessions/alice/inbound', { from: '+15550762222', type: 'text', text: 'Café au lait with apples' });
+});
+after(() => daemon?.cleanup());
+
+const history = async (query: string) => {
+  const res = await daemon.request('GET', `/api/sessions/alice/chats/+15550761111/messages${query}`);
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  return res.body.data as { messages: any[]; nextBefore: string | null; nextAfter: string | null };
+};
+
+test('pages of a chat: the newest, then older ones before a cursor, newer ones after a message or a time', async () => {
+  const newest = await history('?limit=3');
+  assert.deepEqual(newest.messages.map((m) => m.messageId), ids.slice(4));
+  const older = await history(`?limit=3&before=${encodeURIComponent(newest.nextBefore!)}`);
+  assert.deepEqual(older.messages.map((m) => m.messageId), ids.slice(1, 4));
+  const oldest = await history(`?limit=3&before=${encodeURIComponent(older.nextBefore!)}`);
+  assert.deepEqual(oldest.messages.map((m) => m.messageId), ids.slice(0, 1));
+  assert.equal(oldest.nextBefore, null, 'nothing older');
+  const afterMessage = await history(`?limit=2&after=${ids[2]}`);
+  assert.deepEqual(afterMessage.messages.map((m) => m.messageId), ids.slice(3, 5));
+  const next = await history(`?limit=10&after=${encodeURIComponent(afterMessage.nextAfter!)}`);
+  assert.deepEqual(next.messages.map((m) => m.messageId), ids.slice(5));
+  const fromTime = await history(`?after=${encodeURIComponent(newest.messages[0].timestamp)}`);
+  assert.equal(fromTime.messages[0].messageId, ids[4]);
+
+  const one = await daemon.request('GET', `/api/sessions/alice/messages/${ids[0]}`);
+  assert.equal(one.status, 200);
+  assert.equal(one.body.data.text, 'note 1 about apples');
+  assert.equal((await daemon.request('GET', '/api/sessions/alice/messages/NOPE123')).status, 404);
+  assert.equal((await daemon.request('GET', `/api/sessions/alice/chats/+15550761111/messages?after=NOPE123`)).status, 404);
+  assert.equal((await daemon.request('GET', `/api/sessions/alice/chats/+15550761111/messages?after=${ids[0]}&before=${ids[1]}`)).status, 400);
+  assert.equal((await daemon.request('GET', `/api/sessions/alice/chats/+15550761111/messages?after=2026-13-45T00:00:00Z`)).status, 400);
+});
+
+test('search finds every word (a word* as a prefix), newest first, in one chat or all, with a snippet; edits and revokes follow', async () => {
+  const search = async (query: string) => {
+    const res = await daemon.request('GET', `/api/sessions/alice/messages/search?${query}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data.results as Array<{ message: any; snippet: string }>;
+  };
+  const apples = await waitFor(async () => {
+    const found = await search('q=apples');
+    return found.length === 5 ? found : undefined;
+  });
+  assert.equal(apples[0]!.message.text, 'Café au lait with apples', 'newest first');
+  assert.deepEqual(apples.slice(1).map((r) => r.message.messageId), [ids[6], ids[4], ids[2], ids[0]]);
+  assert.deepEqual((await search('q=cafe')).map((r) => r.message.text), ['Café au lait with apples'], 'diacritics do not matter');
+  assert.deepEqual((await search('q=pea*')).length, 3, 'a prefix, whatever the case');
+  assert.deepEqual((await search('q=pea')).length, 0, 'a word is a whole word');
+  assert.deepEqual((await search('q=note%203%20apples')).map((r) => r.message.messageId), [ids[2]]);
+  assert.equal((await search('q=apples&chatId=%2B15550761111')).length, 4);
+  assert.equal((await search('q=apples&limit=2')).length, 2);
+  assert.match((await search('q=lait'))[0]!.snippet, /lait/);
+  for (const odd of ['q=%22', 'q=AND', 'q=*', 'q=NEAR(a%20b)', "q=')%3B%20DROP"]) {
+    const res = await daemon.request('GET', `/api/sessions/alice/messages/search?${odd}`);
+    assert.ok(res.status === 200 || res.status === 400, `${odd}: ${res.status}`);
+  }
+
+  assert.equal((await daemon.request('POST', `/api/sessions/alice/messages/${ids[0]}/edit`, { text: 'note 1 about bananas' })).status, 200);
+  assert.equal((await daemon.request('DELETE', `/api/sessions/alice/messages/${ids[2]}`, {})).status, 200);
+  await waitFor(async () => ((await search('q=bananas')).length === 1 && (await search('q=apples')).length === 3 ? true : undefined));
+});
