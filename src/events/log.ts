@@ -64,7 +64,8 @@ export class EventLog {
 
   /** the bus's persister: records the event in the open tick, and tells readers once that tick has committed */
   readonly persist: EventPersister = (event) => {
-    const envelope = JSON.stringify(event);
+    // a pairing QR carries the new device's keys (Baileys: its adv secret): it is live only, never written to disk
+    const envelope = JSON.stringify(event.event === 'session.qr' ? { ...event, payload: { ...event.payload, qr: null } } : event);
     this.repo.append({ session: event.session, seq: event.seq, event: event.event, at: Date.parse(event.timestamp), envelope });
     this.holdUntilCommitted(event);
   };

@@ -120,7 +120,12 @@ const payloads: Record<EventType, Schema> = {
       lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime }),
     }, ['status', 'statusReason', 'previousStatus', 'previousStatusReason']),
   },
-  'session.qr': { ...closed({ qr: { type: 'string', minLength: 1 }, expiresAt: isoTime }) },
+  'session.qr': {
+    ...closed({
+      qr: { oneOf: [{ type: 'string', minLength: 1 }, { type: 'null' }], description: 'null in the event log (GET /api/events, a resumed stream): a QR holds keys and is never stored' },
+      expiresAt: isoTime,
+    }),
+  },
   'session.connected': {
     ...closed(
       { phoneNumber: e164, pushName: { type: 'string' }, businessName: { type: 'string' }, platform: { enum: ['smba', 'consumer'] }, lid },

@@ -4,6 +4,7 @@
 import type { SecretBox } from '../auth/secret-box.js';
 import type { Db, Statement } from './db.js';
 import { rowSealer } from './sealed-columns.js';
+import { MESSAGE_WORDS } from './migrations/019-history-search.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 import { RecentWrites } from './recent-writes.js';
 
@@ -133,7 +134,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   const search =
     db.dialect === 'postgres'
       ? db.prepare(
-          `SELECT * FROM messages WHERE session = ? AND (CAST(? AS TEXT) IS NULL OR chat_id = CAST(? AS TEXT)) AND search @@ to_tsquery('simple', ?)
+          `SELECT * FROM messages WHERE session = ? AND (CAST(? AS TEXT) IS NULL OR chat_id = CAST(? AS TEXT)) AND ${MESSAGE_WORDS} @@ to_tsquery('simple', ?)
            ORDER BY timestamp DESC, id DESC LIMIT ?`,
         )
       : db.prepare(

@@ -114,7 +114,7 @@ describe('gateway events tail', () => {
       assertEvent(event, 'gateway events tail line');
       assert.equal(event.event, 'session.status');
       assert.equal(event.session, 'tail1');
-      assert.deepEqual(Object.keys(event), ['id', 'event', 'session', 'timestamp', 'payload']);
+      assert.deepEqual(Object.keys(event), ['id', 'event', 'session', 'seq', 'timestamp', 'payload']);
       child.kill('SIGINT');
       assert.equal(await exited, 0, stderr);
     } finally {

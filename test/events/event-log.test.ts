@@ -95,6 +95,11 @@ test("every event of a session is numbered 1, 2, 3 … and GET /api/events pages
     assert.deepEqual(logged?.payload, delivery.json.payload, 'the delivery carries the number of the same event in the log');
   }
 
+  // a pairing QR holds the new device's keys: the log keeps the event without it
+  const qrs = alice.filter((e) => e.event === 'session.qr');
+  assert.ok(qrs.length > 0, 'pairing showed a QR');
+  assert.ok(qrs.every((e) => e.payload.qr === null && typeof e.payload.expiresAt === 'string'));
+
   const empty = await daemon.request('GET', `/api/events?session=alice&after=${alice.at(-1).seq}`);
   assert.deepEqual(empty.body.data, { events: [], nextAfter: alice.at(-1).seq, hasMore: false });
   const badType = await daemon.request('GET', '/api/events?session=alice&types=message.nope');

@@ -10,6 +10,12 @@ import { startPostgres, type TestPostgres } from '../helpers/postgres.js';
 
 /** Columns PostgreSQL has that SQLite gives implicitly: deliveries.seq is SQLite's rowid (insertion order). */
 const POSTGRES_ONLY = new Set(['deliveries.seq']);
+/**
+ * Message search is each store's own (migration 019): SQLite's FTS5 index with the tables that number and feed it,
+ * PostgreSQL's GIN index on an expression. test/chats/history.test.ts runs the same searches on both.
+ */
+const SQLITE_SEARCH = /^(message_search|messages_fts)/;
+const POSTGRES_SEARCH = new Set(['messages_search']);
 
 interface Schema {
   /** table → column → nullable */
@@ -44,7 +50,9 @@ function connect(url: string): PgSql {
 function sqliteSchema(): Schema {
   const db = new Database(':memory:');
   migrate(db);
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[]).filter(
+    (name) => !SQLITE_SEARCH.test(name),
+  );
   const columns = new Map<string, Map<string, boolean>>();
   const primaryKeys = new Map<string, string[]>();
   for (const table of tables) {
@@ -54,7 +62,8 @@ function sqliteSchema(): Schema {
     primaryKeys.set(table, info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name));
   }
   const indexes = new Map<string, string>();
-  for (const { name, sql } of db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'").all() as Array<{ name: string; sql: string }>) {
+  for (const { name, sql, tbl_name: table } of db.prepare("SELECT name, sql, tbl_name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex_%'").all() as Array<{ name: string; sql: string; tbl_name: string }>) {
+    if (SQLITE_SEARCH.test(table)) continue;
     const columns = (db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').pluck().all(name) as string[]).join(',');
     indexes.set(name, `${/^CREATE UNIQUE/i.test(sql) ? 'unique ' : ''}(${columns}) ${predicate(/\bWHERE\b(.*)$/is.exec(sql)?.[1])}`);
   }
@@ -84,6 +93,7 @@ async function postgresSchema(sql: PgSql): Promise<Schema> {
     SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'
     AND indexname NOT IN (SELECT conname FROM pg_constraint WHERE contype IN ('p', 'u'))`;
   for (const { indexname, indexdef } of defs) {
+    if (POSTGRES_SEARCH.has(indexname)) continue;
     const [, unique, columns, where] = /^CREATE (UNIQUE )?INDEX \S+ ON \S+ USING btree \(([^)]*)\)(?: WHERE (.*))?$/s.exec(indexdef)!;
     const names = columns!.split(',').map((c) => c.trim().replace(/"/g, '')).filter((c, i, all) => !(c === 'seq' && i === all.length - 1));
     indexes.set(indexname, `${unique ? 'unique ' : ''}(${names.join(',')}) ${predicate(where)}`);

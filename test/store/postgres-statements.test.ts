@@ -18,6 +18,9 @@ import { createKeysRepo } from '../../src/store/keys.js';
 import { createLabelsRepo } from '../../src/store/labels.js';
 import { createMediaRepo } from '../../src/store/media.js';
 import { createMessagesRepo } from '../../src/store/messages.js';
+import { createChatsRepo } from '../../src/store/chats.js';
+import { createEventLogRepo } from '../../src/store/event-log.js';
+import { createIdempotencyRepo } from '../../src/store/idempotency.js';
 import { createOutboxRepo } from '../../src/store/outbox.js';
 import { connectPostgres, migratePostgres, type PgSql } from '../../src/store/postgres.js';
 import { numberParameters } from '../../src/store/pg-db.js';
@@ -32,6 +35,13 @@ const SQLITE_ONLY: Array<[text: string, error: string, why: string]> = [
   ['FROM json_each(api_keys.sessions)', 'function json_each(text) does not exist', "a key's sessions are a JSON text: PostgreSQL reads it with jsonb_array_elements_text"],
   ["id GLOB '[0-9]*'", 'syntax error at or near "GLOB"', "the next numeric label id: PostgreSQL needs id ~ '^[0-9]+$' and a numeric cast (CAST of a non-number raises there)"],
   ['rowid', 'column "rowid" does not exist', "insertion order of deliveries: PostgreSQL's deliveries have a seq column for it"],
+  // message search is each store's own (migration 019): these are SQLite's; PostgreSQL's runs in the PostgreSQL pass
+  // of test/chats/history.test.ts
+  ['messages_fts MATCH ?', 'syntax error at or near "MATCH"', "SQLite's FTS5 search; PostgreSQL searches a tsvector expression's GIN index"],
+  ['SELECT up_to FROM message_search_indexed', 'relation "message_search_indexed" does not exist', 'the FTS5 batch indexer (SQLite only)'],
+  ['UPDATE message_search_indexed', 'relation "message_search_indexed" does not exist', 'the FTS5 batch indexer (SQLite only)'],
+  ['SELECT MAX(rowid) FROM (SELECT rowid FROM message_search', 'subquery in FROM must have an alias', 'the FTS5 batch indexer (SQLite only)'],
+  ['INSERT INTO messages_fts', 'relation "messages_fts" does not exist', 'the FTS5 batch indexer (SQLite only)'],
   ['IN (SELECT value FROM json_each(?))', 'operator does not exist: text = json', "several credential keys in one read: PostgreSQL's statement takes them with jsonb_array_elements_text"],
 ];
 
@@ -85,6 +95,9 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
   createLabelsRepo(recording('labels'));
   createMediaRepo(recording('media'), box);
   createMessagesRepo(recording('messages'), box);
+  createChatsRepo(recording('chats'));
+  createEventLogRepo(recording('event-log'));
+  createIdempotencyRepo(recording('idempotency'));
   createOutboxRepo(recording('outbox'));
   createPresenceRepo(recording('presence'));
   createSessionsRepo(recording('sessions'), box);

@@ -84,7 +84,7 @@ describe('webhook delivery', () => {
     const stamp = Number(d.headers['x-webhook-timestamp']);
     assert.ok(Number.isInteger(stamp) && Math.abs(stamp - sent / 1000) < 30, `X-Webhook-Timestamp ${stamp}`);
 
-    assert.deepEqual(Object.keys(d.json), ['id', 'event', 'session', 'timestamp', 'payload']);
+    assert.deepEqual(Object.keys(d.json), ['id', 'event', 'session', 'seq', 'timestamp', 'payload']);
     assert.equal(d.json.id, d.headers['x-webhook-id']);
     assert.match(d.json.id, /^[0-9a-f-]{36}$/);
     assert.notEqual(d.json.id, event.id, 'the envelope id is the delivery id, not the event id');
@@ -305,7 +305,7 @@ describe('webhook delivery', () => {
     await stream.next((e) => e.event === 'session.status' && e.payload.status === 'CONNECTED');
     stream.close();
     assert.equal(connected.session, 'sse1');
-    assert.deepEqual(Object.keys(connected), ['id', 'event', 'session', 'timestamp', 'payload']);
+    assert.deepEqual(Object.keys(connected), ['id', 'event', 'session', 'seq', 'timestamp', 'payload']);
     assert.ok(stream.events.every((e) => e.session === 'sse1' && e.event !== 'session.qr'));
     const bad = await fetch(`${daemon.url}/api/events/stream?events=nope`, { headers: { Authorization: `Bearer ${daemon.masterKey}` } });
     assert.equal(bad.status, 400);

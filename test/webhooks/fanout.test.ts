@@ -70,7 +70,7 @@ describe('fan-out of events to many webhooks', () => {
     assert.equal(woken.length, 70, 'the dispatcher is told of every row');
     // the body is the envelope the direct path writes, with the delivery's own id
     const body = JSON.parse(rows.at(-1)!.body);
-    assert.deepEqual(Object.keys(body), ['id', 'event', 'session', 'timestamp', 'payload']);
+    assert.deepEqual(Object.keys(body), ['id', 'event', 'session', 'seq', 'timestamp', 'payload']);
     assert.deepEqual([body.event, body.session, body.timestamp, body.payload], ['message.received', 's', event(6).timestamp, { n: 6 }]);
     expander.stop();
   });

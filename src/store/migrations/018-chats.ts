@@ -19,7 +19,7 @@ CREATE TABLE chats (
   mute_until       INTEGER,
   PRIMARY KEY (session, chat_id)
 ) WITHOUT ROWID;
-CREATE INDEX chats_by_activity ON chats (session, last_at DESC, chat_id DESC);
+CREATE INDEX chats_by_activity ON chats (session, last_at, chat_id);
 
 CREATE TRIGGER chats_on_message AFTER INSERT ON messages BEGIN
   INSERT INTO chats (session, chat_id, last_message_id, last_type, last_text, last_from_me, last_status, last_at, unread, read_at)
@@ -65,7 +65,7 @@ CREATE TABLE chats (
   mute_until       BIGINT,
   PRIMARY KEY (session, chat_id)
 );
-CREATE INDEX chats_by_activity ON chats (session, last_at DESC, chat_id DESC);
+CREATE INDEX chats_by_activity ON chats (session, last_at, chat_id);
 
 CREATE FUNCTION chats_on_message() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

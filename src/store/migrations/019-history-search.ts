@@ -2,7 +2,7 @@
 // a session's messages. SQLite: an FTS5 index without content of its own (the text stays in messages), whose rows are
 // numbered by message_search, which triggers on messages keep (stored, edited, revoked, pruned); the text is indexed in
 // batches after it is stored (MessagesRepo.indexSearch), for an FTS5 insert made by a trigger costs five times one made
-// by a statement. PostgreSQL: a tsvector generated from the text, with a GIN index. Both index words as they are
+// by a statement. PostgreSQL: a GIN index on the tsvector of the text (MESSAGE_WORDS). Both index words as they are
 // ('simple'/unicode61: any language, no stems), without their diacritics (on PostgreSQL the Latin ones, by translate).
 export default `
 CREATE INDEX messages_by_chat ON messages (session, chat_id, timestamp, id);
@@ -37,11 +37,16 @@ END;
 INSERT INTO message_search (session, chat_id, id) SELECT session, chat_id, id FROM messages WHERE text IS NOT NULL ORDER BY timestamp;
 `;
 
+/**
+ * PostgreSQL's search index: the words of a message's text, lower-cased and without Latin diacritics. Statements that
+ * search write this very expression, so that PostgreSQL reads the index.
+ */
+export const MESSAGE_WORDS = `to_tsvector('simple', translate(lower(coalesce(text, '')),
+  'àáâãäåāăąçćčďèéêëēėęěğìíîïīįıľłñńňòóôõöøōőŕřśşšťùúûüūůűųýÿźżž',
+  'aaaaaaaaacccdeeeeeeeegiiiiiiillnnnoooooooorrssstuuuuuuuuyyzzz'))`;
+
 /** The same on PostgreSQL. */
 export const postgres = `
 CREATE INDEX messages_by_chat ON messages (session, chat_id, timestamp, id);
-ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS (to_tsvector('simple', translate(lower(coalesce(text, '')),
-  'àáâãäåāăąçćčďèéêëēėęěğìíîïīįıľłñńňòóôõöøōőŕřśşšťùúûüūůűųýÿźżž',
-  'aaaaaaaaacccdeeeeeeeegiiiiiiillnnnoooooooorrssstuuuuuuuuyyzzz'))) STORED;
-CREATE INDEX messages_search ON messages USING GIN (search);
+CREATE INDEX messages_search ON messages USING GIN ((${MESSAGE_WORDS}));
 `;
