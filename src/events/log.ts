@@ -81,8 +81,14 @@ export class EventLog {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * A page of the log, up to the newest event readers were told of: a read on the store's connection also sees the open
+   * tick's rows, which a lost tick would take back and a restart would number again.
+   */
   async page(session: string, after: number, types: readonly string[], limit: number): Promise<string[]> {
-    return this.repo.page(session, after, types, limit);
+    const upTo = this.toldUpTo.get(session) ?? 0;
+    if (after >= upTo) return [];
+    return this.repo.page(session, after, upTo, types, limit);
   }
 
   async pruneOlderThan(before: number): Promise<number> {

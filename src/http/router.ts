@@ -89,7 +89,14 @@ export function buildRouter(
       const idempotencyKey = route.idempotent ? ctx.get('Idempotency-Key') : '';
       if (idempotency && (idempotencyKey || (route.idempotent && ctx.headers['idempotency-key'] !== undefined))) {
         const variant = /\brespond-async\b/i.test(ctx.get('Prefer')) ? 'respond-async' : '';
-        const start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
+        let start: IdempotentStart;
+        try {
+          start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
+        } catch (err) {
+          // a refused or busy key sent nothing: a client token's daily count gets its send back
+          grant?.release();
+          throw err;
+        }
         if (start.replay) {
           grant?.release();
           ctx.set('Idempotent-Replayed', 'true');

@@ -23,7 +23,7 @@ export function createEventLogRepo(db: Db) {
   const lastOf = db.prepare('SELECT MAX(seq) FROM event_log WHERE session = ?').pluck();
   // types: a comma list, '' for all
   const page = db.prepare(
-    `SELECT envelope FROM event_log WHERE session = ? AND seq > ? AND (? = '' OR (',' || ? || ',') LIKE ('%,' || event || ',%'))
+    `SELECT envelope FROM event_log WHERE session = ? AND seq > ? AND seq <= ? AND (? = '' OR (',' || ? || ',') LIKE ('%,' || event || ',%'))
      ORDER BY seq LIMIT ?`,
   ).pluck();
   // the newest event of each session is kept whatever its age: its number is where the session's next one starts
@@ -45,10 +45,10 @@ export function createEventLogRepo(db: Db) {
     async lastNumber(session: string): Promise<number> {
       return Number((await lastOf.get(session)) ?? 0);
     },
-    /** the envelopes of `session` numbered after `after`, oldest first, of the given types (all when empty) */
-    async page(session: string, after: number, types: readonly string[], limit: number): Promise<string[]> {
+    /** the envelopes of `session` numbered after `after` up to `upTo`, oldest first, of the given types (all when empty) */
+    async page(session: string, after: number, upTo: number, types: readonly string[], limit: number): Promise<string[]> {
       const list = types.join(',');
-      return (await page.all(session, after, list, list, limit)) as string[];
+      return (await page.all(session, after, upTo, list, list, limit)) as string[];
     },
     /** deletes events older than `before` (ms), but never a session's newest; returns how many */
     async pruneOlderThan(before: number): Promise<number> {

@@ -415,6 +415,26 @@ describe('enforcement', () => {
     assert.equal(capped.body.error.code, 'DAILY_CAP_REACHED');
   });
 
+  test('daily cap: a send refused for its Idempotency-Key gives its slot back; the replay of a sent one takes none', async () => {
+    await pairedSession(daemon, 'keyed', '+15550200024');
+    await rules('keyed', { recipientMode: 'any', allowedActions: ALL_ACTIONS, dailySendCap: 2 });
+    const token = await mint('keyed', 'retrying');
+    const send = (key: string, text = 'once') =>
+      daemon.request('POST', '/api/messages/send', { session: 'keyed', chatId: B, type: 'text', text }, token, { Origin: ORIGIN, 'Idempotency-Key': key });
+    for (let i = 0; i < 3; i += 1) assert.equal((await send('has space')).status, 400, 'a malformed key');
+    const first = await send('order-1');
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const replay = await send('order-1');
+    assert.equal(replay.status, 200);
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    const reused = await send('order-1', 'another text');
+    assert.equal(reused.body.error?.code, 'IDEMPOTENCY_KEY_REUSED');
+    assert.equal((await send('order-2')).status, 200, 'the refusals and the replay left the second slot');
+    const capped = await send('order-3');
+    assert.equal(capped.status, 429);
+    assert.equal(capped.body.error.code, 'DAILY_CAP_REACHED');
+  });
+
   test('a session deleted and created again under the same name does not revive its old tokens', async () => {
     await pairedSession(daemon, 'reborn', '+15550200023');
     const ruleBody = { recipientMode: 'any', allowedActions: ALL_ACTIONS };
