@@ -92,7 +92,6 @@ export function createChatsRepo(db: Db) {
   const ensure = db.prepare('INSERT INTO chats (session, chat_id) VALUES (?, ?) ON CONFLICT (session, chat_id) DO NOTHING');
   const setArchived = db.prepare('UPDATE chats SET archived = ? WHERE session = ? AND chat_id = ?');
   const setMute = db.prepare('UPDATE chats SET mute_until = ? WHERE session = ? AND chat_id = ?');
-  const setPinned = db.prepare('UPDATE chats SET pinned_at = ? WHERE session = ? AND chat_id = ?');
   const markRead = db.prepare('UPDATE chats SET unread = 0, read_at = CASE WHEN last_at > read_at THEN last_at ELSE read_at END WHERE session = ? AND chat_id = ?');
   const markUnread = db.prepare('UPDATE chats SET unread = CASE WHEN unread = 0 THEN 1 ELSE unread END WHERE session = ? AND chat_id = ?');
   const remove = db.prepare('DELETE FROM chats WHERE session = ? AND chat_id = ?');
@@ -124,7 +123,6 @@ export function createChatsRepo(db: Db) {
     /** chat events (staged into the open tick) */
     archive: (session: string, chatId: string, archived: boolean) => change(session, chatId, () => setArchived.stage(archived ? 1 : 0, session, chatId)),
     mute: (session: string, chatId: string, until: number | null) => change(session, chatId, () => setMute.stage(until, session, chatId)),
-    pin: (session: string, chatId: string, at: number | null) => change(session, chatId, () => setPinned.stage(at, session, chatId)),
     read: (session: string, chatId: string, read: boolean) => change(session, chatId, () => (read ? markRead : markUnread).stage(session, chatId)),
     remove: (session: string, chatId: string) => remove.stage(session, chatId),
     async clear(session: string): Promise<void> {

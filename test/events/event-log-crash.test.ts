@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort, pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
+import { sseMessages } from '../../src/events/sse.js';
 
 interface Reader {
   events: Array<{ id: string; seq: number; event: string }>;
@@ -25,20 +26,10 @@ function follow(daemon: TestDaemon, lastId: string | undefined, into: Reader['ev
         signal: controller.signal,
       });
       assert.equal(response.status, 200);
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (!data) continue;
-          const event = JSON.parse(data);
-          reader.events.push({ id: event.id, seq: event.seq, event: event.event });
-          reader.lastId = /^id: (.*)$/m.exec(block)?.[1];
-        }
+      for await (const message of sseMessages(response.body as unknown as AsyncIterable<Uint8Array>)) {
+        const event = JSON.parse(message.data);
+        reader.events.push({ id: event.id, seq: event.seq, event: event.event });
+        reader.lastId = message.id;
       }
     } catch {
       // the daemon died, or the reader closed

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { pairedSession, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
-import { sseData } from '../../src/events/sse.js';
+import { sseData, sseMessages } from '../../src/events/sse.js';
 
 let daemon: TestDaemon;
 let receiver: Receiver;
@@ -48,22 +48,9 @@ async function openStream(query: string, lastEventId?: string) {
   const reader = { events: [] as any[], lastId: lastEventId, close: () => controller.abort() };
   void (async () => {
     try {
-      let pendingId: string | undefined;
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          pendingId = /^id: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (data) {
-            reader.events.push(JSON.parse(data));
-            reader.lastId = pendingId;
-          }
-        }
+      for await (const message of sseMessages(response.body as unknown as AsyncIterable<Uint8Array>)) {
+        reader.events.push(JSON.parse(message.data));
+        reader.lastId = message.id;
       }
     } catch {
       // closed
