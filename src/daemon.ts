@@ -42,6 +42,7 @@ import { createMessageLookup } from './messages/lookup.js';
 import { MessagingService } from './messages/service.js';
 import { createMediaRepo } from './store/media.js';
 import { createMessagesRepo } from './store/messages.js';
+import { createMessageActivityRepo } from './store/message-activity.js';
 import { lazyGuardedDispatcher } from './net/url-guard.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createOutbox } from './webhooks/outbox.js';
@@ -170,13 +171,14 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const apiKeys = new ApiKeys(createKeysRepo(db));
   const messagesRepo = createMessagesRepo(db, box);
+  const messageActivity = createMessageActivityRepo(db);
   const media = await MediaRecords.open(
     createMediaRepo(db, box),
     new BlobStore(join(dataDir, 'media'), { maxBytes: config.media.localCacheMaxBytes }),
     logger.child({ module: 'media' }),
   );
   sessions.addEventProcessor(() => tick.join());
-  sessions.addEventProcessor(createMessageIngest(messagesRepo, media));
+  sessions.addEventProcessor(createMessageIngest(messagesRepo, media, messageActivity));
   sessions.setMessageLookup(createMessageLookup(messagesRepo), (session, id) => messagesRepo.existsById(session, id));
   const settingsRepo = createSettingsRepo(db, box);
   const runtimeSettings = await RuntimeSettingsStore.open(settingsRepo);
@@ -229,7 +231,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     messagesRepo.forgetRecentWrites();
     chatStores.contacts.forgetRecentWrites();
   };
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, activity: messageActivity, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
@@ -276,7 +278,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
-    history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
+    history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),

@@ -2,9 +2,12 @@
 // a point (a cursor, a time or a message), one message by id, and full-text search with a snippet of each match.
 import { jidKind, normalizeJid } from '../engine/jid.js';
 import { notFound, ValidationError } from '../errors.js';
+import { mediaView, type MediaView } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ContactsRepo } from '../store/contacts.js';
-import type { MessagesRepo } from '../store/messages.js';
+import type { MediaRepo } from '../store/media.js';
+import type { ActivityRow, MessageActivityRepo } from '../store/message-activity.js';
+import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import { storedMessageView, type StoredMessage } from './service.js';
 
 /** a point in a chat's history: a time (ms), and a message id that orders messages of the same time */
@@ -18,9 +21,26 @@ const MAX_WORDS = 10;
 const MAX_WORD = 64;
 const SNIPPET_AROUND = 60;
 
+/** A stored message with everything that happened to it since, and its media record. */
+export interface MessageDetail extends StoredMessage {
+  /** each status the message reached, first time, and who gave it (a group's members each ack); null: not named */
+  acks: Array<{ status: string; at: string; by: string | null }>;
+  /** the current reaction of each person (a removed one is gone) */
+  reactions: Array<{ from: string; emoji: string; at: string }>;
+  /** a poll's current vote of each person */
+  votes: Array<{ voter: string; selectedOptions: string[]; at: string }>;
+  /** every edit, oldest first (`text` is the newest) */
+  edits: Array<{ text: string; at: string }>;
+  media: MediaView | null;
+  /** a poll's question and options, a location, a contact card: what the message carried besides its text */
+  poll?: unknown;
+  location?: unknown;
+  vcard?: unknown;
+}
+
 export interface HistoryPage {
   /** oldest first */
-  messages: StoredMessage[];
+  messages: MessageDetail[];
   /** the `before` of the page of older messages; null when this page has none older */
   nextBefore: string | null;
   /** the `after` of the page of newer messages */
@@ -28,7 +48,15 @@ export interface HistoryPage {
 }
 
 export class MessageHistory {
-  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; messages: MessagesRepo; contacts: Pick<ContactsRepo, 'findByLid'> }) {}
+  constructor(
+    private readonly deps: {
+      sessions: Pick<SessionManager, 'get'>;
+      messages: MessagesRepo;
+      activity: Pick<MessageActivityRepo, 'of'>;
+      media: Pick<MediaRepo, 'get'>;
+      contacts: Pick<ContactsRepo, 'findByLid'>;
+    },
+  ) {}
 
   async page(session: string, chat: string, where: { before?: string; after?: string }, limit: number): Promise<HistoryPage> {
     await this.deps.sessions.get(session);
@@ -42,20 +70,20 @@ export class MessageHistory {
     const oldest = rows[0];
     const newest = rows.at(-1);
     return {
-      messages: rows.map(storedMessageView),
+      messages: await this.detailed(session, rows),
       nextBefore: oldest && (after || full) ? cursorOf(oldest.timestamp, oldest.id) : null,
       nextAfter: newest ? cursorOf(newest.timestamp, newest.id) : (where.after ?? null),
     };
   }
 
-  async get(session: string, messageId: string): Promise<StoredMessage> {
+  async get(session: string, messageId: string): Promise<MessageDetail> {
     await this.deps.sessions.get(session);
     const row = await this.deps.messages.find(session, messageId);
     if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${messageId}`);
-    return storedMessageView(row);
+    return (await this.detailed(session, [row]))[0]!;
   }
 
-  async search(session: string, query: string, chat: string | undefined, limit: number): Promise<Array<{ message: StoredMessage; snippet: string }>> {
+  async search(session: string, query: string, chat: string | undefined, limit: number): Promise<Array<{ message: MessageDetail; snippet: string }>> {
     await this.deps.sessions.get(session);
     // without diacritics, as the index has them; a word ending in * is a prefix
     const plain = query.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
@@ -66,7 +94,23 @@ export class MessageHistory {
     if (words.length === 0) throw ValidationError.field('/q', 'has no word to look for (letters or digits)');
     const chatId = chat === undefined ? undefined : await this.chatOf(session, chat);
     const rows = await this.deps.messages.search(session, words, chatId, limit);
-    return rows.map((row) => ({ message: storedMessageView(row), snippet: snippetOf(row.text ?? '', words.map((w) => w.word)) }));
+    const details = await this.detailed(session, rows);
+    return details.map((message, i) => ({ message, snippet: snippetOf(rows[i]!.text ?? '', words.map((w) => w.word)) }));
+  }
+
+  /** the messages' views with their activity (a query per chat among them) and media records, in the same order */
+  private async detailed(session: string, rows: MessageRow[]): Promise<MessageDetail[]> {
+    const byChat = new Map<string, string[]>();
+    for (const row of rows) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row.id]);
+    const activity = new Map<string, ActivityRow[]>();
+    for (const [chatId, ids] of byChat) {
+      for (const entry of await this.deps.activity.of(session, chatId, ids)) {
+        const key = `${entry.chatId}\u0000${entry.messageId}`;
+        activity.set(key, [...(activity.get(key) ?? []), entry]);
+      }
+    }
+    const media = await Promise.all(rows.map((row) => (row.mediaId ? this.deps.media.get(row.mediaId) : undefined)));
+    return rows.map((row, i) => detailOf(row, activity.get(`${row.chatId}\u0000${row.id}`) ?? [], media[i]));
   }
 
   private async chatOf(session: string, chat: string): Promise<string> {
@@ -92,6 +136,30 @@ export class MessageHistory {
 }
 
 const cursorOf = (at: number, id: string) => `${at}:${id}`;
+
+const ACK_KINDS = new Set(['sent', 'delivered', 'read']);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function detailOf(row: MessageRow, activity: ActivityRow[], media: Awaited<ReturnType<MediaRepo['get']>>): MessageDetail {
+  const detail: MessageDetail = {
+    ...storedMessageView(row),
+    acks: [],
+    reactions: [],
+    votes: [],
+    edits: [],
+    media: media && media.session === row.session ? mediaView(media) : null,
+  };
+  for (const field of ['poll', 'location', 'vcard'] as const) if (row.extra?.[field] !== undefined) detail[field] = row.extra[field];
+  // a sent message was sent at its time: that ack is not written again
+  if (row.fromMe && row.status !== 'pending' && !activity.some((entry) => entry.kind === 'sent')) detail.acks.push({ status: 'sent', at: iso(row.timestamp), by: null });
+  for (const entry of activity) {
+    if (ACK_KINDS.has(entry.kind)) detail.acks.push({ status: entry.kind, at: iso(entry.at), by: entry.actor || null });
+    else if (entry.kind === 'reaction' && entry.value) detail.reactions.push({ from: entry.actor, emoji: entry.value, at: iso(entry.at) });
+    else if (entry.kind === 'vote') detail.votes.push({ voter: entry.actor, selectedOptions: JSON.parse(entry.value ?? '[]') as string[], at: iso(entry.at) });
+    else if (entry.kind === 'edit' && entry.value !== null) detail.edits.push({ text: entry.value, at: iso(entry.at) });
+  }
+  return detail;
+}
 
 /** the text around the first word found, with … where it was cut */
 function snippetOf(text: string, words: readonly string[]): string {

@@ -4,10 +4,21 @@ import type { MessagePayload } from '../engine/payloads.js';
 import { jidKind } from '../engine/jid.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
 import type { MediaRecords } from '../media/records.js';
+import type { MessageActivityRepo } from '../store/message-activity.js';
 import { HISTORY_CHUNK, messageKey, type MessagesRepo, type NewMessage } from '../store/messages.js';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-export function createMessageIngest(messages: MessagesRepo, media: MediaRecords): EngineEventProcessor {
+/** who an event names: a JID reference's JID, '' when there is none */
+type JidRef = { jid?: string } | undefined;
+const actorOf = (ref: JidRef): string => ref?.jid ?? '';
+const timeOf = (timestamp: unknown): number => Date.parse(String(timestamp)) || Date.now();
+
+/** every edit is kept in the message's activity: its actor is its time */
+export function keepEdit(activity: Pick<MessageActivityRepo, 'record'>, session: string, chatId: string, messageId: string, text: string, at: number): void {
+  activity.record(session, { chatId, messageId, kind: 'edit', actor: String(at), value: text, at });
+}
+
+export function createMessageIngest(messages: MessagesRepo, media: MediaRecords, activity: Pick<MessageActivityRepo, 'record'>): EngineEventProcessor {
   // synchronous for the events of every message (their writes are staged in the tick the first processor joined);
   // a promise for those that must read first, which holds the session's later events back until it settles
   return function ingestMessageEvent(session, type, payload) {
@@ -18,12 +29,24 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords)
       case 'history.sync':
         return storeHistory(session, payload);
       case 'message.ack': {
-        const { chatId, messageId, status } = payload as { chatId: string; messageId: string; status: DeliveryStatus };
+        const { chatId, messageId, status, by, timestamp } = payload as { chatId: string; messageId: string; status: DeliveryStatus; by?: JidRef; timestamp: string };
+        if (status !== 'pending') activity.record(session, { chatId, messageId, kind: status, actor: actorOf(by), value: null, at: timeOf(timestamp) });
         return applyAck(session, chatId, messageId, status);
       }
       case 'message.edited': {
-        const { chatId, messageId, text } = payload as { chatId: string; messageId: string; text: string };
+        const { chatId, messageId, text, timestamp } = payload as { chatId: string; messageId: string; text: string; timestamp: string };
         messages.setText(session, chatId, messageId, text);
+        keepEdit(activity, session, chatId, messageId, text, timeOf(timestamp));
+        return;
+      }
+      case 'message.reaction': {
+        const { chatId, messageId, from, reaction, timestamp } = payload as { chatId: string; messageId: string; from?: JidRef; reaction: string; timestamp: string };
+        activity.record(session, { chatId, messageId, kind: 'reaction', actor: actorOf(from), value: reaction, at: timeOf(timestamp) });
+        return;
+      }
+      case 'message.vote': {
+        const { chatId, pollMessageId, voter, selectedOptions, timestamp } = payload as { chatId: string; pollMessageId: string; voter?: JidRef; selectedOptions: string[]; timestamp: string };
+        activity.record(session, { chatId, messageId: pollMessageId, kind: 'vote', actor: actorOf(voter), value: JSON.stringify(selectedOptions), at: timeOf(timestamp) });
         return;
       }
       case 'message.revoked': {

@@ -13,7 +13,8 @@ import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import type { ByteBudget } from '../media/fetch-limiter.js';
 import { buildContent, checkContentFields, checkMentions, forCaller, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
 import type { Principal } from '../auth/scopes.js';
-import { extraOf } from './ingest.js';
+import { extraOf, keepEdit } from './ingest.js';
+import type { MessageActivityRepo } from '../store/message-activity.js';
 import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
 
@@ -126,6 +127,8 @@ export class MessagingService {
     private readonly deps: {
       sessions: SessionManager;
       messages: MessagesRepo;
+      /** where the session's own edits, reactions and votes are kept with the message (those of others come as events) */
+      activity: Pick<MessageActivityRepo, 'record'>;
       media: MediaRecords;
       /** where status posts find their viewers when the body names none */
       contacts?: Pick<ContactsRepo, 'unblockedPeople'>;
@@ -209,6 +212,7 @@ export class MessagingService {
     // read before the vote goes out: once it has, only its record remains to be made, with no wait
     const voter = await this.ownRef(body.session);
     const cast = await this.queueOf(body.session).add(() => engine.votePoll(refOf(row), selected));
+    this.deps.activity.record(body.session, { chatId: row.chatId, messageId: row.id, kind: 'vote', actor: voter.jid ?? '', value: JSON.stringify(selected), at: Date.parse(cast.timestamp) || Date.now() });
     this.deps.bus.emit(body.session, 'message.vote', { pollMessageId: row.id, chatId: row.chatId, voter, selectedOptions: selected, timestamp: cast.timestamp });
     return { messageId: cast.messageId, pollMessageId: row.id, chatId: row.chatId, selectedOptions: selected, timestamp: cast.timestamp };
   }
@@ -237,7 +241,9 @@ export class MessagingService {
     // no wait between the row's write and its event: they go into one tick
     this.deps.beginWrite?.();
     this.deps.messages.setText(session, row.chatId, row.id, text);
-    this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from, fromMe: true, text, timestamp: new Date().toISOString() });
+    const at = Date.now();
+    keepEdit(this.deps.activity, session, row.chatId, row.id, text, at);
+    this.deps.bus.emit(session, 'message.edited', { messageId, chatId: row.chatId, from, fromMe: true, text, timestamp: new Date(at).toISOString() });
   }
 
   async delete(session: string, messageId: string): Promise<void> {
@@ -255,13 +261,15 @@ export class MessagingService {
     const row = await this.deps.messages.find(session, body.messageId, chatId);
     const from = await this.ownRef(session);
     await engine.react(row ? refOf(row) : { id: body.messageId, chatId, fromMe: false }, body.reaction);
+    const at = Date.now();
+    this.deps.activity.record(session, { chatId, messageId: body.messageId, kind: 'reaction', actor: from.jid ?? '', value: body.reaction, at });
     this.deps.bus.emit(session, 'message.reaction', {
       messageId: body.messageId,
       chatId,
       from,
       fromMe: true,
       reaction: body.reaction,
-      timestamp: new Date().toISOString(),
+      timestamp: new Date(at).toISOString(),
     });
   }
 

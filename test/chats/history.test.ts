@@ -77,3 +77,65 @@ test('search finds every word (a word* as a prefix), newest first, in one chat o
   assert.equal((await daemon.request('DELETE', `/api/sessions/alice/messages/${ids[2]}`, {})).status, 200);
   await waitFor(async () => ((await search('q=bananas')).length === 1 && (await search('q=apples')).length === 3 ? true : undefined));
 });
+
+test('one message with what happened to it: acks with their times, reactions (the newest per person), poll votes, every edit, its media record', async () => {
+  const contact = '+15550763333';
+  const contactJid = '15550763333@s.whatsapp.net';
+  const sendTo = async (fields: Record<string, unknown>) => {
+    const res = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: contact, ...fields });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data.messageId as string;
+  };
+  const inbound = async (fields: Record<string, unknown>) => {
+    const res = await daemon.request('POST', '/api/sandbox/sessions/alice/inbound', { from: contact, ...fields });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  };
+  const detail = async (id: string) => {
+    const res = await daemon.request('GET', `/api/sessions/alice/messages/${id}`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body.data;
+  };
+
+  const text = await sendTo({ type: 'text', text: 'first words' });
+  await inbound({ type: 'read', messageId: text });
+  await inbound({ type: 'reaction', messageId: text, reaction: '👍' });
+  await inbound({ type: 'reaction', messageId: text, reaction: '❤️' });
+  assert.equal((await daemon.request('POST', `/api/sessions/alice/messages/${text}/edit`, { text: 'second words' })).status, 200);
+  assert.equal((await daemon.request('POST', `/api/sessions/alice/messages/${text}/edit`, { text: 'third words' })).status, 200);
+  const seen = await waitFor(async () => {
+    const view = await detail(text);
+    return view.acks.some((a: any) => a.status === 'read') && view.reactions[0]?.emoji === '❤️' && view.edits.length === 2 ? view : undefined;
+  }, 10_000, 'the read ack, the newest reaction and both edits');
+  assert.equal(seen.text, 'third words');
+  assert.equal(seen.acks[0].status, 'sent', 'sent at its own time, first');
+  assert.deepEqual(seen.acks.filter((a: any) => a.status === 'read').map((a: any) => a.by), [contactJid], 'read once, by the contact');
+  for (const ack of seen.acks) assert.ok(Date.parse(ack.at) >= Date.parse(seen.timestamp) - 1000, `${ack.status} at ${ack.at}`);
+  assert.deepEqual(seen.reactions.map((r: any) => [r.from, r.emoji]), [[contactJid, '❤️']], 'one reaction per person: the newest');
+  assert.deepEqual(seen.edits.map((e: any) => e.text), ['second words', 'third words']);
+  assert.equal(seen.media, null);
+
+  await inbound({ type: 'reaction', messageId: text, reaction: '' });
+  await waitFor(async () => ((await detail(text)).reactions.length === 0 ? true : undefined), 10_000, 'the reaction removed');
+
+  const poll = await sendTo({ type: 'poll', pollTitle: 'Lunch?', pollOptions: ['soup', 'salad'] });
+  await inbound({ type: 'vote', messageId: poll, options: ['soup'] });
+  await inbound({ type: 'vote', messageId: poll, options: ['salad'] });
+  const voted = await waitFor(async () => {
+    const view = await detail(poll);
+    return view.votes[0]?.selectedOptions[0] === 'salad' ? view : undefined;
+  }, 10_000, 'the newest vote');
+  assert.deepEqual(voted.poll, { title: 'Lunch?', options: ['soup', 'salad'], multiSelect: false });
+  assert.deepEqual(voted.votes.map((v: any) => v.voter), [contactJid]);
+
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+  const image = await sendTo({ type: 'image', base64: png.toString('base64'), caption: 'a dot' });
+  const withMedia = await detail(image);
+  assert.equal(withMedia.media.id, withMedia.mediaId);
+  assert.equal(withMedia.media.mimeType, 'image/png');
+
+  // the history page carries the same detail
+  const page = (await daemon.request('GET', `/api/sessions/alice/chats/${encodeURIComponent(contact)}/messages?limit=10`)).body.data;
+  const fromPage = page.messages.find((m: any) => m.messageId === text);
+  assert.deepEqual(fromPage.edits.map((e: any) => e.text), ['second words', 'third words']);
+  assert.equal(page.messages.find((m: any) => m.messageId === image).media.mimeType, 'image/png');
+});

@@ -53,6 +53,7 @@ export type Scenario =
   | 'group and profile pictures'
   | 'identities survive a restart'
   | 'history media'
+  | 'chat list, history and search'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -468,6 +469,47 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
       assert.equal(view.mimeType, 'image/png');
       assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
+    });
+
+    scenario('chat list, history and search', async () => {
+      const first = await send('alice', jid(BOB), { type: 'text', text: 'conformance zebra one' });
+      const got = await received('bob', (p) => p.messageId === first.messageId, 'first at bob');
+      await event('alice', 'message.ack', (p) => p.messageId === first.messageId && p.status === 'delivered', 'delivered ack');
+      await api('POST', '/api/sessions/bob/messages/react', { chatId: got.chatId, messageId: got.messageId, reaction: '🎉' });
+      await event('alice', 'message.reaction', (p) => p.messageId === first.messageId && !p.fromMe, 'reaction at alice');
+      const second = await send('bob', jid(ALICE), { type: 'text', text: 'conformance zebra two' });
+      await received('alice', (p) => p.messageId === second.messageId, 'second at alice');
+
+      // the chat list: bob's chat first (the newest activity), its last message bob's, unread
+      const list = await api('GET', '/api/sessions/alice/chats?limit=5');
+      assert.equal(list.chats[0].chatId, jid(BOB), JSON.stringify(list.chats.map((c: { chatId: string }) => c.chatId)));
+      const chat = list.chats[0];
+      assert.deepEqual([chat.lastMessage.messageId, chat.lastMessage.fromMe, chat.lastMessage.text], [second.messageId, false, 'conformance zebra two']);
+      assert.ok(chat.unreadCount >= 1, `unread ${chat.unreadCount}`);
+      assert.equal(chat.isGroup, false);
+      assert.equal((await api('GET', `/api/sessions/alice/chats/${jid(BOB)}`)).lastMessage.messageId, second.messageId);
+      const groups = await api('GET', '/api/sessions/alice/chats?groups=true');
+      assert.ok(groups.chats.length >= 1 && groups.chats.every((c: { isGroup: boolean }) => c.isGroup), 'the group of an earlier scenario, alone');
+
+      // history: the two newest, oldest first, the first with its acks and bob's reaction; older pages before them
+      const page = await api('GET', `/api/sessions/alice/chats/${jid(BOB)}/messages?limit=2`);
+      assert.deepEqual(page.messages.map((m: { messageId: string }) => m.messageId), [first.messageId, second.messageId]);
+      const [mine] = page.messages;
+      assert.deepEqual(mine.acks.slice(0, 1).map((a: { status: string }) => a.status), ['sent']);
+      assert.ok(mine.acks.some((a: { status: string }) => a.status === 'delivered'), JSON.stringify(mine.acks));
+      assert.deepEqual(mine.reactions.map((r: { emoji: string }) => r.emoji), ['🎉']);
+      assert.ok(page.nextBefore, 'earlier scenarios left older messages');
+      const older = await api('GET', `/api/sessions/alice/chats/${jid(BOB)}/messages?limit=50&before=${encodeURIComponent(page.nextBefore)}`);
+      assert.ok(older.messages.some((m: { text: string | null }) => m.text === 'hello bob'), 'the first scenario\'s text');
+      assert.equal((await api('GET', `/api/sessions/alice/messages/${second.messageId}`)).text, 'conformance zebra two');
+
+      // search, newest first, with a snippet
+      const results = await waitFor(async () => {
+        const found = (await api('GET', '/api/sessions/alice/messages/search?q=zebra')).results;
+        return found.length === 2 ? found : undefined;
+      }, 10_000, 'both messages found');
+      assert.deepEqual(results.map((r: { message: { messageId: string } }) => r.message.messageId), [second.messageId, first.messageId]);
+      assert.match(results[0].snippet, /zebra/);
     });
 
     scenario('logout', async () => {

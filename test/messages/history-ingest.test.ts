@@ -8,6 +8,7 @@ import { secretBoxFor } from '../../src/auth/secret-box.js';
 import type { MessagePayload } from '../../src/engine/payloads.js';
 import type { MediaRecords } from '../../src/media/records.js';
 import { createMessageIngest } from '../../src/messages/ingest.js';
+import { createMessageActivityRepo } from '../../src/store/message-activity.js';
 import { createTickTransaction, openDatabase, type SqliteDb } from '../../src/store/db.js';
 import { createMessagesRepo, HISTORY_CHUNK, messageKey, type MessagesRepo } from '../../src/store/messages.js';
 
@@ -66,7 +67,7 @@ describe('history sync ingest', () => {
   });
 
   it('writes 2,500 messages in chunks of HISTORY_CHUNK, each in its own commit, yielding between them; media only for new messages', async () => {
-    const ingest = createMessageIngest(messages, media);
+    const ingest = createMessageIngest(messages, media, createMessageActivityRepo(db));
     const synced = Array.from({ length: 2500 }, (_, i) => historyMessage(i, i % 10 === 0));
     // one media message is stored already (received live): it keeps the record it has
     const live = synced[1500]!;
@@ -109,7 +110,7 @@ describe('history sync ingest', () => {
   });
 
   it('a chunk that cannot be written rejects the event; the chunks after it are not written', async () => {
-    const ingest = createMessageIngest(messages, media);
+    const ingest = createMessageIngest(messages, media, createMessageActivityRepo(db));
     db.sqlite.exec("CREATE TRIGGER poison BEFORE INSERT ON messages WHEN NEW.id = 'H001500' BEGIN SELECT RAISE(ABORT, 'poisoned row'); END");
     const synced = Array.from({ length: 3500 }, (_, i) => historyMessage(i, false));
     await assert.rejects(async () => ingest('s', 'history.sync', { messages: synced }), /poisoned row/);

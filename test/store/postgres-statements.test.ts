@@ -19,6 +19,7 @@ import { createLabelsRepo } from '../../src/store/labels.js';
 import { createMediaRepo } from '../../src/store/media.js';
 import { createMessagesRepo } from '../../src/store/messages.js';
 import { createChatsRepo } from '../../src/store/chats.js';
+import { createMessageActivityRepo } from '../../src/store/message-activity.js';
 import { createEventLogRepo } from '../../src/store/event-log.js';
 import { createIdempotencyRepo } from '../../src/store/idempotency.js';
 import { createOutboxRepo } from '../../src/store/outbox.js';
@@ -96,6 +97,7 @@ function preparedStatements(): Array<{ repo: string; text: string; columns: stri
   createMediaRepo(recording('media'), box);
   createMessagesRepo(recording('messages'), box);
   createChatsRepo(recording('chats'));
+  createMessageActivityRepo(recording('message-activity'));
   createEventLogRepo(recording('event-log'));
   createIdempotencyRepo(recording('idempotency'));
   createOutboxRepo(recording('outbox'));

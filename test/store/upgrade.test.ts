@@ -88,6 +88,10 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
     const chat = (await d.request('GET', `${S}/chats/${OLD.peer}`)).body.data;
     assert.deepEqual([chat.lastMessage?.messageId, chat.lastMessage?.text, chat.lastMessage?.fromMe], [OLD.messageId, 'hello from an old version', true]);
   },
+  message_activity: async (d) => {
+    const message = (await d.request('GET', `${S}/messages/${OLD.messageId}`)).body.data;
+    assert.deepEqual(message.acks.filter((a: { status: string }) => a.status === 'read').map((a: { by: string }) => a.by), [OLD.peer], JSON.stringify(message));
+  },
   // the old message is found by search once the indexer has caught up (built before search, the migration lists it)
   message_search: async (d) => {
     await waitFor(async () => {

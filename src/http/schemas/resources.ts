@@ -32,6 +32,23 @@ function resource(description: string, properties: Record<string, object>, optio
 /** a reference between resources (typed `ref` below cannot be used inside the table it is typed by) */
 const inner = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
+/** the fields of every stored message, and of its detailed view */
+const storedMessageFields = {
+  messageId: str,
+  chatId: jid,
+  sender: { ...nullableStr, description: "the author's JID of a received message (in a 1:1 chat, the contact); null for the session's own messages" },
+  fromMe: bool,
+  type: str,
+  text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
+  mediaId: { ...nullableStr, description: 'the media record of a media message' },
+  quotedMessageId: nullableStr,
+  status: { enum: ['pending', 'sent', 'delivered', 'read', 'received'] },
+  starred: bool,
+  revoked: bool,
+  edited: bool,
+  timestamp: dateTime,
+};
+
 export const resourceSchemas = {
   Done: resource('a mutation without a result', { success: { const: true }, message: str }),
   Health: resource('liveness, version and session counts', {
@@ -105,21 +122,26 @@ export const resourceSchemas = {
       rateLimitPerMinute: { type: ['integer', 'null'], minimum: 1, description: 'requests a minute this key may make; null = unlimited' },
     },
   ),
-  StoredMessage: resource('a message the store holds (sent or received), without its media bytes', {
-    messageId: str,
-    chatId: jid,
-    sender: { ...nullableStr, description: "the author's JID of a received message (in a 1:1 chat, the contact); null for the session's own messages" },
-    fromMe: bool,
-    type: str,
-    text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
-    mediaId: { ...nullableStr, description: 'the media record of a media message' },
-    quotedMessageId: nullableStr,
-    status: { enum: ['pending', 'sent', 'delivered', 'read', 'received'] },
-    starred: bool,
-    revoked: bool,
-    edited: bool,
-    timestamp: dateTime,
-  }),
+  StoredMessage: resource('a message the store holds (sent or received), without its media bytes', storedMessageFields),
+  MessageDetail: resource(
+    'a stored message with everything that happened to it since: acks with their times, reactions, poll votes, edits, and its media record',
+    {
+      ...storedMessageFields,
+      acks: {
+        type: 'array',
+        description: "each status the message reached (a message the session sent), oldest first: the first time, and who gave it (a group's members each ack)",
+        items: resource('an ack', { status: { enum: ['sent', 'delivered', 'read'] }, at: dateTime, by: { ...nullableStr, description: 'the JID that acked; null when none is named' } }),
+      },
+      reactions: { type: 'array', description: 'the current reaction of each person', items: resource('a reaction', { from: jid, emoji: str, at: dateTime }) },
+      votes: { type: 'array', description: "a poll's current vote of each person", items: resource('a poll vote', { voter: jid, selectedOptions: { type: 'array', items: str }, at: dateTime }) },
+      edits: { type: 'array', description: 'every edit, oldest first (`text` holds the newest)', items: resource('an edit', { text: str, at: dateTime }) },
+      media: { oneOf: [{ type: 'null' }, inner('MediaRecord')], description: 'the media record of a media message; null for others' },
+      poll: resource('a poll: its question and options', { title: str, options: { type: 'array', items: str }, multiSelect: bool }),
+      location: resource('a location', { latitude: { type: 'number' }, longitude: { type: 'number' }, address: str, name: str }, ['address', 'name']),
+      vcard: { ...str, description: 'a contact card (vCard)' },
+    },
+    ['poll', 'location', 'vcard'],
+  ),
   SendResult: resource(
     'a sent message',
     {
@@ -421,14 +443,14 @@ export const resourceSchemas = {
     labels: { type: 'array', items: str, description: 'the ids of its labels' },
   }),
   HistoryPage: resource("a page of a chat's stored messages, oldest first", {
-    messages: { type: 'array', items: inner('StoredMessage') },
+    messages: { type: 'array', items: inner('MessageDetail') },
     nextBefore: { ...nullableStr, description: 'the `before` of the page of older messages; null when none are older' },
     nextAfter: { ...nullableStr, description: 'the `after` of the page of newer messages (null when the chat has none stored)' },
   }),
   SearchResults: resource('messages whose text has every word asked, newest first', {
     results: {
       type: 'array',
-      items: resource('a message found', { message: inner('StoredMessage'), snippet: { ...str, description: 'the text around the first word found' } }),
+      items: resource('a message found', { message: inner('MessageDetail'), snippet: { ...str, description: 'the text around the first word found' } }),
     },
   }),
   ChatPage: resource('a page of the chat list, by last activity', {
