@@ -175,13 +175,15 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
   const tick = createTickTransaction(db, (err) => process.stderr.write(`webhooks bench: a tick's writes were lost: ${String(err)}\n`));
   const bus = new EventBus(tick.join);
   const outbox = createOutboxRepo(db);
-  const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db, secretBoxFor({ masterKey: 'svc_master_bench_0123456789abcdef0123456789' })), outbox, urlPolicy: { allowPrivateTargets: true } });
+  const box = secretBoxFor({ masterKey: 'svc_master_bench_0123456789abcdef0123456789' });
+  const registry = new WebhookRegistry({ webhooks: createWebhooksRepo(db, box), outbox, urlPolicy: { allowPrivateTargets: true } });
   const http = createGuardedDispatcher({ allowPrivateTargets: true });
   let succeeded = 0;
   const waiters: Array<{ count: number; done: () => void }> = [];
   const dispatcher = new WebhookDispatcher({
     outbox,
     registry,
+    box,
     http,
     settings: SETTINGS,
     beginWrite: tick.join,
@@ -191,7 +193,7 @@ async function startGateway(receiverPort: number, mode: 'throughput' | 'latency'
       for (const w of [...waiters]) if (succeeded >= w.count) waiters.splice(waiters.indexOf(w), 1) && w.done();
     },
   });
-  bus.addPersister(createOutbox({ registry, outbox, onWritten: (rows) => dispatcher.notify(rows) }));
+  bus.addPersister(createOutbox({ registry, outbox, box, onWritten: (rows) => dispatcher.notify(rows) }));
   await registry.create({ url: `http://127.0.0.1:${receiverPort}/gateway`, events: ['message.received'], hmacKey: BENCH_HMAC_KEY, headers: [{ name: 'X-Bench', value: mode }] });
   // the enabled webhooks cached before the first event, as the daemon does
   await registry.reload();

@@ -208,11 +208,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
-  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
+  const dispatcher = new WebhookDispatcher({ outbox: outboxRepo, registry: webhooks, box, http: webhookHttp, settings: config.webhooks, logger: webhookLogger, beginWrite: tick.join, onOutcome: metrics.observeAttempt });
   // undici is loaded once there are webhooks to deliver to, not on the first event (often one of a burst)
   webhooks.onChange((change) => change.type === 'created' && webhookHttp.preload());
   const fanout = new FanoutExpander({ fanouts: createFanoutsRepo(db), beginWrite: tick.join, onWritten: (rows) => dispatcher.notify(rows), logger: webhookLogger });
-  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, onWritten: (rows) => dispatcher.notify(rows), fanout }));
+  bus.addPersister(createOutbox({ registry: webhooks, outbox: outboxRepo, box, onWritten: (rows) => dispatcher.notify(rows), fanout }));
   if (node) {
     bus.addPersister(node.publishEvent);
     apiKeys.revokedHere = (ids) => node.announce('keys', ids);

@@ -2,9 +2,11 @@
 import PQueue from 'p-queue';
 import type { Dispatcher } from 'undici';
 import type { GatewayConfig } from '../config/types.js';
+import type { SecretBox } from '../auth/secret-box.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryOutcome, DueDelivery, NewDelivery, OutboxRepo } from '../store/outbox.js';
 import { postDelivery, type DeliveryOutcome as HttpOutcome } from './http-delivery.js';
+import { openedQrBody } from './pairing-qr.js';
 import { DISABLED_ERROR, type WebhookChange, type WebhookRegistry } from './registry.js';
 import { retryDelaySeconds } from './retry-policy.js';
 import { signDelivery, signatureHeader, timestampedSignatureHeader } from './signer.js';
@@ -14,6 +16,8 @@ export type WebhookSettings = GatewayConfig['webhooks'];
 export interface DispatcherOptions {
   outbox: OutboxRepo;
   registry: WebhookRegistry;
+  /** opens what a delivery holds sealed at rest (a pairing QR) */
+  box: SecretBox;
   /** the guarded undici dispatcher every attempt goes through (URL guard at connect time) */
   http: Dispatcher;
   settings: WebhookSettings;
@@ -427,7 +431,7 @@ export class WebhookDispatcher {
       this.release(row);
       return;
     }
-    const body = Buffer.from(row.body);
+    const body = Buffer.from(row.event === 'session.qr' ? openedQrBody(this.options.box, row.body) : row.body);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const signature = signDelivery(webhook.signatureScheme, timestamp, body, webhook.hmacKey);
     const headers: Record<string, string> = {

@@ -3,7 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { GatewayEvent } from '../events/catalogue.js';
 import type { EventPersister } from '../events/bus.js';
+import type { SecretBox } from '../auth/secret-box.js';
 import type { NewDelivery, OutboxRepo } from '../store/outbox.js';
+import { sealedQrPayload } from './pairing-qr.js';
 import type { FanoutExpander } from './fanout.js';
 import type { WebhookRegistry } from './registry.js';
 
@@ -13,6 +15,8 @@ const TICK_ROWS = 250;
 export interface OutboxOptions {
   registry: WebhookRegistry;
   outbox: OutboxRepo;
+  /** seals what deliveries must not hold in plaintext at rest (a pairing QR) */
+  box: SecretBox;
   /** told of the rows just written (the dispatcher wakes and takes them) */
   onWritten?: (deliveries: readonly NewDelivery[]) => void;
   /** takes the events one tick has no room for; without it, every event writes its rows at once */
@@ -46,12 +50,12 @@ export function deliveryId(now = Date.now()): string {
   return `${ts.slice(0, 8)}-${ts.slice(8, 12)}-7${random.slice(15, 18)}${random.slice(18)}`;
 }
 
-export function createOutbox({ registry, outbox, onWritten, fanout, tickRows = TICK_ROWS }: OutboxOptions): EventPersister {
+export function createOutbox({ registry, outbox, box, onWritten, fanout, tickRows = TICK_ROWS }: OutboxOptions): EventPersister {
   let writtenThisTick = 0;
   return function persistToOutbox(event: GatewayEvent): void {
     const targets = registry.matching(event.event, event.session);
     if (targets.length === 0) return;
-    const payloadJson = JSON.stringify(event.payload ?? {});
+    const payloadJson = JSON.stringify(event.event === 'session.qr' ? sealedQrPayload(box, event.payload) : (event.payload ?? {}));
     const now = Date.now();
     if (fanout && (fanout.waiting || writtenThisTick + targets.length > tickRows)) {
       const webhookIds = targets.map((webhook) => webhook.id);

@@ -42,6 +42,9 @@ describe('Baileys credentials at rest and in the log', () => {
   let target: BaileysTarget;
   before(async () => {
     target = await startBaileysTarget({ env: { GATEWAY_LOG_LEVEL: 'trace' } });
+    // a webhook for the pairing QR (which carries the adv secret): its deliveries, undeliverable here, stay in the outbox
+    const hook = await target.daemon.request('POST', '/api/webhooks', { url: 'http://127.0.0.1:9/qr', events: ['session.qr'] });
+    assert.equal(hook.status, 201, JSON.stringify(hook.body));
     await target.pairedSession('a', A);
     await target.pairedSession('b', B);
   });

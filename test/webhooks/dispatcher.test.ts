@@ -41,7 +41,8 @@ describe('webhook dispatch on the async store', () => {
   let base: string;
   /** answers by path: a status code, or a function of the request count */
   let status: (path: string, seen: number) => number = () => 200;
-  const received: Array<{ path: string; id: string }> = [];
+  const received: Array<{ path: string; id: string; body: string }> = [];
+  const box = createSecretBox(Buffer.alloc(32, 3));
   const outcomes: AttemptOutcome[] = [];
 
   before(async () => {
@@ -49,10 +50,11 @@ describe('webhook dispatch on the async store', () => {
     db = openDatabase(join(dir, 'gateway.db'));
     tick = createTickTransaction(db, (err) => assert.fail(String(err)));
     server = http.createServer((req, res) => {
-      req.resume();
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
         const path = req.url ?? '';
-        received.push({ path, id: String(req.headers['x-webhook-id']) });
+        received.push({ path, id: String(req.headers['x-webhook-id']), body: Buffer.concat(chunks).toString() });
         res.statusCode = status(path, received.filter((r) => r.path === path).length);
         res.end();
       });
@@ -61,9 +63,10 @@ describe('webhook dispatch on the async store', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     outbox = createOutboxRepo(db);
     const policy = { allowPrivateTargets: true };
-    registry = await WebhookRegistry.open({ webhooks: createWebhooksRepo(db, createSecretBox(Buffer.alloc(32, 3))), outbox, urlPolicy: policy });
+    registry = await WebhookRegistry.open({ webhooks: createWebhooksRepo(db, box), outbox, urlPolicy: policy });
     dispatcher = new WebhookDispatcher({
       outbox,
+      box,
       registry,
       http: createGuardedDispatcher(policy),
       settings: { ...DEFAULT_CONFIG.webhooks, allowPrivateTargets: true },
@@ -72,7 +75,7 @@ describe('webhook dispatch on the async store', () => {
       onOutcome: (outcome) => outcomes.push(outcome),
     });
     bus = new EventBus(tick.join);
-    bus.addPersister(createOutbox({ registry, outbox, onWritten: (rows) => dispatcher.notify(rows) }));
+    bus.addPersister(createOutbox({ registry, outbox, box, onWritten: (rows) => dispatcher.notify(rows) }));
     await dispatcher.start();
   });
 
@@ -105,6 +108,22 @@ describe('webhook dispatch on the async store', () => {
     await until('every outcome written', async () => JSON.stringify(await statuses()) === JSON.stringify([{ status: 'succeeded', n: 400 }]));
     await registry.delete(a.id);
     await registry.delete(b.id);
+  });
+
+  it("a pairing QR is sealed in the stored delivery and sent in the clear (it carries the pairing's secret key)", async () => {
+    received.length = 0;
+    outcomes.length = 0;
+    const qr = '2@pairing-ref,noise-key,identity-key,ADV-SECRET-IN-THE-CLEAR';
+    const hook = await registry.create({ url: `${base}/qr`, events: ['session.qr'], retries: { attempts: 0 } });
+    bus.emit('s', 'session.qr', { qr, expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    await until('the QR delivered', () => outcomes.some((o) => o.status === 'succeeded'));
+    assert.equal(JSON.parse(received.find((r) => r.path === '/qr')!.body).payload.qr, qr);
+    await tick.committed();
+    const stored = (await db.prepare("SELECT body FROM deliveries WHERE event = 'session.qr'").pluck().all()) as string[];
+    assert.equal(stored.length, 1);
+    assert.ok(!stored[0]!.includes('ADV-SECRET'), stored[0]);
+    assert.match(JSON.parse(stored[0]!).payload.qr, /^v1:/, 'sealed');
+    await registry.delete(hook.id);
   });
 
   it('a failed attempt is retried; a delivery re-queued while its outcome is written goes again', async () => {

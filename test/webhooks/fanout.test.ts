@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { createSecretBox } from '../../src/auth/secret-box.js';
 import { createLogger } from '../../src/logger.js';
 import { createTickTransaction, openDatabase, type Db, type TickTransaction } from '../../src/store/db.js';
 import { createFanoutsRepo } from '../../src/store/fanouts.js';
@@ -44,7 +45,7 @@ describe('fan-out of events to many webhooks', () => {
     const expander = new FanoutExpander({ fanouts: createFanoutsRepo(db), beginWrite: tick.join, onWritten: (rows) => woken.push(...rows), logger: createLogger('silent'), chunkRows: 7 });
     const woken: NewDelivery[] = [];
     const registry = { matching: () => webhookIds.map((id) => ({ id })) } as unknown as WebhookRegistry;
-    const persist = createOutbox({ registry, outbox: createOutboxRepo(db), fanout: expander, tickRows: 25, onWritten: (rows) => woken.push(...rows) });
+    const persist = createOutbox({ registry, outbox: createOutboxRepo(db), box: createSecretBox(Buffer.alloc(32, 5)), fanout: expander, tickRows: 25, onWritten: (rows) => woken.push(...rows) });
 
     tick.join();
     for (let n = 0; n < 6; n++) persist(event(n));
