@@ -27,8 +27,11 @@ export interface FollowOptions {
   isOpen(): boolean;
 }
 
-/** Starts following; returns the function that stops it. A failed read of the log rejects `done`. */
-export function followLog(options: FollowOptions): { stop(): void; done: Promise<void> } {
+/**
+ * Starts following. `done` settles once the past asked for has been sent; `failed` rejects when a read of the log fails
+ * (then, or on a later catch-up), which ends the following.
+ */
+export function followLog(options: FollowOptions): { stop(): void; done: Promise<void>; failed: Promise<never> } {
   const { log, inScope, types } = options;
   const positions: Positions = new Map();
   for (const [session, seq] of options.resumeFrom ?? log.toldNumbers()) if (inScope(session)) positions.set(session, seq);
@@ -43,7 +46,13 @@ export function followLog(options: FollowOptions): { stop(): void; done: Promise
   };
   const stop = log.subscribeCommitted((event) => {
     if (!inScope(event.session)) return;
-    if (!held) return void offer(event, false);
+    if (!held) {
+      const at = positions.get(event.session);
+      // a live event beyond the next: those between were not heard (a cluster's relay that dropped them); the log has them
+      if (at === undefined || event.seq <= at + 1) return void offer(event, false);
+      held = [event];
+      return void startCatchUp().catch(() => {});
+    }
     if (held.length >= MAX_HELD) {
       overflowed = true;
       held = [];
@@ -73,9 +82,16 @@ export function followLog(options: FollowOptions): { stop(): void; done: Promise
       if (!overflowed) held = undefined;
     }
   };
-  const done = catchUp().catch((err: unknown) => {
-    stop();
-    throw err;
-  });
-  return { stop, done };
+  let fail: (err: unknown) => void = () => {};
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  failed.catch(() => {});
+  const startCatchUp = () =>
+    catchUp().catch((err: unknown) => {
+      stop();
+      fail(err);
+      throw err;
+    });
+  const done = held ? startCatchUp() : Promise.resolve();
+  done.catch(() => {});
+  return { stop, done, failed };
 }

@@ -133,7 +133,7 @@ export class SessionManager {
       /** in a cluster, the leases (src/cluster/cluster.ts); on one daemon every session runs here */
       placement?: SessionPlacement;
       /** the tick transaction: hooks.committed waits for the ticks of a session's events, and writes after them */
-      ticks?: Pick<TickTransaction, 'mark' | 'committedSince' | 'writeAfter'>;
+      ticks?: Pick<TickTransaction, 'mark' | 'committed' | 'committedSince' | 'writeAfter'>;
     },
   ) {
     this.placement = deps.placement ?? HERE;
@@ -411,6 +411,9 @@ export class SessionManager {
     if (!runtime) return;
     this.forget(name, runtime);
     await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
+    // the lease is handed on only once the session's last events are committed: the next node numbers on from the
+    // store, and would give an event still in the open tick's numbers again (a lost tick's events were never told)
+    await this.deps.ticks?.committed()?.catch(() => {});
   }
 
   /** Sessions that should run, on whichever node. */

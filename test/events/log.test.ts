@@ -140,13 +140,48 @@ test('a resumed reader gets the past from the log, then live events, none missed
     isOpen: () => true,
   });
   await following.done;
-  listener?.(event('a', 2511));
+  // the next event, live: sent at once
+  const next = event('a', stored.length + 1);
+  stored.push(next);
+  told.set('a', next.seq);
+  listener?.(next);
   const expected = stored.filter((e) => e.seq > 100 && e.event === 'message.received').map((e) => e.seq);
-  expected.push(2511);
   assert.deepEqual(got, expected);
-  assert.equal(cursor, '2511');
+  assert.equal(cursor, String(next.seq));
   following.stop();
   assert.equal(listener, undefined);
+});
+
+test('a live event past the next one (a relay that dropped events) sends the reader to the log for those between', async () => {
+  const stored = [1, 2, 3, 4, 5, 6].map((seq) => event('a', seq));
+  let listener: ((e: GatewayEvent) => void) | undefined;
+  const told = new Map([['a', 2]]);
+  let reads = 0;
+  const log = {
+    toldNumbers: () => told,
+    subscribeCommitted(l: (e: GatewayEvent) => void) {
+      listener = l;
+      return () => (listener = undefined);
+    },
+    async page(session: string, after: number, _types: readonly string[], limit: number) {
+      reads += 1;
+      return stored.filter((e) => e.session === session && e.seq > after && e.seq <= told.get(session)!).slice(0, limit).map((e) => JSON.stringify(e));
+    },
+  };
+  const got: number[] = [];
+  const following = followLog({ log, resumeFrom: undefined, inScope: () => true, types: new Set(), deliver: (e) => void got.push(e.seq), isOpen: () => true });
+  await following.done;
+  listener?.(stored[2]!);
+  assert.deepEqual([got, reads], [[3], 0], 'the next event: sent at once, no read');
+  // 4 and 5 were relayed while the relay was down; 6 arrives live
+  told.set('a', 6);
+  listener?.(stored[5]!);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.deepEqual(got, [3, 4, 5, 6]);
+  assert.equal(reads, 1);
+  listener?.(event('a', 7));
+  assert.deepEqual(got, [3, 4, 5, 6, 7], 'live again');
+  following.stop();
 });
 
 test('cursors: a number for one session, session:number pairs for several; bad ones are named', () => {

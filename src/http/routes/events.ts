@@ -143,7 +143,7 @@ export function eventRoutes({ eventLog, apiKeys, config }: Services, streams: Se
             if (catchingUp && stream.writableLength > MAX_BUFFERED_BYTES / 2) return new Promise<void>((go) => stream.once('drain', go).once('close', go));
           },
         });
-        following.done.catch(() => stream.destroy());
+        following.failed.catch(() => stream.destroy());
         const unsubscribe = following.stop;
         // revoking the key ends its open streams: a leaked key stops listening at once
         const unwatch = principal?.kind === 'key' ? apiKeys.onRevoke((id) => id === principal.id && stream.destroy()) : undefined;
