@@ -23,6 +23,8 @@ export type IdempotentStart =
 export class IdempotentRequests {
   /** this daemon run: a pending key of another run was left by a stopped daemon, or is another node's */
   private readonly runId = randomUUID();
+  /** the keys this run's requests hold now: a pending key of this run not among them lost its outcome with its tick */
+  private readonly running = new Set<string>();
 
   constructor(
     private readonly repo: IdempotencyRepo,
@@ -39,8 +41,18 @@ export class IdempotentRequests {
     const outcome = await this.repo.claim(scope, key, fingerprint, this.runId, now, now + IDEMPOTENCY_TTL_MS);
     if (outcome.claimed) {
       // the claim must outlive a crash of what follows, or a retry after the crash would send again
-      await this.committed();
-      return { replay: false, end: (result) => this.end(scope, key, result) };
+      const held = `${scope}\u0000${key}`;
+      this.running.add(held);
+      try {
+        await this.committed();
+      } catch (err) {
+        this.running.delete(held);
+        throw err;
+      }
+      return {
+        replay: false,
+        end: (result) => this.end(scope, key, result).finally(() => this.running.delete(held)),
+      };
     }
     const record = outcome.record;
     if (!record) throw new GatewayError('IDEMPOTENCY_KEY_IN_FLIGHT', 'a request with this Idempotency-Key is being processed; retry in a moment');
@@ -48,7 +60,8 @@ export class IdempotentRequests {
       throw new GatewayError('IDEMPOTENCY_KEY_REUSED', 'this Idempotency-Key was used for another request in the last 24 hours; use a new key for a new request');
     }
     if (record.state === 'done') return { replay: true, status: record.status ?? 200, data: JSON.parse(record.answer ?? 'null') };
-    if (record.state === 'pending' && (record.runId === this.runId || now - record.createdAt < ANOTHER_NODE_MAY_RUN_IT_MS)) {
+    const runningHere = record.runId === this.runId && this.running.has(`${scope}\u0000${key}`);
+    if (record.state === 'pending' && (runningHere || (record.runId !== this.runId && now - record.createdAt < ANOTHER_NODE_MAY_RUN_IT_MS))) {
       throw new GatewayError('IDEMPOTENCY_KEY_IN_FLIGHT', 'a request with this Idempotency-Key is being processed; retry in a moment');
     }
     throw new GatewayError(

@@ -76,29 +76,18 @@ export function buildRouter(
       await readJsonBody(ctx, bodyLimit, limits.defaultBytes, largeBodies);
       const input: RouteInput = { params, query, body: validate.body ? validate.body(ctx.state.body) : ctx.state.body, ctx };
       if (seen) seen.body = input.body;
-      let grant: { release(): void } | undefined;
-      if (principal?.kind === 'client' && clientGuard) grant = await clientGuard.enforce(principal, route, input);
-      else if (principal) assertAccess(principal, route.access, sessionOf(route, input));
+      const guarded = principal?.kind === 'client' && clientGuard ? principal : undefined;
+      if (principal && !guarded) assertAccess(principal, route.access, sessionOf(route, input));
+      // the owner checks and counts what a client's rules count
       const named = forwarder && inPath === undefined ? sessionOf(route, input) : undefined;
-      if (named !== undefined && (await forwarder!.forward(ctx, route, named, ctx.state.body))) {
-        // the owner counts what the caller's rules count
-        grant?.release();
-        return;
-      }
+      if (named !== undefined && (await forwarder!.forward(ctx, route, named, ctx.state.body))) return;
       let held: Extract<IdempotentStart, { replay: false }> | undefined;
       const idempotencyKey = route.idempotent ? ctx.get('Idempotency-Key') : '';
       if (idempotency && (idempotencyKey || (route.idempotent && ctx.headers['idempotency-key'] !== undefined))) {
         const variant = /\brespond-async\b/i.test(ctx.get('Prefer')) ? 'respond-async' : '';
-        let start: IdempotentStart;
-        try {
-          start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
-        } catch (err) {
-          // a refused or busy key sent nothing: a client token's daily count gets its send back
-          grant?.release();
-          throw err;
-        }
+        const start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
+        // the first answer again, to the caller who got it (keys are kept per caller): nothing is sent, or counted
         if (start.replay) {
-          grant?.release();
           ctx.set('Idempotent-Replayed', 'true');
           ctx.status = start.status;
           if (seen) seen.data = start.data;
@@ -106,6 +95,16 @@ export function buildRouter(
           return;
         }
         held = start;
+      }
+      let grant: { release(): void } | undefined;
+      if (guarded) {
+        try {
+          grant = await clientGuard!.enforce(guarded, route, input);
+        } catch (err) {
+          // refused by the client's rules: nothing was sent, and the key is free again
+          await held?.end({ error: err }).catch(() => {});
+          throw err;
+        }
       }
       let data: unknown;
       try {

@@ -433,6 +433,10 @@ describe('enforcement', () => {
     const capped = await send('order-3');
     assert.equal(capped.status, 429);
     assert.equal(capped.body.error.code, 'DAILY_CAP_REACHED');
+    const lateReplay = await send('order-2');
+    assert.equal(lateReplay.status, 200, `the replay of a sent one past the cap: ${JSON.stringify(lateReplay.body)}`);
+    assert.equal(lateReplay.headers.get('idempotent-replayed'), 'true');
+    assert.equal((await send('order-3')).body.error?.code, 'DAILY_CAP_REACHED', 'the capped key was given up: still capped, not in flight');
   });
 
   test('a session deleted and created again under the same name does not revive its old tokens', async () => {

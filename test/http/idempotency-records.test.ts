@@ -49,3 +49,20 @@ test("a previous run's request that never ended is in flight for two minutes (an
   assert.equal(await next.pruneExpired(), 1, "the other caller's expired key is pruned; the one taken again is not");
   await db.close();
 });
+
+test("a key of this run whose outcome was lost with its tick is unknown at once, not in flight until a restart", async () => {
+  const db = openDatabase(':memory:');
+  const tick = createTickTransaction(db, () => {});
+  const requests = new IdempotentRequests(createIdempotencyRepo(db), () => tick.committed());
+  const first = await requests.begin(undefined, 'lost', request);
+  assert.equal(first.replay, false);
+  // the answer's record is written into a tick that is then lost: the record still says pending, this run's
+  tick.join();
+  tick.abort(new Error('the disk filled up'));
+  if (!first.replay) await first.end({ status: 200, data: { messageId: 'M1' } }).catch(() => {});
+  tick.flush();
+  await tick.committed()?.catch(() => {});
+  assert.equal((await db.sqlite.prepare("SELECT state FROM idempotency_keys WHERE key = 'lost'").pluck().get()), 'pending');
+  await assert.rejects(requests.begin(undefined, 'lost', request), (err) => code(err) === 'IDEMPOTENCY_OUTCOME_UNKNOWN');
+  await db.close();
+});
