@@ -149,7 +149,7 @@ function SearchForm({ session, onResults }) {
 }
 
 /** An image message's picture: its bytes fetched with the key (once it scrolls into view) and shown by object URL. */
-function MediaImage({ session, mediaId, allowed }) {
+function MediaImage({ session, mediaId, allowed, onLoad }) {
   const [state, setState] = useState({});
   const holder = useRef();
   useEffect(() => {
@@ -177,7 +177,7 @@ function MediaImage({ session, mediaId, allowed }) {
     };
   }, [session, mediaId, allowed]);
   if (!allowed) return html`<span class="media-note">(image: showing it needs the <code>media:read</code> scope)</span>`;
-  if (state.url) return html`<img class="media" src=${state.url} alt="Image" data-media=${mediaId} />`;
+  if (state.url) return html`<img class="media" src=${state.url} alt="Image" data-media=${mediaId} onLoad=${onLoad} />`;
   if (state.error) return html`<span class="media-note" data-media-error=${state.error.code}>(image unavailable: ${state.error.code})</span>`;
   return html`<span class="media-note" ref=${holder}>Loading image…</span>`;
 }
@@ -197,11 +197,11 @@ function MediaDownload({ session, message }) {
   return html`<span class="media-note">(${message.type}) <button type="button" onClick=${save} disabled=${action.busy}>Download</button><${ErrorBox} error=${action.error} /></span>`;
 }
 
-function Message({ session, message, caps, focused }) {
+function Message({ session, message, caps, focused, onMediaLoad }) {
   const image = message.mediaId && (message.type === 'image' || message.type === 'sticker');
   const body = message.revoked ? html`<em class="media-note">(deleted)</em>` : message.text !== null && message.text !== undefined ? html`<span class="text">${message.text}</span>` : null;
   return html`<li class="bubble ${message.fromMe ? 'mine' : 'theirs'} ${focused ? 'focused' : ''}" data-message=${message.messageId} data-status=${message.status}>
-    ${!message.revoked && image ? html`<${MediaImage} session=${session} mediaId=${message.mediaId} allowed=${caps.can('media:read')} />` : null}
+    ${!message.revoked && image ? html`<${MediaImage} session=${session} mediaId=${message.mediaId} allowed=${caps.can('media:read')} onLoad=${onMediaLoad} />` : null}
     ${!message.revoked && message.mediaId && !image ? (caps.can('media:read') ? html`<${MediaDownload} session=${session} message=${message} />` : html`<span class="media-note">(${message.type})</span>`) : null}
     ${!message.revoked && !message.mediaId && body === null ? html`<span class="media-note">(${message.type})</span>` : null}
     ${body}
@@ -325,8 +325,16 @@ function History({ session, chat, chatId, focus, caps }) {
     else if (event.event === 'message.delete') setState((s) => ({ ...s, messages: s.messages.filter((m) => m.messageId !== p.messageId) }));
   });
 
+  // whether the reader is at the newest message: a picture that loads then keeps it in view
+  const atBottom = useRef(true);
   const onScroll = (event) => {
-    if (event.currentTarget.scrollTop < NEAR_TOP_PX) older();
+    const el = event.currentTarget;
+    atBottom.current = el.scrollHeight - el.scrollTop - el.clientHeight < NEAR_BOTTOM_PX;
+    if (el.scrollTop < NEAR_TOP_PX) older();
+  };
+  const onMediaLoad = () => {
+    const el = pane.current;
+    if (el && atBottom.current && !focus) el.scrollTop = el.scrollHeight;
   };
 
   const sent = (message) => {
@@ -352,7 +360,7 @@ function History({ session, chat, chatId, focus, caps }) {
       ${state.loaded && state.messages.length === 0 ? html`<p class="muted">No stored messages in this chat.</p>` : null}
       ${!state.loaded && !error ? html`<p class="muted">Loading…</p>` : null}
       <ol class="bubbles" aria-live="polite">
-        ${state.messages.map((m) => html`<${Message} key=${m.messageId} session=${session} message=${m} caps=${caps} focused=${m.messageId === focus} />`)}
+        ${state.messages.map((m) => html`<${Message} key=${m.messageId} session=${session} message=${m} caps=${caps} focused=${m.messageId === focus} onMediaLoad=${onMediaLoad} />`)}
       </ol>
       ${state.atEnd ? null : html`<p class="pager-line"><button type="button" onClick=${() => newer()}>Newer messages</button></p>`}
     </div>
