@@ -431,7 +431,7 @@ function SessionConversations({ session, chatId, focus, caps }) {
               ${chats.nextCursor ? html`<p class="pager-line"><button type="button" onClick=${chats.next} disabled=${chats.busy}>More chats</button></p>` : null}`}
       </section>
       ${chatId
-        ? html`<${History} key=${`${chatId}/${focus ?? ''}`} session=${session} chat=${selected} chatId=${chatId} focus=${focus} caps=${caps} />`
+        ? html`<${History} key=${`${session}/${chatId}/${focus ?? ''}`} session=${session} chat=${selected} chatId=${chatId} focus=${focus} caps=${caps} />`
         : html`<section class="history empty"><p class="muted">Choose a chat${search ? ' or a search result' : ''}.</p></section>`}
     </div>`;
 }
