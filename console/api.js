@@ -52,13 +52,34 @@ export async function api(method, path, body, key = storedKey()) {
   } catch {
     json = undefined;
   }
-  if (!response.ok) {
-    const error = json?.error ?? {};
-    if (response.status === 401 && key === storedKey()) onUnauthorized(UNAUTHORIZED_REASON);
-    throw new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? response.statusText);
-  }
+  if (!response.ok) throw refusal(response, json, key);
   const total = response.headers.get('X-Total-Count');
   return { data: json?.data, total: total === null ? undefined : Number(total) };
+}
+
+/** The ApiError of an error answer (a 401 to the stored key signs the tab out). */
+function refusal(response, json, key) {
+  const error = json?.error ?? {};
+  if (response.status === 401 && key === storedKey()) onUnauthorized(UNAUTHORIZED_REASON);
+  return new ApiError(response.status, error.code ?? `HTTP_${response.status}`, error.message ?? response.statusText);
+}
+
+/**
+ * A file of the API as a Blob (POST …/media/{mediaId}/download), fetched with the key in the Authorization header, since
+ * an <img src> cannot send it; the page shows it through an object URL.
+ */
+export async function fetchBlob(method, path) {
+  let response;
+  try {
+    response = await fetch(path, { method, headers: { Authorization: `Bearer ${storedKey()}` }, cache: 'no-store' });
+  } catch {
+    markUnreachable();
+    throw new ApiError(0, 'NETWORK', 'the daemon could not be reached');
+  }
+  if (GATEWAY_DOWN.has(response.status)) markUnreachable();
+  else markReachable();
+  if (!response.ok) throw refusal(response, await response.json().catch(() => undefined), storedKey());
+  return response.blob();
 }
 
 /** Builds a query string from the defined values. */

@@ -12,15 +12,16 @@ import { ErrorBox, Field } from './ui.js';
 import { Overview } from './pages/overview.js';
 import { Sessions } from './pages/sessions.js';
 import { Session } from './pages/session.js';
+import { Conversations } from './pages/conversations.js';
 import { Webhooks } from './pages/webhooks.js';
 import { Webhook } from './pages/webhook.js';
 import { Keys } from './pages/keys.js';
 import { Settings } from './pages/settings.js';
 
-/** #/sessions/demo → {page: 'sessions', id: 'demo'} */
+/** #/sessions/demo → {page: 'sessions', id: 'demo'}; #/chats/demo/{chatId}/{messageId} → also {sub, rest} */
 function parseHash() {
-  const [page = '', id] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  return { page, id };
+  const [page = '', id, sub, rest] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  return { page, id, sub, rest };
 }
 
 function useRoute() {
@@ -40,6 +41,7 @@ const TITLE = 'Session Gateway console';
 function titleOf(route) {
   if (route.page === 'sessions' && route.id) return `Session ${route.id}`;
   if (route.page === 'webhooks' && route.id) return `Webhook ${route.id}`;
+  if (route.page === 'chats' && route.id) return `Conversations ${route.id}`;
   return PAGES.find((p) => p.page === route.page)?.label ?? 'Not available';
 }
 
@@ -83,6 +85,7 @@ function SignIn({ onSignedIn, reason }) {
 const PAGES = [
   { page: '', label: 'Overview', allowed: () => true },
   { page: 'sessions', label: 'Sessions', allowed: (caps) => caps.can('sessions:read') },
+  { page: 'chats', label: 'Conversations', allowed: (caps) => caps.can('sessions:read') },
   { page: 'webhooks', label: 'Webhooks', allowed: (caps) => caps.can('webhooks:manage') },
   { page: 'keys', label: 'API keys', allowed: (caps) => caps.can('keys:manage') },
   { page: 'settings', label: 'Settings', allowed: (caps) => caps.master },
@@ -115,8 +118,8 @@ function Shell({ account, onSignOut }) {
     else main.current?.focus();
   }, [route.page, route.id]);
 
-  const props = { caps, stream, id: route.id };
-  const views = { '': Overview, sessions: route.id ? Session : Sessions, webhooks: route.id ? Webhook : Webhooks, keys: Keys, settings: Settings };
+  const props = { caps, stream, id: route.id, sub: route.sub, rest: route.rest };
+  const views = { '': Overview, sessions: route.id ? Session : Sessions, chats: Conversations, webhooks: route.id ? Webhook : Webhooks, keys: Keys, settings: Settings };
   const entry = PAGES.find((p) => p.page === route.page);
   const View = views[route.page];
   const who = account.kind === 'master' ? 'master key' : `API key “${account.name}”`;

@@ -8,6 +8,7 @@ import { Chat, ErrorBox, Field, formatTime, StatusBadge, Table, useAction, useLo
 import { SessionActions } from './sessions.js';
 import { Pairing } from './pairing.js';
 import { ClientRules } from './client-rules.js';
+import { chatHref } from './conversations.js';
 
 const readAsDataUrl = (file) =>
   new Promise((done, fail) => {
@@ -123,6 +124,7 @@ export function Session({ id, caps, stream }) {
   const deleted = () => (location.hash = '#/sessions');
   return html`<h1>Session ${s.name} <${StatusBadge} status=${s.status} reason=${s.statusReason} /></h1>
     <${ErrorBox} error=${session.error} />
+    <p class="page-links"><a href=${chatHref(s.name)} data-testid="conversations-link">Conversations</a> <span class="muted">its chats, their history, search and a composer</span></p>
     ${manage ? html`<${SessionActions} session=${s} onDone=${(gone) => (gone ? deleted() : session.reload())} />` : null}
     <div class="cards">
       <section class="card" aria-labelledby="h-account">

@@ -252,7 +252,7 @@ test("an operator's day in the console, every page accessible and screenshotted,
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Overview' }).waitFor(WAIT);
   const nav = page.getByRole('navigation', { name: 'Main' });
-  assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Overview', 'Sessions', 'Webhooks']);
+  assert.deepEqual(await nav.getByRole('link').allTextContents(), ['Overview', 'Sessions', 'Conversations', 'Webhooks']);
   await page.getByRole('link', { name: 'Sessions' }).click();
   await page.locator('tr[data-session="demo"]').waitFor(WAIT);
   assert.deepEqual(await page.locator('tr[data-session]').evaluateAll((rows) => rows.map((r: any) => r.getAttribute('data-session'))), ['demo']);

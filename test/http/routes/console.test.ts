@@ -17,7 +17,7 @@ describe('the web console', () => {
     assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
     assert.equal(res.headers.get('cache-control'), 'no-cache');
     const csp = res.headers.get('content-security-policy') ?? '';
-    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'"]) {
+    for (const directive of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "object-src 'none'", "base-uri 'none'", "img-src 'self' data: blob:"]) {
       assert.ok(csp.split('; ').includes(directive), `${directive} in ${csp}`);
     }
     assert.doesNotMatch(csp, /https?:|\*|unsafe-/, 'no other origin, nothing inline, no eval');
