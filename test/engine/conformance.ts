@@ -37,8 +37,8 @@ export interface EngineTarget {
   close(): Promise<void>;
   /** the contact `phone` calls the account `accountPhone` of session `session`; resolves with the call's id once it is placed */
   contactCalls(phone: string, session: string, accountPhone: string, options?: { isVideo?: boolean }): Promise<string>;
-  /** the call `callId` of `phone` to `session` rings out unanswered (the network ends it by timeout) */
-  callTimesOut(phone: string, session: string, callId: string): Promise<void>;
+  /** the call `callId` of `phone` to `session` stops ringing unanswered: it rings out (`timeout`) or the caller hangs up (`cancelled`) */
+  callEnds(phone: string, session: string, callId: string, how: 'timeout' | 'cancelled'): Promise<void>;
   /** resolves once the caller `phone` saw the call `callId` rejected (the session's reject reached the caller); throws otherwise */
   callerSawReject(phone: string, session: string, callId: string): Promise<void>;
   /** resolves once the contact `phone` received the message `messageId` of `session` with the text `text`; throws otherwise */
@@ -518,11 +518,16 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       // a call nobody answers rings out: call.missed by timeout, and it can no longer be rejected
       const unanswered = await target.contactCalls(DAVE, 'alice', ALICE);
       await event('alice', 'call.received', (p) => p.callId === unanswered, 'the second call rings');
-      await target.callTimesOut(DAVE, 'alice', unanswered);
+      await target.callEnds(DAVE, 'alice', unanswered, 'timeout');
       const missed = (await event('alice', 'call.missed', (p) => p.callId === unanswered, 'call.missed at alice')).payload;
       assert.equal(missed.endedBy, 'timeout');
       assert.equal(missed.isVideo, false);
       assert.equal((await daemon.request('POST', `/api/sessions/alice/calls/${unanswered}/reject`, {})).body.error.code, 'CALL_ENDED');
+      // the caller hangs up before an answer: missed too, ended by the caller
+      const hungUp = await target.contactCalls(DAVE, 'alice', ALICE);
+      await event('alice', 'call.received', (p) => p.callId === hungUp, 'the third call rings');
+      await target.callEnds(DAVE, 'alice', hungUp, 'cancelled');
+      assert.equal((await event('alice', 'call.missed', (p) => p.callId === hungUp, 'call.missed by the caller')).payload.endedBy, 'caller');
 
       // config.calls: every call is rejected at once, with no request, and the caller gets the text
       const replyText = `Calls are not answered here; please write. ${Date.now()}`;
@@ -539,7 +544,7 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal((await api('PATCH', '/api/sessions/alice', { config: { calls: null } })).config.calls, undefined);
       const free = await target.contactCalls(DAVE, 'alice', ALICE);
       await event('alice', 'call.received', (p) => p.callId === free, 'a call rings once the policy is gone');
-      await target.callTimesOut(DAVE, 'alice', free);
+      await target.callEnds(DAVE, 'alice', free, 'timeout');
       await event('alice', 'call.missed', (p) => p.callId === free, 'it rings out');
     });
 

@@ -104,8 +104,8 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       ensureAccount(phone);
       return emu.control.placeCall(phone, accountPhone, { isVideo: options.isVideo ?? false }).callId;
     },
-    async callTimesOut(_phone, _session, callId) {
-      emu.control.endCall(callId, 'timeout');
+    async callEnds(_phone, _session, callId, how) {
+      emu.control.endCall(callId, how);
     },
     async callerSawReject(_phone, _session, callId) {
       await emu.control.waitForCallRejected(callId, 10_000);
@@ -170,9 +170,9 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
       if (res.status !== 200) throw new Error(`sandbox call: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body.data.callId as string;
     },
-    async callTimesOut(phone, session, callId) {
-      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/call`, { from: `+${phone}`, outcome: 'missed', callId });
-      if (res.status !== 200) throw new Error(`sandbox call timeout: ${res.status} ${JSON.stringify(res.body)}`);
+    async callEnds(phone, session, callId, how) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/call`, { from: `+${phone}`, outcome: how === 'timeout' ? 'missed' : 'cancelled', callId });
+      if (res.status !== 200) throw new Error(`sandbox call end: ${res.status} ${JSON.stringify(res.body)}`);
     },
     async callerSawReject(phone, session, callId) {
       await waitFor(async () => {
