@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { ApiKeys } from './auth/api-keys.js';
 import type { GatewayConfig } from './config/types.js';
 import { createEngines } from './engine/index.js';
+import { CallsService } from './calls/service.js';
 import { EventBus } from './events/bus.js';
 import { EventLog, numberingAfterClaim } from './events/log.js';
 import { createEventLogRepo } from './store/event-log.js';
@@ -233,6 +234,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, activity: messageActivity, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
+  const calls = new CallsService({ sessions, messaging, logger: logger.child({ module: 'calls' }) });
+  calls.attach(bus);
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => {
@@ -282,6 +285,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
+    calls,
     cluster: node?.cluster,
     operations: {
       backups,

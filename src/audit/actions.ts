@@ -2,6 +2,7 @@
 
 export const AUDIT_ACTIONS = [
   'session.create',
+  'session.update',
   'session.start',
   'session.stop',
   'session.restart',

@@ -148,7 +148,7 @@ export interface SessionOptions {
 }
 
 /** One connected (or connecting) account: its lifecycle, plus the operations of the network. */
-export interface EngineSession extends MessagingOps, ChatOps {
+export interface EngineSession extends MessagingOps, ChatOps, CallOps {
   readonly engine: EngineName;
   /** open the connection; reports qr/open/close through the hooks */
   connect(): Promise<void>;
@@ -412,4 +412,24 @@ export interface ChatOps {
   saveLabel(label: LabelInfo): Promise<void>;
   deleteLabel(labelId: string): Promise<void>;
   setChatLabel(chatId: string, labelId: string, assigned: boolean): Promise<void>;
+}
+
+// ---- calls ----
+
+/** Who rejected a call the session rejected: a request to the reject route, or the session's `config.calls` policy. */
+export type CallRejecter = 'gateway' | 'auto';
+/**
+ * Who or what ended a call: the session (`gateway`: the reject route; `auto`: `config.calls.reject`), another device of
+ * the account declining it (`device`), the caller hanging up before anyone answered (`caller`), or nobody answering in
+ * time (`timeout`).
+ */
+export type CallEndedBy = CallRejecter | 'device' | 'caller' | 'timeout';
+export const CALL_ENDED_BY: readonly CallEndedBy[] = ['gateway', 'auto', 'device', 'caller', 'timeout'];
+
+export interface CallOps {
+  /**
+   * Rejects an incoming call that still rings (the caller sees it declined); call.rejected follows with `endedBy: by`.
+   * CALL_NOT_FOUND for a call the session did not hear ring recently, CALL_ENDED for one that is over.
+   */
+  rejectCall(callId: string, by: CallRejecter): Promise<void>;
 }

@@ -78,20 +78,34 @@ const messageSentSchema: Schema = { ...messagePayloadSchema, required: [...(mess
 /** Reaction, edit and revoke share the message key, the author and fromMe. */
 const byAuthor = (extra: Record<string, Schema>): Schema => closed({ ...messageKey, from: jidRefSchema, fromMe: { type: 'boolean' }, ...extra, timestamp: isoTime });
 
-const callSchema: Schema = {
-  ...closed(
+/**
+ * A call.* payload: the call as it stands after what this event reports (`status`), who or what ended it (`endedBy`,
+ * on call.rejected and call.missed), and when it started ringing.
+ */
+const callSchema = (status: string, endedBy?: readonly string[]): Schema =>
+  closed(
     {
-      callId: id,
+      callId: { ...id, description: 'the id the network gave the call; the reject route takes it' },
       from: jidRefSchema,
-      chatId: jid,
+      chatId: { ...jid, description: 'the caller (by phone JID when known), or the group of a group call' },
       isVideo: { type: 'boolean' },
       isGroup: { type: 'boolean' },
-      offline: { const: true, description: 'Baileys: the call happened while the session was offline' },
-      timestamp: isoTime,
+      status: { const: status },
+      ...(endedBy
+        ? {
+            endedBy: {
+              enum: [...endedBy],
+              description:
+                'gateway: the reject route; auto: the session\'s config.calls.reject; device: declined on the phone or another linked device; caller: the caller hung up before an answer; timeout: nobody answered',
+            },
+          }
+        : {}),
+      offeredAt: { ...isoTime, description: 'when the call started ringing' },
+      offline: { const: true, description: 'Baileys: the call reached the session from its offline queue (it rang while the session was offline)' },
+      timestamp: { ...isoTime, description: 'when what this event reports happened' },
     },
-    ['callId', 'from', 'chatId', 'isVideo', 'isGroup', 'timestamp'],
-  ),
-};
+    ['callId', 'from', 'chatId', 'isVideo', 'isGroup', 'status', ...(endedBy ? ['endedBy'] : []), 'offeredAt', 'timestamp'],
+  );
 
 const chatOnly: Schema = { ...closed({ chatId: jid, timestamp: isoTime }) };
 
@@ -181,10 +195,10 @@ const payloads: Record<EventType, Schema> = {
       ['from', 'presence', 'state', 'unavailable'],
     ),
   },
-  'call.received': callSchema,
-  'call.missed': callSchema,
-  'call.accepted': callSchema,
-  'call.rejected': callSchema,
+  'call.received': callSchema('ringing'),
+  'call.missed': callSchema('missed', ['caller', 'timeout']),
+  'call.accepted': callSchema('accepted'),
+  'call.rejected': callSchema('rejected', ['gateway', 'auto', 'device']),
   'contact.update': {
     description: 'the sandbox sends every field (null when unknown); Baileys sends the fields the network reported',
     ...closed(

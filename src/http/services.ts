@@ -19,6 +19,7 @@ import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
 import type { ProfileService } from '../chats/profile.js';
 import type { LabelsService } from '../chats/labels.js';
+import type { CallsService } from '../calls/service.js';
 import type { WebhookRegistry } from '../webhooks/registry.js';
 import type { AuditLog } from '../audit/log.js';
 import type { Backups } from '../ops/backups.js';
@@ -52,6 +53,8 @@ export interface Services {
   /** the session's own profile picture */
   profile: ProfileService;
   labels: LabelsService;
+  /** rejecting calls (the route; each session's config.calls policy is applied by the daemon) */
+  calls: CallsService;
   /** webhook registrations, delivery log and manual retry */
   webhooks: WebhookRegistry;
   /** the cluster this daemon is a node of (store.kind: postgres); undefined on SQLite */

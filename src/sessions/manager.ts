@@ -246,6 +246,22 @@ export class SessionManager {
     return this.get(row.name);
   }
 
+  /**
+   * Changes a session's settings: each key of `patch` replaces the stored one, a null removes it, the others stay. The
+   * call policy (`calls`) applies from the next call; what the engine reads at its start (safeMode, markOnlineOnConnect,
+   * ignoreStatus) from the session's next start.
+   */
+  async updateConfig(name: string, patch: Record<string, unknown>): Promise<SessionRow> {
+    const row = await this.get(name);
+    const config = { ...row.config };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null) delete config[key];
+      else config[key] = value;
+    }
+    if (!(await this.deps.sessions.setConfig(name, config))) throw notFound('SESSION_NOT_FOUND', `session ${name}`);
+    return this.get(name);
+  }
+
   /** Returns false when the session was already running. */
   async start(name: string): Promise<boolean> {
     // the engine's code may load first; the row is read after, so a change made meanwhile counts

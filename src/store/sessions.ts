@@ -113,6 +113,7 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
     `UPDATE sessions SET phone_number = @phoneNumber, push_name = @pushName, business_name = @businessName,
        platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
   );
+  const setConfig = db.prepare('UPDATE sessions SET config = ?, updated_at = ? WHERE name = ?');
   const setLastError = db.prepare('UPDATE sessions SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE name = ?');
   const remove = db.prepare('DELETE FROM sessions WHERE name = ?');
   // a cluster's lease of the session goes with it (a later session of that name starts with none)
@@ -231,6 +232,12 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
           now: new Date().toISOString(),
         }),
       );
+    },
+    /** Replaces the session's config; false when there is no such session. */
+    async setConfig(name: string, config: Record<string, unknown>): Promise<boolean> {
+      const changed = (await setConfig.run(JSON.stringify(config), new Date().toISOString(), name)).changes > 0;
+      wrote(name, false);
+      return changed;
     },
     setLastError(name: string, cause: CloseCause, at = new Date().toISOString()): void {
       staged(name, false, () => setLastError.stage(cause.code, cause.message, at, name));

@@ -35,6 +35,14 @@ export interface EngineTarget {
   syncHistoryImage(session: string, phone: string, image: Buffer, caption: string): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
+  /** the contact `phone` calls the account `accountPhone` of session `session`; resolves with the call's id once it is placed */
+  contactCalls(phone: string, session: string, accountPhone: string, options?: { isVideo?: boolean }): Promise<string>;
+  /** the call `callId` of `phone` to `session` stops ringing unanswered: it rings out (`timeout`) or the caller hangs up (`cancelled`) */
+  callEnds(phone: string, session: string, callId: string, how: 'timeout' | 'cancelled'): Promise<void>;
+  /** resolves once the caller `phone` saw the call `callId` rejected (the session's reject reached the caller); throws otherwise */
+  callerSawReject(phone: string, session: string, callId: string): Promise<void>;
+  /** resolves once the contact `phone` received the message `messageId` of `session` with the text `text`; throws otherwise */
+  contactReceived(phone: string, session: string, messageId: string, text: string): Promise<void>;
 }
 
 export type Scenario =
@@ -54,6 +62,7 @@ export type Scenario =
   | 'identities survive a restart'
   | 'history media'
   | 'chat list, history and search'
+  | 'calls'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -65,6 +74,8 @@ const ALICE = '15550101001';
 const BOB = '15550102002';
 /** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
 const CAROL = '15550103003';
+/** a contact with no session who calls alice */
+const DAVE = '15550104004';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -510,6 +521,73 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       }, 10_000, 'both messages found');
       assert.deepEqual(results.map((r: { message: { messageId: string } }) => r.message.messageId), [second.messageId, first.messageId]);
       assert.match(results[0].snippet, /zebra/);
+    });
+
+    scenario('calls', async () => {
+      await target.addContact(DAVE);
+      // a call rings: call.received names the caller by phone and LID
+      const callId = await target.contactCalls(DAVE, 'alice', ALICE, { isVideo: true });
+      const rang = (await event('alice', 'call.received', (p) => p.callId === callId, 'call.received at alice')).payload;
+      assert.equal(rang.from.phoneNumber, `+${DAVE}`);
+      assert.match(rang.from.lid ?? '', /@lid$/);
+      assert.equal(rang.chatId, jid(DAVE));
+      assert.equal(rang.status, 'ringing');
+      assert.equal(rang.isVideo, true);
+      assert.equal(rang.isGroup, false);
+      assert.ok(Date.parse(rang.offeredAt) > Date.now() - 60_000);
+
+      // another session (bob) does not know alice's call; a malformed id is refused before any work
+      const foreign = await daemon.request('POST', `/api/sessions/bob/calls/${callId}/reject`, {});
+      assert.equal(foreign.status, 404);
+      assert.equal(foreign.body.error.code, 'CALL_NOT_FOUND');
+      assert.equal((await daemon.request('POST', '/api/sessions/alice/calls/not%20an%20id/reject', {})).status, 400);
+
+      // rejected through the route: call.rejected by the gateway, and the caller saw it declined
+      await api('POST', `/api/sessions/alice/calls/${callId}/reject`, {});
+      const rejected = (await event('alice', 'call.rejected', (p) => p.callId === callId, 'call.rejected at alice')).payload;
+      assert.equal(rejected.endedBy, 'gateway');
+      assert.equal(rejected.status, 'rejected');
+      assert.equal(rejected.offeredAt, rang.offeredAt);
+      assert.equal(rejected.from.phoneNumber, `+${DAVE}`);
+      await target.callerSawReject(DAVE, 'alice', callId);
+      const again = await daemon.request('POST', `/api/sessions/alice/calls/${callId}/reject`, {});
+      assert.equal(again.status, 409);
+      assert.equal(again.body.error.code, 'CALL_ENDED');
+      const unknown = await daemon.request('POST', '/api/sessions/alice/calls/0123456789ABCDEF0123456789ABCDEF/reject', {});
+      assert.equal(unknown.status, 404);
+      assert.equal(unknown.body.error.code, 'CALL_NOT_FOUND');
+
+      // a call nobody answers rings out: call.missed by timeout, and it can no longer be rejected
+      const unanswered = await target.contactCalls(DAVE, 'alice', ALICE);
+      await event('alice', 'call.received', (p) => p.callId === unanswered, 'the second call rings');
+      await target.callEnds(DAVE, 'alice', unanswered, 'timeout');
+      const missed = (await event('alice', 'call.missed', (p) => p.callId === unanswered, 'call.missed at alice')).payload;
+      assert.equal(missed.endedBy, 'timeout');
+      assert.equal(missed.isVideo, false);
+      assert.equal((await daemon.request('POST', `/api/sessions/alice/calls/${unanswered}/reject`, {})).body.error.code, 'CALL_ENDED');
+      // the caller hangs up before an answer: missed too, ended by the caller
+      const hungUp = await target.contactCalls(DAVE, 'alice', ALICE);
+      await event('alice', 'call.received', (p) => p.callId === hungUp, 'the third call rings');
+      await target.callEnds(DAVE, 'alice', hungUp, 'cancelled');
+      assert.equal((await event('alice', 'call.missed', (p) => p.callId === hungUp, 'call.missed by the caller')).payload.endedBy, 'caller');
+
+      // config.calls: every call is rejected at once, with no request, and the caller gets the text
+      const replyText = `Calls are not answered here; please write. ${Date.now()}`;
+      const updated = await api('PATCH', '/api/sessions/alice', { config: { calls: { reject: true, replyText } } });
+      assert.deepEqual(updated.config.calls, { reject: true, replyText });
+      const policed = await target.contactCalls(DAVE, 'alice', ALICE);
+      const auto = (await event('alice', 'call.rejected', (p) => p.callId === policed, 'the call rejected by the policy')).payload;
+      assert.equal(auto.endedBy, 'auto');
+      await target.callerSawReject(DAVE, 'alice', policed);
+      const reply = (await event('alice', 'message.sent', (p) => p.text === replyText, 'the reply to the caller')).payload;
+      assert.equal(reply.chatId, jid(DAVE));
+      await target.contactReceived(DAVE, 'alice', reply.messageId, replyText);
+      // the policy removed: calls ring again
+      assert.equal((await api('PATCH', '/api/sessions/alice', { config: { calls: null } })).config.calls, undefined);
+      const free = await target.contactCalls(DAVE, 'alice', ALICE);
+      await event('alice', 'call.received', (p) => p.callId === free, 'a call rings once the policy is gone');
+      await target.callEnds(DAVE, 'alice', free, 'timeout');
+      await event('alice', 'call.missed', (p) => p.callId === free, 'it rings out');
     });
 
     scenario('logout', async () => {

@@ -100,6 +100,19 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
         },
       ]);
     },
+    async contactCalls(phone, _session, accountPhone, options = {}) {
+      ensureAccount(phone);
+      return emu.control.placeCall(phone, accountPhone, { isVideo: options.isVideo ?? false }).callId;
+    },
+    async callEnds(_phone, _session, callId, how) {
+      emu.control.endCall(callId, how);
+    },
+    async callerSawReject(_phone, _session, callId) {
+      await emu.control.waitForCallRejected(callId, 10_000);
+    },
+    async contactReceived(phone, _session, messageId, text) {
+      await emu.control.waitForInbox(phone, (m) => m.id === messageId && m.text === text, 10_000);
+    },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
       const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
@@ -151,6 +164,30 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     async contactSends(phone, session, _accountPhone, text, options = {}) {
       const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/inbound`, { from: `+${phone}`, type: 'text', text, ...(options.senderLidOnly ? { senderLidOnly: true } : {}) });
       if (res.status !== 200) throw new Error(`sandbox inbound: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    async contactCalls(phone, session, _accountPhone, options = {}) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/call`, { from: `+${phone}`, outcome: 'received', isVideo: options.isVideo ?? false });
+      if (res.status !== 200) throw new Error(`sandbox call: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.data.callId as string;
+    },
+    async callEnds(phone, session, callId, how) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/call`, { from: `+${phone}`, outcome: how === 'timeout' ? 'missed' : 'cancelled', callId });
+      if (res.status !== 200) throw new Error(`sandbox call end: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    async callerSawReject(phone, session, callId) {
+      await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/sandbox/sessions/${session}/calls/${callId}`);
+        if (res.status !== 200) throw new Error(`sandbox call view: ${res.status} ${JSON.stringify(res.body)}`);
+        if (res.body.data.from !== `+${phone}`) throw new Error(`call ${callId} is from ${res.body.data.from}`);
+        return res.body.data.callerSaw === 'rejected';
+      }, 10_000, `${phone} sees call ${callId} rejected`);
+    },
+    async contactReceived(_phone, session, messageId, text) {
+      // the virtual contact's phone acknowledges what reached it (delivered)
+      await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/sessions/${session}/messages/${messageId}`);
+        return res.status === 200 && res.body.data.text === text && ['delivered', 'read'].includes(res.body.data.status);
+      }, 10_000, `message ${messageId} delivered`);
     },
     async close() {
       await daemon.cleanup();

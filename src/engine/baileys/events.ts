@@ -21,6 +21,7 @@ import type { MessagePayload } from '../payloads.js';
 import type { DeliveryStatus } from '../types.js';
 import { contentOf, isoOf, textOf, toRaw } from './content.js';
 import type { SessionContext } from './context.js';
+import { BaileysCalls } from './calls.js';
 import { applyParticipantChange, groupChanges } from './groups.js';
 import type { PollVotes } from './polls.js';
 
@@ -36,13 +37,6 @@ const STATUS: Partial<Record<number, DeliveryStatus>> = {
   [proto.WebMessageInfo.Status.PLAYED]: 'read',
 };
 
-const CALL_EVENTS: Partial<Record<string, EventType>> = {
-  offer: 'call.received',
-  accept: 'call.accepted',
-  reject: 'call.rejected',
-  timeout: 'call.missed',
-};
-
 const now = (): string => new Date().toISOString();
 
 export class EventMapper {
@@ -53,6 +47,7 @@ export class EventMapper {
   constructor(
     private readonly ctx: SessionContext,
     private readonly polls: PollVotes,
+    readonly calls = new BaileysCalls(ctx),
   ) {}
 
   private emit(type: EventType, payload: object): void {
@@ -104,7 +99,7 @@ export class EventMapper {
         this.emit('labels.update', { action: type === 'add' ? 'assigned' : 'unassigned', labelId: association.labelId, chatId: this.canonicalChat(association.chatId) });
       }
     }
-    if (events.call) this.calls(events.call);
+    if (events.call) this.callUpdates(events.call);
     if (events['newsletter.reaction']) this.emit('newsletter.update', { id: events['newsletter.reaction'].id, action: 'reaction', serverId: events['newsletter.reaction'].server_id, reaction: events['newsletter.reaction'].reaction });
     if (events['newsletter.view']) this.emit('newsletter.update', { id: events['newsletter.view'].id, action: 'view', serverId: events['newsletter.view'].server_id, count: events['newsletter.view'].count });
     if (events['newsletter-participants.update']) {
@@ -360,21 +355,8 @@ export class EventMapper {
     }
   }
 
-  private calls(calls: BaileysEventMap['call']): void {
-    for (const call of calls) {
-      this.ctx.ids.remember(call.from, call.callerPn);
-      const type = call.status === 'terminate' ? undefined : CALL_EVENTS[call.status];
-      if (!type) continue;
-      this.emit(type, {
-        callId: call.id,
-        from: this.ctx.ids.ref(call.from, call.callerPn),
-        chatId: call.groupJid ?? this.canonicalChat(call.chatId),
-        isVideo: !!call.isVideo,
-        isGroup: !!call.isGroup,
-        ...(call.offline ? { offline: true } : {}),
-        timestamp: (call.date instanceof Date ? call.date : new Date()).toISOString(),
-      });
-    }
+  private callUpdates(calls: BaileysEventMap['call']): void {
+    for (const call of calls) this.calls.handle(call, (jid) => this.canonicalChat(jid));
   }
 
   // ---- ids ----

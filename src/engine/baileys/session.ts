@@ -14,7 +14,7 @@ import makeWASocket, {
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { AccountInfo, CastVote, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
+import type { AccountInfo, CallRejecter, CastVote, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
 import { loadAuthState, type SqliteAuthState } from './auth-state.js';
 import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
 import { BaileysChats } from './chats.js';
@@ -234,6 +234,12 @@ export class BaileysSession implements EngineSession {
 
   downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {
     return this.media.download(ref);
+  }
+
+  // ---- calls ----
+
+  rejectCall(callId: string, by: CallRejecter): Promise<void> {
+    return this.mapper.calls.reject(callId, by);
   }
 
   /** Releases what outlives sockets (the proxy's connection pools); created again by the next connect. */

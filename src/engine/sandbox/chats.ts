@@ -1,8 +1,9 @@
 // The chat operations (groups, channels, presence, contacts, labels) of one open sandbox account, and how SandboxSession exposes them.
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
-import { userJid } from '../jid.js';
-import type { ChatOps } from '../types.js';
+import { CALL_EVENT, callPayload, type CallStatus } from '../calls.js';
+import { jidUser, userJid } from '../jid.js';
+import type { CallEndedBy, CallRejecter, ChatOps } from '../types.js';
 import { accountOf, profileOf, refOf } from './accounts.js';
 import { SandboxChannels } from './channels.js';
 import { SandboxContacts } from './contacts.js';
@@ -18,7 +19,18 @@ export interface SandboxAccount {
   businessName?: string;
 }
 
-export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
+/**
+ * What happens to a call a contact places: it rings (`received`), rings out unanswered (`missed`), its caller hangs up
+ * before an answer (`cancelled`), or another device of the account answers (`accepted`) or declines it (`rejected`).
+ */
+export type CallOutcome = 'received' | 'missed' | 'cancelled' | 'accepted' | 'rejected';
+
+const CALL_ENDS: Record<Exclude<CallOutcome, 'received'>, { status: Exclude<CallStatus, 'ringing'>; endedBy?: CallEndedBy }> = {
+  missed: { status: 'missed', endedBy: 'timeout' },
+  cancelled: { status: 'missed', endedBy: 'caller' },
+  accepted: { status: 'accepted' },
+  rejected: { status: 'rejected', endedBy: 'device' },
+};
 export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
 
 type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels';
@@ -85,18 +97,48 @@ export class SandboxChats {
     this.groupNetwork = new GroupNetwork(network);
   }
 
-  /** Sandbox control: a call from `from` reaches the session; returns the call id (reuse it to report the call's end). */
+  /**
+   * Sandbox control: the contact `from` places a call to the account (call.received), or `callId` names a call that
+   * rings and `outcome` says how it ends. A new call with an ending outcome rings and ends at once. Returns the call id.
+   */
   call(from: string, outcome: CallOutcome, options: { callId?: string; isVideo?: boolean } = {}): string {
     const callId = options.callId ?? randomBytes(16).toString('hex').toUpperCase();
-    this.session.deliver(`call.${outcome}`, {
-      callId,
-      from: refOf(this.network, from),
-      chatId: userJid(from),
-      isVideo: options.isVideo ?? false,
-      isGroup: false,
-      timestamp: new Date().toISOString(),
-    });
+    const book = this.session.calls;
+    const known = book.get(callId);
+    const now = new Date().toISOString();
+    if (known && (outcome === 'received' || known.status !== 'ringing')) {
+      if (known.status === 'ringing') return callId;
+      throw new GatewayError('CALL_ENDED', `call ${callId} was ${known.status}${known.endedBy ? ` (by ${known.endedBy})` : ''}`);
+    }
+    if (known && jidUser(known.caller) !== from) throw new GatewayError('CALL_NOT_FOUND', `call ${callId} is not a call from +${from}`);
+    if (!known) {
+      const offered = book.offer({ callId, caller: userJid(from), from: refOf(this.network, from), chatId: userJid(from), isVideo: options.isVideo ?? false, isGroup: false, offeredAt: now });
+      this.network.placeCall({ callId, callerDigits: from, calleeDigits: this.digits, isVideo: options.isVideo ?? false, offeredAt: now, callerSaw: 'ringing' });
+      this.session.deliver('call.received', callPayload(offered!, now));
+      if (outcome === 'received') return callId;
+    }
+    const end = CALL_ENDS[outcome as Exclude<CallOutcome, 'received'>];
+    const ended = book.end(callId, end.status, end.endedBy);
+    if (!ended) throw new GatewayError('CALL_ENDED', `call ${callId} is being rejected`);
+    this.network.callEnded(callId, end.status);
+    this.session.deliver(CALL_EVENT[end.status], callPayload(ended, now));
     return callId;
+  }
+
+  /** Sandbox control: a call placed to this account, as its caller's phone shows it (a reject reached it: `rejected`). */
+  callerView(callId: string): { callId: string; from: string; isVideo: boolean; offeredAt: string; callerSaw: string } {
+    const call = this.network.call(callId);
+    if (!call || call.calleeDigits !== this.digits) throw new GatewayError('CALL_NOT_FOUND', `no call ${callId} was placed to this account`);
+    return { callId, from: `+${call.callerDigits}`, isVideo: call.isVideo, offeredAt: call.offeredAt, callerSaw: call.callerSaw };
+  }
+
+  /** The session rejects a call that rings: the caller's phone shows it declined, and call.rejected follows. */
+  rejectCall(callId: string, by: CallRejecter): void {
+    const book = this.session.calls;
+    book.startReject(callId);
+    this.network.callEnded(callId, 'rejected');
+    const rejected = book.rejected(callId, by);
+    if (rejected) this.session.deliver('call.rejected', callPayload(rejected, new Date().toISOString()));
   }
 
   /** Sandbox control: the phone (another device of the account) changes a chat's state; the matching chat.* event follows. */

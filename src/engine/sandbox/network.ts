@@ -42,7 +42,20 @@ export interface MessageTrace {
   poll?: { options: string[]; multiSelect: boolean };
 }
 
+/** What the network knows of a call between two numbers, as the caller's phone shows it. */
+export interface SandboxCallTrace {
+  callId: string;
+  callerDigits: string;
+  calleeDigits: string;
+  isVideo: boolean;
+  /** ISO 8601 */
+  offeredAt: string;
+  /** as the caller's phone shows the call: ringing, answered, declined (a reject reached it) or unanswered */
+  callerSaw: 'ringing' | 'accepted' | 'rejected' | 'missed';
+}
+
 const MAX_TRACES = 200_000;
+const MAX_CALL_TRACES = 10_000;
 /** media of history syncs the simulated phones keep for download */
 const MAX_PHONE_MEDIA = 1_000;
 
@@ -52,6 +65,7 @@ export class SandboxNetwork {
   private readonly digitsToLid = new Map<string, string>();
   private readonly traces = new Map<string, MessageTrace>();
   private readonly phoneMedia = new Map<string, Buffer>();
+  private readonly calls = new Map<string, SandboxCallTrace>();
   readonly groups = new Map<string, SandboxGroup>();
   readonly channels = new Map<string, SandboxChannel>();
   /** by phone digits */
@@ -93,6 +107,21 @@ export class SandboxNetwork {
 
   trace(id: string): MessageTrace | undefined {
     return this.traces.get(id);
+  }
+
+  placeCall(call: SandboxCallTrace): void {
+    this.calls.set(call.callId, call);
+    if (this.calls.size > MAX_CALL_TRACES) this.calls.delete(this.calls.keys().next().value!);
+  }
+
+  /** The call ended as its caller sees it (a reject is carried to the caller's phone). */
+  callEnded(callId: string, seen: SandboxCallTrace['callerSaw']): void {
+    const call = this.calls.get(callId);
+    if (call) call.callerSaw = seen;
+  }
+
+  call(callId: string): SandboxCallTrace | undefined {
+    return this.calls.get(callId);
   }
 
   holdMedia(messageId: string, data: Buffer): void {

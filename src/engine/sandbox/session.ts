@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import type {
+  CallRejecter,
   CastVote,
   ConnectionUpdate,
   EngineSession,
@@ -16,6 +17,7 @@ import type {
   TypingState,
 } from '../types.js';
 import type { ChatOps } from '../types.js';
+import { CallBook } from '../calls.js';
 import { ContactUpdates } from '../contact-updates.js';
 import { IdentityPairs } from '../identities.js';
 import { jidRef, jidUser, userJid, type JidRef } from '../jid.js';
@@ -72,6 +74,8 @@ export class SandboxSession implements EngineSession {
   /** the number ↔ LID pairs this account learnt (kept across restarts); the network itself forgets LIDs at a restart */
   private readonly identities: IdentityPairs;
   private readonly contactUpdates = new ContactUpdates();
+  /** the calls that reached this account lately (kept across reconnects, like the network's record of them) */
+  readonly calls = new CallBook();
   /** the stored creds (read at connect, written at pairing, gone at logout) */
   private creds: SandboxCreds | undefined;
   /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
@@ -172,6 +176,11 @@ export class SandboxSession implements EngineSession {
 
   async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
     return this.open$().votePoll(poll, selectedOptions);
+  }
+
+  async rejectCall(callId: string, by: CallRejecter): Promise<void> {
+    this.open$();
+    this.chats!.rejectCall(callId, by);
   }
 
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */

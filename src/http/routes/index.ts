@@ -21,6 +21,7 @@ import { groupRoutes } from './groups.js';
 import { channelRoutes } from './channels.js';
 import { presenceRoutes } from './presence.js';
 import { chatRoutes } from './chats.js';
+import { callRoutes } from './calls.js';
 import { contactRoutes } from './contacts.js';
 import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
@@ -47,6 +48,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...groupRoutes(services),
     ...channelRoutes(services),
     ...chatRoutes(services),
+    ...callRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
     ...profileRoutes(services),

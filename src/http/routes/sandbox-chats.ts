@@ -5,6 +5,7 @@ import type { SandboxChats } from '../../engine/sandbox/chats.js';
 import type { GroupAction } from '../../engine/sandbox/groups.js';
 import type { ParticipantAction } from '../../engine/types.js';
 import { groupView } from '../../chats/groups.js';
+import { callParams } from '../schemas/calls.js';
 import { sessionParams } from '../schemas/common.js';
 import { sandboxCallBody, sandboxChatBody, sandboxContactBody, sandboxGroupBody, sandboxPresenceBody } from '../schemas/sandbox-chats.js';
 import type { SessionManager } from '../../sessions/manager.js';
@@ -43,11 +44,23 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       operationId: 'sandboxCall',
       responses: { 200: { data: ref('SandboxCall') } },
       access: 'master',
-      summary: 'a call from a contact reaches the session: received, missed, accepted or rejected',
+      summary: 'a contact calls the session (received), or a call that rings ends: missed, cancelled by its caller, accepted or rejected on the phone',
       schema: { params: sessionParams, body: sandboxCallBody },
       async handler({ params, body }) {
         const callId = (await openChats(sessions, params.session)).call(numberOf(body.from, '/from'), body.outcome, { callId: body.callId, isVideo: body.isVideo });
         return { callId };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/api/sandbox/sessions/:session/calls/:callId',
+      operationId: 'sandboxGetCall',
+      responses: { 200: { data: ref('SandboxCallView') } },
+      access: 'master',
+      summary: "a call placed to the session, as its caller's phone shows it (whether a reject reached the caller)",
+      schema: { params: callParams },
+      async handler({ params }) {
+        return (await openChats(sessions, params.session)).callerView(params.callId);
       },
     },
     {

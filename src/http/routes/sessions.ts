@@ -3,7 +3,7 @@ import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
-import { createSessionBody, pairingCodeBody, qrQuery, type CreateSessionBody } from '../schemas/sessions.js';
+import { createSessionBody, pairingCodeBody, qrQuery, updateSessionBody, type CreateSessionBody, type UpdateSessionBody } from '../schemas/sessions.js';
 import { done, paged } from '../respond.js';
 import type { Services } from '../services.js';
 import { listOf, ref } from '../schemas/resources.js';
@@ -84,6 +84,28 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       summary: 'get one session',
       schema: { params: sessionParams },
       handler: async ({ params }) => sessionView(await sessions.get(params.session)),
+    },
+    {
+      method: 'PATCH',
+      path: '/api/sessions/:session',
+      operationId: 'updateSession',
+      responses: { 200: { data: ref('Session') } },
+      example: {
+        body: { config: { calls: { reject: true, replyText: 'Sorry, calls are not answered here. Please write instead.' } } },
+      },
+      access: 'sessions:manage',
+      audit: {
+        action: 'session.update',
+        details: ({ body }) => ({ fields: Object.keys((body as UpdateSessionBody | undefined)?.config ?? {}) }),
+      },
+      sessionFrom: 'params',
+      summary: "change a session's settings: each config key given replaces the stored one, null removes it, the rest stay",
+      description:
+        'The call policy (`config.calls`) applies from the next incoming call; `safeMode`, `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change.',
+      schema: { params: sessionParams, body: updateSessionBody },
+      async handler({ params, body }) {
+        return sessionView(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
+      },
     },
     {
       method: 'POST',

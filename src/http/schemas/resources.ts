@@ -506,6 +506,13 @@ export const resourceSchemas = {
   SandboxHistory: resource('a history sync', { messages: int, durationMs: int }),
   SandboxPresence: resource('whether this session was told', { delivered: bool }),
   SandboxCall: resource('a call', { callId: str }),
+  SandboxCallView: resource('a call placed to the session, as its caller sees it', {
+    callId: str,
+    from: str,
+    isVideo: bool,
+    offeredAt: str,
+    callerSaw: { enum: ['ringing', 'accepted', 'rejected', 'missed'], description: "what the caller's phone shows: `rejected` once a reject reached it" },
+  }),
   SandboxContact: resource('a virtual contact', { id: jid, phoneNumber: str, lid: str }),
   SandboxGroupAction: resource(
     'a virtual contact acted in a group',

@@ -1,4 +1,5 @@
 // Schemas of the sandbox control routes for presence, calls, contact profiles, groups and chat state (DESIGN §6).
+import { callId } from './calls.js';
 import { chatId, groupId, personId, phoneOrUserJid, requiredWhen } from './common.js';
 
 const from = phoneOrUserJid;
@@ -22,8 +23,11 @@ export const sandboxCallBody = {
   required: ['from', 'outcome'],
   properties: {
     from,
-    outcome: { enum: ['received', 'missed', 'accepted', 'rejected'] },
-    callId: { type: 'string', minLength: 1, maxLength: 64 },
+    outcome: {
+      enum: ['received', 'missed', 'cancelled', 'accepted', 'rejected'],
+      description: 'received: it rings; missed: it rings out unanswered; cancelled: the caller hangs up first; accepted / rejected: the phone answers / declines it',
+    },
+    callId: { ...callId, description: 'a call that rings (to say how it ends), or the id a new call gets' },
     isVideo: { type: 'boolean' },
   },
 } as const;

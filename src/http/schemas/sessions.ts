@@ -11,6 +11,37 @@ export interface CreateSessionBody {
   config?: Record<string, unknown>;
 }
 
+/** the longest `config.calls.replyText` (stored with the session and shown on every read of it) */
+export const CALL_REPLY_MAX = 4096;
+const TEXT_CHAR = '[^\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f]';
+
+/** `config.calls`: what the session does with incoming calls. */
+export const callsConfig = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['reject'],
+  properties: {
+    reject: { type: 'boolean', description: 'reject every incoming call at once (call.rejected with endedBy `auto`)' },
+    replyText: {
+      type: 'string',
+      minLength: 1,
+      maxLength: CALL_REPLY_MAX,
+      pattern: `^${TEXT_CHAR}*[^\\s\\x00-\\x1f\\x7f]${TEXT_CHAR}*$`,
+      description: 'with `reject: true`, the text message the caller gets after the reject (tab, CR and LF allowed; no other control characters)',
+      'x-invalid-message': 'must be text that is not blank, without control characters other than tab, CR and LF',
+    },
+  },
+  description: 'incoming calls: `{reject, replyText?}`',
+} as const;
+
+/** The settings of a session's `config` (closed: anything else, of any size, would be stored and echoed on every read). */
+const configProperties = {
+  safeMode: { type: 'boolean' },
+  markOnlineOnConnect: { type: 'boolean' },
+  ignoreStatus: { type: 'boolean' },
+  calls: callsConfig,
+} as const;
+
 export const createSessionBody = {
   type: 'object',
   additionalProperties: false,
@@ -28,16 +59,10 @@ export const createSessionBody = {
       'x-invalid-message': 'is not a proxy URL (http, https, socks5 or socks5h://[user:password@]host[:port])',
     },
     engine: { enum: ENGINE_NAMES },
-    /** closed: only the settings below; anything else (of any size) would be stored and echoed on every read */
     config: {
       type: 'object',
       additionalProperties: false,
-      properties: {
-        engine: { enum: ENGINE_NAMES },
-        safeMode: { type: 'boolean' },
-        markOnlineOnConnect: { type: 'boolean' },
-        ignoreStatus: { type: 'boolean' },
-      },
+      properties: { engine: { enum: ENGINE_NAMES }, ...configProperties },
     },
   },
 } as const;
@@ -53,4 +78,29 @@ export const pairingCodeBody = {
   additionalProperties: false,
   required: ['phoneNumber'],
   properties: { phoneNumber },
+} as const;
+
+export interface UpdateSessionBody {
+  config: Record<string, unknown>;
+}
+
+/** PATCH /api/sessions/{session}: each setting given replaces the stored one, `null` removes it, the rest stay. */
+export const updateSessionBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['config'],
+  properties: {
+    config: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: {
+        safeMode: { type: ['boolean', 'null'] },
+        markOnlineOnConnect: { type: ['boolean', 'null'] },
+        ignoreStatus: { type: ['boolean', 'null'] },
+        calls: { ...callsConfig, type: ['object', 'null'] },
+      },
+      description: 'the settings to change: each given replaces the stored one, `null` removes it, the others stay (the engine cannot change)',
+    },
+  },
 } as const;

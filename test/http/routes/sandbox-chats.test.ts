@@ -28,24 +28,51 @@ after(async () => {
 const control = (path: string, body: unknown, session = 'a') => daemon.request('POST', `/api/sandbox/sessions/${session}${path}`, body);
 
 describe('sandbox calls and chat state', () => {
-  test('a call rings (call.received) and is then accepted under the same call id; missed and rejected calls', async () => {
+  test('a call rings (call.received) and is then accepted under the same call id; missed, cancelled and rejected calls', async () => {
     const rang = await control('/call', { from: V, outcome: 'received', isVideo: true });
     assert.equal(rang.status, 200);
     const callId = rang.body.data.callId;
     const received = await events.next((e) => e.session === 'a' && e.event === 'call.received' && e.payload.callId === callId);
-    assert.deepEqual(received.payload, { callId, from: received.payload.from, chatId: V_JID, isVideo: true, isGroup: false, timestamp: received.payload.timestamp });
+    const { timestamp, offeredAt } = received.payload;
+    assert.deepEqual(received.payload, { callId, from: received.payload.from, chatId: V_JID, isVideo: true, isGroup: false, status: 'ringing', offeredAt, timestamp });
     assert.equal(received.payload.from.phoneNumber, V);
-    assert.ok(Date.parse(received.payload.timestamp));
+    assert.ok(Date.parse(timestamp));
+    assert.equal(offeredAt, timestamp);
+    // ringing again under the same id is the same call
+    assert.equal((await control('/call', { from: V, outcome: 'received', callId })).body.data.callId, callId);
     await control('/call', { from: V, outcome: 'accepted', callId });
     const accepted = await events.next((e) => e.session === 'a' && e.event === 'call.accepted');
     assert.equal(accepted.payload.callId, callId);
-    assert.equal(accepted.payload.isVideo, false);
-    for (const outcome of ['missed', 'rejected']) {
+    assert.equal(accepted.payload.isVideo, true, 'the call keeps what its offer said');
+    assert.equal(accepted.payload.status, 'accepted');
+    assert.equal(accepted.payload.offeredAt, offeredAt);
+    assert.equal(accepted.payload.endedBy, undefined);
+    // the call is over: it cannot end again, nor be rejected
+    const over = await control('/call', { from: V, outcome: 'missed', callId });
+    assert.equal(over.status, 409);
+    assert.equal(over.body.error.code, 'CALL_ENDED');
+    assert.equal((await daemon.request('POST', `/api/sessions/a/calls/${callId}/reject`, {})).body.error.code, 'CALL_ENDED');
+    // a call of another caller is not this one
+    const ringing = (await control('/call', { from: V, outcome: 'received' })).body.data.callId;
+    assert.equal((await control('/call', { from: '+15551000008', outcome: 'missed', callId: ringing })).body.error.code, 'CALL_NOT_FOUND');
+    for (const [outcome, event, endedBy] of [
+      ['missed', 'call.missed', 'timeout'],
+      ['cancelled', 'call.missed', 'caller'],
+      ['rejected', 'call.rejected', 'device'],
+    ] as const) {
       const res = await control('/call', { from: V, outcome });
-      await events.next((e) => e.session === 'a' && e.event === `call.${outcome}` && e.payload.callId === res.body.data.callId);
+      // a new call with an ending outcome rings first
+      await events.next((e) => e.session === 'a' && e.event === 'call.received' && e.payload.callId === res.body.data.callId);
+      const ended = await events.next((e) => e.session === 'a' && e.event === event && e.payload.callId === res.body.data.callId);
+      assert.equal(ended.payload.endedBy, endedBy);
+      const view = await daemon.request('GET', `/api/sandbox/sessions/a/calls/${res.body.data.callId}`);
+      assert.equal(view.body.data.callerSaw, event === 'call.missed' ? 'missed' : 'rejected');
     }
     assert.equal((await control('/call', { from: V, outcome: 'busy' })).status, 400);
     assert.equal((await control('/call', { from: 'nobody', outcome: 'missed' })).status, 400);
+    assert.equal((await control('/call', { from: V, outcome: 'missed', callId: 'no spaces' })).status, 400);
+    assert.equal((await control('/call', { from: V, outcome: 'missed', callId: 'x'.repeat(129) })).status, 400);
+    assert.equal((await daemon.request('GET', '/api/sandbox/sessions/a/calls/UNKNOWN')).body.error.code, 'CALL_NOT_FOUND');
   });
 
   test('chat state changed on the phone: chat.archive, chat.mute, chat.read, chat.clear, chat.delete', async () => {

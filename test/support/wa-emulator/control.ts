@@ -1,6 +1,7 @@
 // The typed control API tests drive (the phone's side of things), and the same API as JSON over HTTP on loopback.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
+import type { CallAddressing, CallRecord, Calls } from './calls.js';
 import type { Groups, GroupInfo } from './groups.js';
 import type { Confirmation, Hub } from './hub.js';
 import type { MediaStore, UploadedMedia } from './media-store.js';
@@ -22,6 +23,7 @@ export interface ControlDeps {
   media: MediaStore;
   stats: ConnectionStats;
   pictures: Pictures;
+  calls: Calls;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -116,6 +118,33 @@ export class EmulatorControl {
   sendChatState(from: string, to: string, state: ChatState): void {
     const node: BinaryNode = state === 'recording' ? { tag: 'composing', attrs: { media: 'audio' } } : { tag: state, attrs: {} };
     this.deps.presence.sendChatState(this.need(from), toJid(to), node);
+  }
+
+  /**
+   * The phone of `from` calls `to` (an account): each companion of `to` gets the call offer (by LID with `caller_pn`
+   * unless `addressing` is `pn`). Returns the call, whose `callId` the companions see.
+   */
+  placeCall(from: string, to: string, options: { callId?: string; isVideo?: boolean; addressing?: CallAddressing } = {}): CallRecord {
+    return this.deps.calls.offer(this.need(from), this.need(to), options);
+  }
+
+  /** A call that rings stops: it rang out unanswered (`timeout`) or its caller hung up (`cancelled`). */
+  endCall(callId: string, how: 'timeout' | 'cancelled' = 'timeout'): CallRecord {
+    return this.deps.calls.end(callId, how);
+  }
+
+  /** A call as the caller's side sees it (`status: 'rejected'` once a companion's reject reached it), or undefined. */
+  call(callId: string): CallRecord | undefined {
+    return this.deps.calls.get(callId);
+  }
+
+  calls(): CallRecord[] {
+    return this.deps.calls.list();
+  }
+
+  /** Resolves once a companion rejected the call (its reject stanza reached the caller). */
+  waitForCallRejected(callId: string, timeoutMs?: number): Promise<CallRecord> {
+    return this.deps.calls.waitForReject(callId, timeoutMs);
   }
 
   /** A group created on the phone of `owner`; members' companions get the create notification. */
@@ -297,6 +326,24 @@ export const CONTROL_ROUTES: Record<string, Route> = {
       b.addressingMode === 'pn' || b.addressingMode === 'lid' ? b.addressingMode : undefined,
     ),
   'GET /control/group': (c, _b, q) => c.group(q.get('jid') ?? '') ?? null,
+  'POST /control/call': (c, b) => {
+    if (b.addressing !== undefined && b.addressing !== 'lid' && b.addressing !== 'pn') throw new HttpError(400, 'addressing must be lid or pn');
+    return c.placeCall(str(b, 'from'), str(b, 'to'), {
+      ...(typeof b.callId === 'string' ? { callId: b.callId } : {}),
+      ...(typeof b.isVideo === 'boolean' ? { isVideo: b.isVideo } : {}),
+      ...(b.addressing ? { addressing: b.addressing as CallAddressing } : {}),
+    });
+  },
+  'POST /control/call-end': (c, b) => {
+    const how = b.how ?? 'timeout';
+    if (how !== 'timeout' && how !== 'cancelled') throw new HttpError(400, 'how must be timeout or cancelled');
+    return c.endCall(str(b, 'callId'), how);
+  },
+  'GET /control/call': (c, _b, q) => {
+    const call = c.call(q.get('id') ?? '');
+    if (!call) throw new HttpError(404, 'no such call');
+    return call;
+  },
   'GET /control/inbox': (c, _b, q) => c.inbox(q.get('phone') ?? '').map(messageJson),
   'POST /control/wait-inbox': async (c, b) => {
     const text = typeof b.text === 'string' ? b.text : undefined;

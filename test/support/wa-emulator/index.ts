@@ -13,3 +13,4 @@ export type { PhoneMessage, PhoneReceipt, SendResult } from './phones.js';
 export type { ChatState } from './presence.js';
 export type { StanzaRecord, StanzaFilter, NodeSummary } from './recorder.js';
 export { ConnectionStats, type EmulatorStats } from './stats.js';
+export type { CallRecord, CallAddressing } from './calls.js';

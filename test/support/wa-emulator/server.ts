@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BinaryNode } from '@whiskeysockets/baileys';
+import { Calls } from './calls.js';
 import { Connection } from './connection.js';
 import { EmulatorControl, handleControlRequest, type ControlRoute } from './control.js';
 import { Groups } from './groups.js';
@@ -95,11 +96,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
   const presence = new Presence(hub, groups);
   const pairing = new Pairing(hub);
   const router = new Router(hub, groups, phones);
+  const calls = new Calls(hub);
   hub.onActive = (device) => {
     phones.bootstrap(device).catch((error: unknown) => log('phone bootstrap failed', { device: device.jid, error: String(error) }));
   };
   const stats = new ConnectionStats();
-  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures });
+  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures, calls });
   const connections = new Set<Connection>();
 
   const onNode = async (connection: Connection, node: BinaryNode): Promise<void> => {
@@ -119,8 +121,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
       case 'ack':
         if (connection.device) hub.confirm(connection.device, node);
         return;
-      case 'ib':
       case 'call':
+        return calls.handle(connection, node);
+      case 'ib':
         return;
       default:
         log('unhandled stanza', { tag: node.tag });
