@@ -66,6 +66,7 @@ import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
 import { ChannelsService } from './chats/channels.js';
 import { ContactsService } from './chats/contacts.js';
+import { IdentityService } from './chats/identities.js';
 import { ProfileService } from './chats/profile.js';
 import { GroupsService } from './chats/groups.js';
 import { createChatIngest } from './chats/ingest.js';
@@ -155,10 +156,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   bus.addPersister(eventLog.persist);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
+  const identitiesRepo = createIdentitiesRepo(db);
   const sessions = new SessionManager({
     sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush, node?.fence, tick.join),
-    identities: createIdentitiesRepo(db),
+    identities: identitiesRepo,
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -278,6 +280,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
     history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
+    identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
     cluster: node?.cluster,

@@ -1,6 +1,19 @@
 // The phone-number ↔ LID pairs a session knows, for both engines: bounded (the least recently learnt or seen go first)
 // and written through to the session's IdentityStore in batches, so that they survive restarts.
-import type { IdentityPair, IdentityStore } from './types.js';
+import { phoneOfJid } from './jid.js';
+import type { IdentityPair, IdentitySource, IdentityStore } from './types.js';
+
+/** A pair learnt for the first time, or changed: what the engine reports as `contact.identity`. */
+export interface IdentityChange {
+  /** the phone JID and the LID, bare */
+  pn: string;
+  lid: string;
+  /** the LID the number had before (a changed pair) */
+  previousLid?: string;
+  /** the number the LID named before (a changed pair) */
+  previousPn?: string;
+  source: IdentitySource;
+}
 
 export const MAX_IDENTITIES = 50_000;
 /** a pair seen again is written again (its use refreshed in the store) at most this often */
@@ -13,6 +26,8 @@ export class IdentityPairs {
   private pending = new Map<string, string>();
   private evicted: string[] = [];
   private flushScheduled = false;
+  /** told of every pair learnt for the first time or changed (not of pairs loaded from the store, nor of pairs seen again) */
+  onChange: ((change: IdentityChange) => void) | undefined;
 
   /** `known`: what `store` held when the session was made (IdentityPairs.open loads it) */
   constructor(
@@ -35,8 +50,8 @@ export class IdentityPairs {
     return this.lidByPn.size;
   }
 
-  /** Records that the phone JID `pn` and `lid` are the same person (both bare). */
-  set(pn: string, lid: string): void {
+  /** Records that the phone JID `pn` and `lid` are the same person (both bare), learnt from `source`. */
+  set(pn: string, lid: string, source: IdentitySource = 'message'): void {
     const now = Date.now();
     const known = this.lidByPn.get(pn);
     if (known?.lid === lid) {
@@ -45,7 +60,9 @@ export class IdentityPairs {
       if (now - known.writtenAt < REFRESH_WRITE_MS) return;
       known.writtenAt = now;
     } else {
+      const previousPn = this.pnByLid.get(lid);
       this.put(pn, lid, now);
+      this.onChange?.({ pn, lid, ...(known ? { previousLid: known.lid } : {}), ...(previousPn !== undefined && previousPn !== pn ? { previousPn } : {}), source });
     }
     this.pending.set(pn, lid);
     this.scheduleFlush();
@@ -100,4 +117,17 @@ export class IdentityPairs {
     this.flushScheduled = true;
     setImmediate(() => this.flush());
   }
+}
+
+/** The `contact.identity` payload of a change: the pair (phone JID, E.164 number, LID), where it was learnt, and what it replaced. */
+export function identityEventPayload(change: IdentityChange): Record<string, unknown> {
+  return {
+    jid: change.pn,
+    phoneNumber: phoneOfJid(change.pn) ?? null,
+    lid: change.lid,
+    source: change.source,
+    ...(change.previousLid ? { previousLid: change.previousLid } : {}),
+    ...(change.previousPn ? { previousPhoneNumber: phoneOfJid(change.previousPn) ?? null } : {}),
+    timestamp: new Date().toISOString(),
+  };
 }

@@ -5,6 +5,17 @@ import type { IdentityPair, IdentityStore } from '../engine/types.js';
 
 export type IdentitiesRepo = ReturnType<typeof createIdentitiesRepo>;
 
+/** A stored pair and when it was last written (learnt, or seen again: refreshed at most hourly), ms. */
+export interface StoredIdentity extends IdentityPair {
+  usedAt: number;
+}
+
+interface RawIdentity {
+  pn: string;
+  lid: string;
+  used_at: number | string;
+}
+
 export function createIdentitiesRepo(db: Db) {
   const all = db.prepare<IdentityPair>('SELECT pn, lid FROM identities WHERE session = ? ORDER BY used_at, pn');
   const dropLid = db.prepare('DELETE FROM identities WHERE session = ? AND lid = ? AND pn <> ?');
@@ -13,6 +24,8 @@ export function createIdentitiesRepo(db: Db) {
   );
   const dropPn = db.prepare('DELETE FROM identities WHERE session = ? AND pn = ?');
   const count = db.prepare('SELECT COUNT(*) FROM identities WHERE session = ?').pluck();
+  const byPn = db.prepare<RawIdentity>('SELECT pn, lid, used_at FROM identities WHERE session = ? AND pn = ?');
+  const byLid = db.prepare<RawIdentity>('SELECT pn, lid, used_at FROM identities WHERE session = ? AND lid = ?');
 
   return {
     forSession(session: string): IdentityStore {
@@ -32,5 +45,10 @@ export function createIdentitiesRepo(db: Db) {
       };
     },
     count: async (session: string): Promise<number> => (await count.get(session)) as number,
+    /** the stored pair of a phone JID or a LID (bare), with when it was last stored */
+    async find(session: string, jid: string): Promise<StoredIdentity | undefined> {
+      const raw = (await (jid.endsWith('@lid') ? byLid : byPn).get(session, jid)) as RawIdentity | undefined;
+      return raw && { pn: raw.pn, lid: raw.lid, usedAt: Number(raw.used_at) };
+    },
   };
 }

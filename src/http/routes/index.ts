@@ -22,6 +22,7 @@ import { channelRoutes } from './channels.js';
 import { presenceRoutes } from './presence.js';
 import { chatRoutes } from './chats.js';
 import { contactRoutes } from './contacts.js';
+import { identityRoutes } from './identities.js';
 import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
@@ -49,6 +50,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...chatRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
+    ...identityRoutes(services),
     ...profileRoutes(services),
     ...labelRoutes(services),
     ...adminRoutes(services),

@@ -471,6 +471,14 @@ export const resourceSchemas = {
     },
     ['errorCode', 'details', 'lastAt'],
   ),
+  Identity: resource('the phone number and LID of one person', {
+    id: { ...jid, description: 'the id as asked, normalised (a phone JID or a LID)' },
+    jid: { ...jid, description: 'the phone JID: the id the gateway stores the person\'s chat and messages under' },
+    phoneNumber: { type: 'string', description: 'E.164' },
+    lid: { type: 'string', description: 'the LID (`…@lid`)' },
+    source: { enum: ['store', 'network'], description: '`store`: the pairs the session had learnt (and its contacts); `network`: asked now' },
+    seenAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session last stored the pair (refreshed at most hourly while it keeps being seen); null when just asked of the network' },
+  }),
   ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
   ContactPicture: resource('a profile picture', { id: jid, url: str }),
   Label: resource('a label of a business account', {
