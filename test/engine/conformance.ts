@@ -53,6 +53,7 @@ export type Scenario =
   | 'group and profile pictures'
   | 'identities survive a restart'
   | 'history media'
+  | 'identities'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -64,6 +65,10 @@ const ALICE = '15550101001';
 const BOB = '15550102002';
 /** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
 const CAROL = '15550103003';
+/** a contact with no session that first writes in the 'identities' scenario */
+const DAVE = '15550104004';
+/** a number with no account on the network */
+const NOBODY = '99955501234';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -468,6 +473,59 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
       assert.equal(view.mimeType, 'image/png');
       assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
+    });
+
+    // ---- issue 30: identities (phone number ↔ LID) ----
+
+    scenario('identities', async () => {
+      // a new contact writes: the pair is learnt, and told once
+      await target.addContact(DAVE);
+      await target.contactSends(DAVE, 'alice', ALICE, 'hello from dave');
+      const first = await received('alice', (p) => p.text === 'hello from dave', 'dave at alice');
+      const learnt = await event('alice', 'contact.identity', (p) => p.phoneNumber === `+${DAVE}`, 'contact.identity of dave');
+      const daveLid = learnt.payload.lid as string;
+      assert.match(daveLid, /@lid$/);
+      assert.equal(learnt.payload.jid, jid(DAVE));
+      assert.deepEqual(first.from, { jid: jid(DAVE), phoneNumber: `+${DAVE}`, lid: daveLid });
+      await target.contactSends(DAVE, 'alice', ALICE, 'dave again', { senderLidOnly: true });
+      const again = await received('alice', (p) => p.text === 'dave again', 'dave by LID at alice');
+      assert.equal(again.chatId, jid(DAVE), 'a LID-addressed message of a known number is in the number\'s chat');
+      assert.equal(events.all((e) => e.session === 'alice' && e.event === 'contact.identity' && e.payload.phoneNumber === `+${DAVE}`).length, 1, 'once per pair');
+
+      // the identity of a contact known by phone and LID, either way
+      const byPhone = await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/sessions/alice/contacts/${encodeURIComponent(`+${DAVE}`)}/identity`);
+        return res.status === 200 && res.body.data.source === 'store' ? res.body.data : undefined;
+      }, 5_000, 'dave\'s identity stored');
+      assert.deepEqual({ jid: byPhone.jid, phoneNumber: byPhone.phoneNumber, lid: byPhone.lid }, { jid: jid(DAVE), phoneNumber: `+${DAVE}`, lid: daveLid });
+      const byLid = await api('GET', `/api/sessions/alice/contacts/${encodeURIComponent(daveLid)}/identity`);
+      assert.equal(byLid.jid, jid(DAVE));
+      assert.equal(byLid.id, daveLid);
+      const unknown = await daemon.request('GET', `/api/sessions/alice/contacts/${encodeURIComponent('100000000000999@lid')}/identity`);
+      assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+      assert.equal(unknown.body.error.code, 'IDENTITY_NOT_FOUND');
+
+      // a batch: a known number, one not on the network, a LID, and a number asked of the network
+      const [known, nobody, lid, bob] = await api('POST', '/api/sessions/alice/identities/lookup', { ids: [`+${DAVE}`, `+${NOBODY}`, daveLid, jid(BOB)] });
+      assert.equal(known.lid, daveLid);
+      assert.equal(nobody, null);
+      assert.equal(lid.phoneNumber, `+${DAVE}`);
+      assert.equal(bob.phoneNumber, `+${BOB}`);
+      assert.match(bob.lid, /@lid$/);
+      const bobLid = bob.lid as string;
+
+      // a send to the LID and one to the number: one chat at the peer, one chat row at the sender
+      const toLid = await send('alice', bobLid, { type: 'text', text: 'to your lid' });
+      const toNumber = await send('alice', jid(BOB), { type: 'text', text: 'to your number' });
+      assert.equal(toLid.chatId, jid(BOB));
+      assert.equal(toNumber.chatId, jid(BOB));
+      assert.equal(toLid.lid, bobLid);
+      const atBob = await Promise.all([toLid, toNumber].map((s) => received('bob', (p) => p.messageId === s.messageId, `${s.messageId} at bob`)));
+      assert.deepEqual(atBob.map((p) => p.chatId), [jid(ALICE), jid(ALICE)], 'one chat at the peer');
+      assert.equal((await api('GET', `/api/sessions/alice/messages/${toLid.messageId}`)).chatId, jid(BOB));
+      await event('alice', 'message.ack', (p) => p.messageId === toLid.messageId && p.chatId === jid(BOB), 'the LID send\'s ack names the same chat');
+      const chats = (await api('GET', '/api/sessions/alice/chats?limit=1000')).chats as Array<{ chatId: string }>;
+      assert.deepEqual(chats.filter((c) => c.chatId === jid(BOB) || c.chatId === bobLid).map((c) => c.chatId), [jid(BOB)]);
     });
 
     scenario('logout', async () => {
