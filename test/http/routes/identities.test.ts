@@ -152,6 +152,7 @@ describe('identities', () => {
     assert.equal((await identity('b', A, limited)).status, 200);
     const other = await identity('a', V, limited);
     assert.equal(other.status, 403, JSON.stringify(other.body));
+    assert.equal(other.body.error.code, 'FORBIDDEN_SESSION');
     assert.equal((await lookup('a', [V], limited)).status, 403);
     const noScope = (await daemon.request('POST', '/api/account/keys', { name: 'media', scopes: ['media:read'] })).body.data.key;
     assert.equal((await identity('a', V, noScope)).body.error.code, 'FORBIDDEN_SCOPE');
