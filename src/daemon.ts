@@ -231,7 +231,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     messagesRepo.forgetRecentWrites();
     chatStores.contacts.forgetRecentWrites();
   };
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, identities: identitiesRepo, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
@@ -277,8 +277,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
-    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
-    history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
+    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo }),
+    history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts, identities: identitiesRepo }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),

@@ -6,6 +6,7 @@ import type { SessionManager } from '../sessions/manager.js';
 import type { ContactsRepo } from '../store/contacts.js';
 import type { MessagesRepo } from '../store/messages.js';
 import { storedMessageView, type StoredMessage } from './service.js';
+import { nameSenders, type PairFinder } from './people.js';
 
 /** a point in a chat's history: a time (ms), and a message id that orders messages of the same time */
 interface Point {
@@ -28,7 +29,7 @@ export interface HistoryPage {
 }
 
 export class MessageHistory {
-  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; messages: MessagesRepo; contacts: Pick<ContactsRepo, 'findByLid'> }) {}
+  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; messages: MessagesRepo; contacts: Pick<ContactsRepo, 'findByLid'>; identities?: PairFinder }) {}
 
   async page(session: string, chat: string, where: { before?: string; after?: string }, limit: number): Promise<HistoryPage> {
     await this.deps.sessions.get(session);
@@ -42,7 +43,7 @@ export class MessageHistory {
     const oldest = rows[0];
     const newest = rows.at(-1);
     return {
-      messages: rows.map(storedMessageView),
+      messages: await nameSenders(this.deps.identities, session, rows.map(storedMessageView)),
       nextBefore: oldest && (after || full) ? cursorOf(oldest.timestamp, oldest.id) : null,
       nextAfter: newest ? cursorOf(newest.timestamp, newest.id) : (where.after ?? null),
     };
@@ -52,7 +53,7 @@ export class MessageHistory {
     await this.deps.sessions.get(session);
     const row = await this.deps.messages.find(session, messageId);
     if (!row) throw notFound('MESSAGE_NOT_FOUND', `message ${messageId}`);
-    return storedMessageView(row);
+    return (await nameSenders(this.deps.identities, session, [storedMessageView(row)]))[0]!;
   }
 
   async search(session: string, query: string, chat: string | undefined, limit: number): Promise<Array<{ message: StoredMessage; snippet: string }>> {
@@ -66,14 +67,15 @@ export class MessageHistory {
     if (words.length === 0) throw ValidationError.field('/q', 'has no word to look for (letters or digits)');
     const chatId = chat === undefined ? undefined : await this.chatOf(session, chat);
     const rows = await this.deps.messages.search(session, words, chatId, limit);
-    return rows.map((row) => ({ message: storedMessageView(row), snippet: snippetOf(row.text ?? '', words.map((w) => w.word)) }));
+    const messages = await nameSenders(this.deps.identities, session, rows.map(storedMessageView));
+    return rows.map((row, i) => ({ message: messages[i]!, snippet: snippetOf(row.text ?? '', words.map((w) => w.word)) }));
   }
 
   private async chatOf(session: string, chat: string): Promise<string> {
     const jid = normalizeJid(chat);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
     if (jidKind(jid) !== 'lid') return jid;
-    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? jid;
+    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await this.deps.identities?.find(session, jid))?.pn ?? jid;
   }
 
   /** `ms:id` (a cursor this route gave), a time (ISO 8601), or a message of the chat */

@@ -109,6 +109,8 @@ export const resourceSchemas = {
     messageId: str,
     chatId: jid,
     sender: { ...nullableStr, description: "the author's JID of a received message (in a 1:1 chat, the contact); null for the session's own messages" },
+    senderPhoneNumber: { ...nullableStr, description: "the sender's phone number (E.164), when the gateway knows it; null for the session's own messages" },
+    senderLid: { ...nullableStr, description: "the sender's LID (`…@lid`), when the gateway knows it; null for the session's own messages" },
     fromMe: bool,
     type: str,
     text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
@@ -400,6 +402,7 @@ export const resourceSchemas = {
     name: { ...nullableStr, description: "the contact's name, else the phone number; null for a group or channel whose name the gateway has not stored" },
     isGroup: bool,
     phoneNumber: { ...nullableStr, description: 'E.164, for a chat with a person whose number the gateway knows' },
+    lid: { ...nullableStr, description: 'the LID (`…@lid`), for a chat with a person whose LID the gateway knows' },
     lastMessage: {
       oneOf: [
         { type: 'null' },

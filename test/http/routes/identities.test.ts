@@ -70,6 +70,25 @@ describe('identities', () => {
     assert.equal(got.payload.chatId, jidOf(V));
   });
 
+  test('stored messages and the chat list name the person by both ids', async () => {
+    const chat = await daemon.request('GET', `/api/sessions/a/chats/${encodeURIComponent(vLid)}`);
+    assert.equal(chat.status, 200, JSON.stringify(chat.body));
+    assert.equal(chat.body.data.chatId, jidOf(V), 'the LID of a known number is the number\'s chat');
+    assert.equal(chat.body.data.phoneNumber, V);
+    assert.equal(chat.body.data.lid, vLid);
+    const page = await daemon.request('GET', `/api/sessions/a/chats/${encodeURIComponent(vLid)}/messages`);
+    assert.equal(page.status, 200);
+    const texts = page.body.data.messages.map((m: { text: string }) => m.text);
+    assert.deepEqual(texts, ['one', 'two']);
+    for (const m of page.body.data.messages) {
+      assert.equal(m.sender, jidOf(V));
+      assert.equal(m.senderPhoneNumber, V);
+      assert.equal(m.senderLid, vLid);
+    }
+    const listed = (await daemon.request('GET', '/api/sessions/a/messages?limit=10')).body.data.find((m: { text: string }) => m.text === 'two');
+    assert.equal(listed.senderLid, vLid);
+  });
+
   test('unknown: a LID the session never saw, a number not on WhatsApp (404 IDENTITY_NOT_FOUND)', async () => {
     for (const id of [UNKNOWN_LID, NOT_ON_WHATSAPP]) {
       const res = await identity('a', id);
