@@ -4,7 +4,7 @@
 // number behind a LID only with the person's own messages).
 import { GatewayError, ValidationError } from '../errors.js';
 import { jidKind, jidUser, phoneOfJid, userJid } from '../engine/jid.js';
-import type { EngineSession } from '../engine/types.js';
+import type { EngineSession, IdentitySource } from '../engine/types.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ContactsRepo } from '../store/contacts.js';
 import type { IdentitiesRepo } from '../store/identities.js';
@@ -21,9 +21,11 @@ export interface IdentityView {
   /** E.164 */
   phoneNumber: string;
   lid: string;
-  /** where this answer came from: the pairs the session had learnt (`store`), or the network, asked now (`network`) */
-  source: 'store' | 'network';
-  /** when the session last stored the pair (it refreshes a pair it keeps seeing at most hourly); null when not known */
+  /** where the session learnt the pair (`lookup` for one asked of the network now); null when not recorded */
+  source: IdentitySource | null;
+  /** when the session learnt the pair (or it last changed); null when not recorded */
+  learntAt: string | null;
+  /** when the session last stored the pair (refreshed at most hourly while it keeps being seen); null when just asked of the network */
   seenAt: string | null;
 }
 
@@ -79,20 +81,21 @@ export class IdentityService {
   /** The pair the session learnt (the engines' identities), else one its contacts hold. */
   private async stored(session: string, jid: string): Promise<IdentityView | undefined> {
     const pair = await this.deps.identities.find(session, jid);
-    if (pair) return view(jid, pair.pn, pair.lid, 'store', pair.usedAt);
+    if (pair) return view(jid, pair.pn, pair.lid, { source: pair.source, learntAt: pair.learntAt, seenAt: pair.usedAt });
     const contact = jidKind(jid) === 'lid' ? await this.deps.contacts.findByLid(session, jid) : await this.deps.contacts.get(session, jid);
     const pn = contact ? (jidKind(contact.jid) === 'user' ? contact.jid : contact.phoneNumber ? userJid(contact.phoneNumber.slice(1)) : undefined) : undefined;
     if (!contact || !pn || !contact.lid) return undefined;
-    return view(jid, pn, contact.lid, 'store', contact.updatedAt);
+    return view(jid, pn, contact.lid, { source: 'contact', learntAt: null, seenAt: contact.updatedAt });
   }
 
   /** One number check for the phone JIDs (at most IDENTITY_LOOKUP_MAX): the pairs of those the network knows. */
   private async ask(engine: EngineSession, pns: string[]): Promise<Array<IdentityView | undefined>> {
+    const asked = Date.now();
     const checks = await engine.checkNumbers(pns.slice(0, IDENTITY_LOOKUP_MAX).map(jidUser));
     const byNumber = new Map(checks.map((c) => [c.phoneNumber, c]));
     return pns.map((pn) => {
       const check = byNumber.get(phoneOfJid(pn)!);
-      return check?.registered && check.lid ? view(pn, pn, check.lid, 'network', null) : undefined;
+      return check?.registered && check.lid ? view(pn, pn, check.lid, { source: 'lookup', learntAt: asked, seenAt: null }) : undefined;
     });
   }
 
@@ -106,6 +109,7 @@ export class IdentityService {
   }
 }
 
-function view(id: string, pn: string, lid: string, source: IdentityView['source'], seenAt: number | null): IdentityView {
-  return { id, jid: pn, phoneNumber: phoneOfJid(pn)!, lid, source, seenAt: seenAt === null ? null : new Date(seenAt).toISOString() };
+function view(id: string, pn: string, lid: string, origin: { source: IdentitySource | null; learntAt: number | null; seenAt: number | null }): IdentityView {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return { id, jid: pn, phoneNumber: phoneOfJid(pn)!, lid, source: origin.source, learntAt: iso(origin.learntAt), seenAt: iso(origin.seenAt) };
 }

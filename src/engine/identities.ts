@@ -23,7 +23,8 @@ export class IdentityPairs {
   /** in least-recently-used order: a pair learnt or seen again moves to the end */
   private readonly lidByPn = new Map<string, { lid: string; writtenAt: number }>();
   private readonly pnByLid = new Map<string, string>();
-  private pending = new Map<string, string>();
+  /** what to write: pn → its LID, with the source when the pair is new or changed */
+  private pending = new Map<string, { lid: string; source?: IdentitySource }>();
   private evicted: string[] = [];
   private flushScheduled = false;
   /** told of every pair learnt for the first time or changed (not of pairs loaded from the store, nor of pairs seen again) */
@@ -59,12 +60,14 @@ export class IdentityPairs {
       this.lidByPn.set(pn, known);
       if (now - known.writtenAt < REFRESH_WRITE_MS) return;
       known.writtenAt = now;
+      // a refresh keeps the origin of a pair still waiting to be written
+      if (!this.pending.has(pn)) this.pending.set(pn, { lid });
     } else {
       const previousPn = this.pnByLid.get(lid);
       this.put(pn, lid, now);
+      this.pending.set(pn, { lid, source });
       this.onChange?.({ pn, lid, ...(known ? { previousLid: known.lid } : {}), ...(previousPn !== undefined && previousPn !== pn ? { previousPn } : {}), source });
     }
-    this.pending.set(pn, lid);
     this.scheduleFlush();
   }
 
@@ -80,7 +83,7 @@ export class IdentityPairs {
   flush(): void {
     this.flushScheduled = false;
     if (!this.store || (!this.pending.size && !this.evicted.length)) return;
-    const pairs: IdentityPair[] = [...this.pending].map(([pn, lid]) => ({ pn, lid }));
+    const pairs = [...this.pending].map(([pn, { lid, source }]) => ({ pn, lid, ...(source ? { source } : {}) }));
     const evicted = this.evicted;
     this.pending = new Map();
     this.evicted = [];

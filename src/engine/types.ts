@@ -122,8 +122,11 @@ export const IDENTITY_SOURCES: readonly IdentitySource[] = ['message', 'history'
 export interface IdentityStore {
   /** every stored pair, least recently used first */
   load(): Promise<IdentityPair[]>;
-  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write (staged: not waited for) */
-  save(pairs: IdentityPair[], evicted?: string[]): void;
+  /**
+   * stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write (staged: not waited for); a pair with
+   * a `source` was learnt or changed (its origin is recorded), one without is a known pair seen again
+   */
+  save(pairs: Array<IdentityPair & { source?: IdentitySource }>, evicted?: string[]): void;
 }
 
 export interface EngineSessionHooks {

@@ -495,9 +495,11 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       // the identity of a contact known by phone and LID, either way
       const byPhone = await waitFor(async () => {
         const res = await daemon.request('GET', `/api/sessions/alice/contacts/${encodeURIComponent(`+${DAVE}`)}/identity`);
-        return res.status === 200 && res.body.data.source === 'store' ? res.body.data : undefined;
+        return res.status === 200 && res.body.data.seenAt !== null ? res.body.data : undefined;
       }, 5_000, 'dave\'s identity stored');
       assert.deepEqual({ jid: byPhone.jid, phoneNumber: byPhone.phoneNumber, lid: byPhone.lid }, { jid: jid(DAVE), phoneNumber: `+${DAVE}`, lid: daveLid });
+      assert.equal(byPhone.source, learnt.payload.source, 'where the pair was learnt');
+      assert.ok(Date.parse(byPhone.learntAt) > 0);
       const byLid = await api('GET', `/api/sessions/alice/contacts/${encodeURIComponent(daveLid)}/identity`);
       assert.equal(byLid.jid, jid(DAVE));
       assert.equal(byLid.id, daveLid);

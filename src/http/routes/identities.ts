@@ -20,7 +20,7 @@ export function identityRoutes({ identities }: Services): RouteDef[] {
       description:
         'From the pairs the session learnt and its contacts; a phone number they lack is asked of the network (a number check) when the session is connected. The network tells no number behind a LID: an unknown LID is a 404 until the person writes or the number is looked up.',
       schema: { params: { type: 'object', required: ['session', 'contactId'], properties: { session: sessionName, contactId: personId } } },
-      example: { data: { id: '15550001111@s.whatsapp.net', jid: '15550001111@s.whatsapp.net', phoneNumber: '+15550001111', lid: '123456789012345@lid', source: 'store', seenAt: '2026-01-01T12:00:00.000Z' } },
+      example: { data: { id: '15550001111@s.whatsapp.net', jid: '15550001111@s.whatsapp.net', phoneNumber: '+15550001111', lid: '123456789012345@lid', source: 'message', learntAt: '2026-01-01T11:00:00.000Z', seenAt: '2026-01-01T12:00:00.000Z' } },
       handler: ({ params }) => identities.get(params.session, params.contactId),
     },
     {

@@ -1,7 +1,7 @@
 // Response schemas: one JSON Schema per resource the API answers with (the `data` of a response), reused by $ref.
 // They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
-import { CLOSE_CAUSE_CODES, STATUS_REASONS } from '../../engine/types.js';
+import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES, STATUS_REASONS } from '../../engine/types.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
@@ -479,8 +479,9 @@ export const resourceSchemas = {
     jid: { ...jid, description: 'the phone JID: the id the gateway stores the person\'s chat and messages under' },
     phoneNumber: { type: 'string', description: 'E.164' },
     lid: { type: 'string', description: 'the LID (`…@lid`)' },
-    source: { enum: ['store', 'network'], description: '`store`: the pairs the session had learnt (and its contacts); `network`: asked now' },
-    seenAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session last stored the pair (refreshed at most hourly while it keeps being seen); null when just asked of the network' },
+    source: { enum: [...IDENTITY_SOURCES, null], description: 'where the session learnt the pair (as in `contact.identity`; `lookup` for one asked of the network by this request); null when not recorded (pairs stored by an older version)' },
+    learntAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session learnt the pair, or it last changed; null when not recorded' },
+    seenAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session last stored the pair (refreshed at most hourly while it keeps being seen); null for a pair just asked of the network' },
   }),
   ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
   ContactPicture: resource('a profile picture', { id: jid, url: str }),

@@ -53,9 +53,11 @@ describe('identities', () => {
     for (const id of [V, V.slice(1), jidOf(V), vLid]) {
       const res = await waitFor(async () => {
         const r = await identity('a', id);
-        return r.status === 200 && r.body.data.source === 'store' ? r : undefined;
+        return r.status === 200 && r.body.data.seenAt !== null ? r : undefined;
       }, 5000, `identity of ${id} from the store`);
-      assert.deepEqual(Object.keys(res.body.data).sort(), ['id', 'jid', 'lid', 'phoneNumber', 'seenAt', 'source']);
+      assert.deepEqual(Object.keys(res.body.data).sort(), ['id', 'jid', 'learntAt', 'lid', 'phoneNumber', 'seenAt', 'source']);
+      assert.equal(res.body.data.source, 'lookup', 'learnt by the first lookup');
+      assert.ok(Date.parse(res.body.data.learntAt) <= Date.parse(res.body.data.seenAt));
       assert.equal(res.body.data.jid, jidOf(V));
       assert.equal(res.body.data.phoneNumber, V);
       assert.equal(res.body.data.lid, vLid);
@@ -103,13 +105,14 @@ describe('identities', () => {
     assert.equal(res.status, 200, JSON.stringify(res.body));
     const [v, none, byLid, unknownLid, w, again] = res.body.data;
     assert.equal(v.lid, vLid);
-    assert.equal(v.source, 'store');
+    assert.equal(v.source, 'lookup');
+    assert.ok(v.seenAt, 'from the store');
     assert.equal(none, null);
     assert.equal(byLid.phoneNumber, V);
     assert.equal(byLid.id, vLid);
     assert.equal(unknownLid, null);
     assert.equal(w.phoneNumber, W);
-    assert.equal(w.source, 'network');
+    assert.equal(w.source, 'lookup');
     assert.equal(w.seenAt, null);
     assert.match(w.lid, /@lid$/);
     assert.equal(again.jid, jidOf(V));
