@@ -68,6 +68,7 @@ import { MediaService } from './media/service.js';
 import { GatewayError } from './errors.js';
 import { ChannelsService } from './chats/channels.js';
 import { ContactsService } from './chats/contacts.js';
+import { IdentityService } from './chats/identities.js';
 import { ProfileService } from './chats/profile.js';
 import { GroupsService } from './chats/groups.js';
 import { createChatIngest } from './chats/ingest.js';
@@ -157,10 +158,11 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   bus.addPersister(eventLog.persist);
   const engines = createEngines(config, logger.child({ module: 'engine' }));
   const urlPolicy = { allowPrivateTargets: config.webhooks.allowPrivateTargets };
+  const identitiesRepo = createIdentitiesRepo(db);
   const sessions = new SessionManager({
     sessions: sessionsRepo,
     authState: createAuthStateRepo(db, box, tick.flush, node?.fence, tick.join),
-    identities: createIdentitiesRepo(db),
+    identities: identitiesRepo,
     engines,
     bus,
     logger: logger.child({ module: 'sessions' }),
@@ -232,7 +234,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     messagesRepo.forgetRecentWrites();
     chatStores.contacts.forgetRecentWrites();
   };
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, activity: messageActivity, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
+  const messaging = new MessagingService({ sessions, messages: messagesRepo, activity: messageActivity, media, contacts: chatStores.contacts, identities: identitiesRepo, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const calls = new CallsService({ sessions, messaging, logger: logger.child({ module: 'calls' }) });
   calls.attach(bus);
@@ -280,9 +282,10 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
-    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
-    history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts }),
+    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo }),
+    history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts, identities: identitiesRepo }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
+    identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),
     calls,

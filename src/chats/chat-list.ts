@@ -5,6 +5,7 @@ import { notFound, ValidationError } from '../errors.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ChatCursor, ChatFilter, ChatRow, ChatsRepo } from '../store/chats.js';
 import type { ContactsRepo } from '../store/contacts.js';
+import type { IdentitiesRepo } from '../store/identities.js';
 
 export interface ChatView {
   chatId: string;
@@ -12,6 +13,8 @@ export interface ChatView {
   name: string | null;
   isGroup: boolean;
   phoneNumber: string | null;
+  /** a person's LID, when the gateway knows it */
+  lid: string | null;
   lastMessage: { messageId: string; type: string; text: string | null; timestamp: string; fromMe: boolean; status: string } | null;
   unreadCount: number;
   archived: boolean;
@@ -23,7 +26,7 @@ export interface ChatView {
 }
 
 export class ChatList {
-  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; chats: ChatsRepo; contacts: Pick<ContactsRepo, 'findByLid'> }) {}
+  constructor(private readonly deps: { sessions: Pick<SessionManager, 'get'>; chats: ChatsRepo; contacts: Pick<ContactsRepo, 'findByLid'>; identities?: Pick<IdentitiesRepo, 'find'> }) {}
 
   async list(session: string, filter: ChatFilter, cursor: string | undefined, limit: number): Promise<{ chats: ChatView[]; nextCursor: string | null }> {
     await this.deps.sessions.get(session);
@@ -37,8 +40,8 @@ export class ChatList {
     await this.deps.sessions.get(session);
     let jid = normalizeJid(chatId);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
-    // a LID the session knows as a contact is the chat under its phone number
-    if (jidKind(jid) === 'lid') jid = (await this.deps.contacts.findByLid(session, jid))?.jid ?? jid;
+    // a LID the session knows as a contact, or whose number it learnt, is the chat under its phone number
+    if (jidKind(jid) === 'lid') jid = (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await this.deps.identities?.find(session, jid))?.pn ?? jid;
     const row = await this.deps.chats.get(session, jid);
     if (!row) throw notFound('NOT_FOUND', `chat ${jid}`);
     return viewOf(row);
@@ -54,13 +57,15 @@ function parseCursor(cursor: string): ChatCursor {
 
 function viewOf(row: ChatRow): ChatView {
   const kind = jidKind(row.chatId);
-  const phoneNumber = row.phoneNumber ?? (kind === 'user' ? `+${row.chatId.split('@')[0]!.split(':')[0]}` : null);
+  const phoneNumber = row.phoneNumber ?? (kind === 'user' ? `+${row.chatId.split('@')[0]!.split(':')[0]}` : row.pairPn ? `+${row.pairPn.split('@')[0]}` : null);
+  const lid = kind === 'lid' ? row.chatId : kind === 'user' ? row.pairLid : null;
   const muted = row.muteUntil !== null && (row.muteUntil === -1 || row.muteUntil > Date.now());
   return {
     chatId: row.chatId,
     name: row.contactName ?? phoneNumber,
     isGroup: kind === 'group',
     phoneNumber,
+    lid,
     lastMessage:
       row.lastMessageId === null
         ? null

@@ -1,6 +1,19 @@
 // The phone-number ↔ LID pairs a session knows, for both engines: bounded (the least recently learnt or seen go first)
 // and written through to the session's IdentityStore in batches, so that they survive restarts.
-import type { IdentityPair, IdentityStore } from './types.js';
+import { phoneOfJid } from './jid.js';
+import type { IdentityPair, IdentitySource, IdentityStore } from './types.js';
+
+/** A pair learnt for the first time, or changed: what the engine reports as `contact.identity`. */
+export interface IdentityChange {
+  /** the phone JID and the LID, bare */
+  pn: string;
+  lid: string;
+  /** the LID the number had before (a changed pair) */
+  previousLid?: string;
+  /** the number the LID named before (a changed pair) */
+  previousPn?: string;
+  source: IdentitySource;
+}
 
 export const MAX_IDENTITIES = 50_000;
 /** a pair seen again is written again (its use refreshed in the store) at most this often */
@@ -10,9 +23,12 @@ export class IdentityPairs {
   /** in least-recently-used order: a pair learnt or seen again moves to the end */
   private readonly lidByPn = new Map<string, { lid: string; writtenAt: number }>();
   private readonly pnByLid = new Map<string, string>();
-  private pending = new Map<string, string>();
+  /** what to write: pn → its LID, with the source when the pair is new or changed */
+  private pending = new Map<string, { lid: string; source?: IdentitySource }>();
   private evicted: string[] = [];
   private flushScheduled = false;
+  /** told of every pair learnt for the first time or changed (not of pairs loaded from the store, nor of pairs seen again) */
+  onChange: ((change: IdentityChange) => void) | undefined;
 
   /** `known`: what `store` held when the session was made (IdentityPairs.open loads it) */
   constructor(
@@ -35,8 +51,8 @@ export class IdentityPairs {
     return this.lidByPn.size;
   }
 
-  /** Records that the phone JID `pn` and `lid` are the same person (both bare). */
-  set(pn: string, lid: string): void {
+  /** Records that the phone JID `pn` and `lid` are the same person (both bare), learnt from `source`. */
+  set(pn: string, lid: string, source: IdentitySource = 'message'): void {
     const now = Date.now();
     const known = this.lidByPn.get(pn);
     if (known?.lid === lid) {
@@ -44,10 +60,14 @@ export class IdentityPairs {
       this.lidByPn.set(pn, known);
       if (now - known.writtenAt < REFRESH_WRITE_MS) return;
       known.writtenAt = now;
+      // a refresh keeps the origin of a pair still waiting to be written
+      if (!this.pending.has(pn)) this.pending.set(pn, { lid });
     } else {
+      const previousPn = this.pnByLid.get(lid);
       this.put(pn, lid, now);
+      this.pending.set(pn, { lid, source });
+      this.onChange?.({ pn, lid, ...(known ? { previousLid: known.lid } : {}), ...(previousPn !== undefined && previousPn !== pn ? { previousPn } : {}), source });
     }
-    this.pending.set(pn, lid);
     this.scheduleFlush();
   }
 
@@ -63,7 +83,7 @@ export class IdentityPairs {
   flush(): void {
     this.flushScheduled = false;
     if (!this.store || (!this.pending.size && !this.evicted.length)) return;
-    const pairs: IdentityPair[] = [...this.pending].map(([pn, lid]) => ({ pn, lid }));
+    const pairs = [...this.pending].map(([pn, { lid, source }]) => ({ pn, lid, ...(source ? { source } : {}) }));
     const evicted = this.evicted;
     this.pending = new Map();
     this.evicted = [];
@@ -100,4 +120,17 @@ export class IdentityPairs {
     this.flushScheduled = true;
     setImmediate(() => this.flush());
   }
+}
+
+/** The `contact.identity` payload of a change: the pair (phone JID, E.164 number, LID), where it was learnt, and what it replaced. */
+export function identityEventPayload(change: IdentityChange): Record<string, unknown> {
+  return {
+    jid: change.pn,
+    phoneNumber: phoneOfJid(change.pn) ?? null,
+    lid: change.lid,
+    source: change.source,
+    ...(change.previousLid ? { previousLid: change.previousLid } : {}),
+    ...(change.previousPn ? { previousPhoneNumber: phoneOfJid(change.previousPn) ?? null } : {}),
+    timestamp: new Date().toISOString(),
+  };
 }

@@ -110,12 +110,23 @@ export interface IdentityPair {
   lid: string;
 }
 
+/**
+ * Where a session learnt a pair: a message or receipt (`message`), a history sync (`history`), the address book
+ * (`contact`), a group's member list (`group`), a call (`call`), a number lookup it asked for (`lookup`), or the network's
+ * own mapping notice (`network`).
+ */
+export type IdentitySource = 'message' | 'history' | 'contact' | 'group' | 'call' | 'lookup' | 'network';
+export const IDENTITY_SOURCES: readonly IdentitySource[] = ['message', 'history', 'contact', 'group', 'call', 'lookup', 'network'];
+
 /** Where a session keeps the pairs it learnt, so they survive restarts (the gateway's store; bounded by the engine). */
 export interface IdentityStore {
   /** every stored pair, least recently used first */
   load(): Promise<IdentityPair[]>;
-  /** stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write (staged: not waited for) */
-  save(pairs: IdentityPair[], evicted?: string[]): void;
+  /**
+   * stores or refreshes `pairs` and forgets the numbers in `evicted`, in one write (staged: not waited for); a pair with
+   * a `source` was learnt or changed (its origin is recorded), one without is a known pair seen again
+   */
+  save(pairs: Array<IdentityPair & { source?: IdentitySource }>, evicted?: string[]): void;
 }
 
 export interface EngineSessionHooks {

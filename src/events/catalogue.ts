@@ -1,4 +1,4 @@
-// The event catalogue: all 31 event types of SPEC §6, their categories, and the envelope shape.
+// The event catalogue: all 32 event types of SPEC §6, their categories, and the envelope shape.
 
 export const EVENT_TYPES = [
   'message.received',
@@ -22,6 +22,7 @@ export const EVENT_TYPES = [
   'call.accepted',
   'call.rejected',
   'contact.update',
+  'contact.identity',
   'chat.archive',
   'chat.mute',
   'chat.read',

@@ -2,7 +2,7 @@
 // contract behind docs/EVENTS.md. Shared pieces are defined once here and reused; closed payloads forbid extra fields.
 // `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
-import { CLOSE_CAUSE_CODES } from '../engine/types.js';
+import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
 
 type Schema = Record<string, unknown>;
 
@@ -212,6 +212,21 @@ const payloads: Record<EventType, Schema> = {
         pictureUrl: { ...nullableString, description: 'null: removed or hidden' },
       },
       ['id'],
+    ),
+  },
+  'contact.identity': {
+    description: 'a phone number ↔ LID pair the session learnt for the first time, or that changed; once per change',
+    ...closed(
+      {
+        jid: { ...jid, description: 'the phone JID (…@s.whatsapp.net)' },
+        phoneNumber: e164,
+        lid,
+        source: { enum: [...IDENTITY_SOURCES], description: 'where the session learnt it' },
+        previousLid: { ...lid, description: 'the LID the number had before (a changed pair)' },
+        previousPhoneNumber: { ...e164, description: 'the number the LID named before (a changed pair)' },
+        timestamp: isoTime,
+      },
+      ['jid', 'phoneNumber', 'lid', 'source', 'timestamp'],
     ),
   },
   'chat.archive': { ...closed({ chatId: jid, archived: { type: 'boolean' }, timestamp: isoTime }) },

@@ -17,6 +17,7 @@ import type { GroupsService } from '../chats/groups.js';
 import type { ChannelsService } from '../chats/channels.js';
 import type { PresenceService } from '../chats/presence.js';
 import type { ContactsService } from '../chats/contacts.js';
+import type { IdentityService } from '../chats/identities.js';
 import type { ProfileService } from '../chats/profile.js';
 import type { LabelsService } from '../chats/labels.js';
 import type { CallsService } from '../calls/service.js';
@@ -50,6 +51,8 @@ export interface Services {
   chatList: ChatList;
   history: MessageHistory;
   contacts: ContactsService;
+  /** phone number ↔ LID pairs */
+  identities: IdentityService;
   /** the session's own profile picture */
   profile: ProfileService;
   labels: LabelsService;

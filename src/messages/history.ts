@@ -9,6 +9,7 @@ import type { MediaRepo } from '../store/media.js';
 import type { ActivityRow, MessageActivityRepo } from '../store/message-activity.js';
 import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import { storedMessageView, type StoredMessage } from './service.js';
+import { nameSenders, type PairFinder } from './people.js';
 
 /** a point in a chat's history: a time (ms), and a message id that orders messages of the same time */
 interface Point {
@@ -55,6 +56,7 @@ export class MessageHistory {
       activity: Pick<MessageActivityRepo, 'of'>;
       media: Pick<MediaRepo, 'get'>;
       contacts: Pick<ContactsRepo, 'findByLid'>;
+      identities?: PairFinder;
     },
   ) {}
 
@@ -110,14 +112,15 @@ export class MessageHistory {
       }
     }
     const media = await Promise.all(rows.map((row) => (row.mediaId ? this.deps.media.get(row.mediaId) : undefined)));
-    return rows.map((row, i) => detailOf(row, activity.get(`${row.chatId}\u0000${row.id}`) ?? [], media[i]));
+    const views = await nameSenders(this.deps.identities, session, rows.map(storedMessageView));
+    return rows.map((row, i) => detailOf(row, views[i]!, activity.get(`${row.chatId}\u0000${row.id}`) ?? [], media[i]));
   }
 
   private async chatOf(session: string, chat: string): Promise<string> {
     const jid = normalizeJid(chat);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
     if (jidKind(jid) !== 'lid') return jid;
-    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? jid;
+    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await this.deps.identities?.find(session, jid))?.pn ?? jid;
   }
 
   /** `ms:id` (a cursor this route gave), a time (ISO 8601), or a message of the chat */
@@ -140,9 +143,9 @@ const cursorOf = (at: number, id: string) => `${at}:${id}`;
 const ACK_KINDS = new Set(['sent', 'delivered', 'read']);
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function detailOf(row: MessageRow, activity: ActivityRow[], media: Awaited<ReturnType<MediaRepo['get']>>): MessageDetail {
+function detailOf(row: MessageRow, view: StoredMessage, activity: ActivityRow[], media: Awaited<ReturnType<MediaRepo['get']>>): MessageDetail {
   const detail: MessageDetail = {
-    ...storedMessageView(row),
+    ...view,
     acks: [],
     reactions: [],
     votes: [],

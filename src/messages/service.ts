@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
 import { GatewayError, notFound, ValidationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
-import { jidRef, normalizeJid } from '../engine/jid.js';
+import { jidKind, jidRef, normalizeJid, phoneOfJid } from '../engine/jid.js';
+import { nameSenders, type PairFinder } from './people.js';
 import { contentFields, type MessagePayload } from '../engine/payloads.js';
 import type { EngineSession, MessageRef, SendOptions, SentMessage, StagedFile, TypingState } from '../engine/types.js';
 import type { Logger } from '../logger.js';
@@ -90,6 +91,9 @@ export interface StoredMessage {
   messageId: string;
   chatId: string;
   sender: string | null;
+  /** the sender's phone number (E.164) and LID, when the gateway knows them */
+  senderPhoneNumber: string | null;
+  senderLid: string | null;
   fromMe: boolean;
   type: string;
   text: string | null;
@@ -107,6 +111,8 @@ export function storedMessageView(row: MessageRow): StoredMessage {
     messageId: row.id,
     chatId: row.chatId,
     sender: row.sender,
+    senderPhoneNumber: row.sender ? (phoneOfJid(row.sender) ?? null) : null,
+    senderLid: row.sender && jidKind(row.sender) === 'lid' ? row.sender : null,
     fromMe: row.fromMe,
     type: row.type,
     text: row.text,
@@ -130,6 +136,8 @@ export class MessagingService {
       /** where the session's own edits, reactions and votes are kept with the message (those of others come as events) */
       activity: Pick<MessageActivityRepo, 'record'>;
       media: MediaRecords;
+      /** the phone number ↔ LID pairs the session learnt: stored messages name their senders by both */
+      identities?: PairFinder;
       /** where status posts find their viewers when the body names none */
       contacts?: Pick<ContactsRepo, 'unblockedPeople'>;
       bus: EventBus;
@@ -318,7 +326,7 @@ export class MessagingService {
   async recent(session: string, limit: number, offset: number): Promise<{ messages: StoredMessage[]; total: number }> {
     await this.deps.sessions.get(session);
     const { rows, total } = await this.deps.messages.recent(session, limit, offset);
-    return { messages: rows.map(storedMessageView), total };
+    return { messages: await nameSenders(this.deps.identities, session, rows.map(storedMessageView)), total };
   }
 
   /** Whether `jid` has written to the session (client-token "conversation" mode). */

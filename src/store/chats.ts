@@ -20,6 +20,9 @@ export interface ChatRow {
   /** the contact's saved name, WhatsApp name or business name, when the session knows the chat as a contact */
   contactName: string | null;
   phoneNumber: string | null;
+  /** a person's chat: the other id of the pair the session learnt (the LID of a phone JID chat, the number of a LID chat) */
+  pairLid: string | null;
+  pairPn: string | null;
   labels: string[];
 }
 
@@ -50,6 +53,8 @@ interface RawChat {
   mute_until: number | string | null;
   contact_name: string | null;
   phone_number: string | null;
+  pair_lid: string | null;
+  pair_pn: string | null;
 }
 
 const toRow = (r: RawChat, labels: string[]): ChatRow => ({
@@ -66,19 +71,25 @@ const toRow = (r: RawChat, labels: string[]): ChatRow => ({
   muteUntil: r.mute_until === null ? null : Number(r.mute_until),
   contactName: r.contact_name,
   phoneNumber: r.phone_number,
+  pairLid: r.pair_lid,
+  pairPn: r.pair_pn,
   labels,
 });
 
 export type ChatsRepo = ReturnType<typeof createChatsRepo>;
 
 const COLUMNS = `c.chat_id, c.last_message_id, c.last_type, c.last_text, c.last_from_me, c.last_status, c.last_at, c.unread, c.archived,
-  c.pinned_at, c.mute_until, COALESCE(k.saved_name, k.name, k.business_name) AS contact_name, k.phone_number`;
+  c.pinned_at, c.mute_until, COALESCE(k.saved_name, k.name, k.business_name) AS contact_name, k.phone_number, ip.lid AS pair_lid, il.pn AS pair_pn`;
+/** the contact a chat is, and the phone number ↔ LID pair the session learnt for it (by its phone JID, or by its LID) */
+const JOINS = `LEFT JOIN contacts k ON k.session = c.session AND k.jid = c.chat_id
+  LEFT JOIN identities ip ON ip.session = c.session AND ip.pn = c.chat_id
+  LEFT JOIN identities il ON il.session = c.session AND il.lid = c.chat_id`;
 
 export function createChatsRepo(db: Db) {
   // one statement for every filter: a filter left out is NULL and holds for every row; the cursor likewise (the casts
   // give PostgreSQL the parameters' types)
   const page = db.prepare(
-    `SELECT ${COLUMNS} FROM chats c LEFT JOIN contacts k ON k.session = c.session AND k.jid = c.chat_id
+    `SELECT ${COLUMNS} FROM chats c ${JOINS}
      WHERE c.session = ?
        AND (CAST(? AS BIGINT) IS NULL OR c.last_at < CAST(? AS BIGINT) OR (c.last_at = CAST(? AS BIGINT) AND c.chat_id < CAST(? AS TEXT)))
        AND (CAST(? AS INTEGER) IS NULL OR (CASE WHEN c.unread <> 0 THEN 1 ELSE 0 END) = CAST(? AS INTEGER))
@@ -87,7 +98,7 @@ export function createChatsRepo(db: Db) {
        AND (CAST(? AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM label_chats l WHERE l.session = c.session AND l.label_id = CAST(? AS TEXT) AND l.chat_id = c.chat_id))
      ORDER BY c.last_at DESC, c.chat_id DESC LIMIT ?`,
   );
-  const one = db.prepare(`SELECT ${COLUMNS} FROM chats c LEFT JOIN contacts k ON k.session = c.session AND k.jid = c.chat_id WHERE c.session = ? AND c.chat_id = ?`);
+  const one = db.prepare(`SELECT ${COLUMNS} FROM chats c ${JOINS} WHERE c.session = ? AND c.chat_id = ?`);
   const labelsOf = db.prepare('SELECT label_id FROM label_chats WHERE session = ? AND chat_id = ? ORDER BY label_id').pluck();
   const ensure = db.prepare('INSERT INTO chats (session, chat_id) VALUES (?, ?) ON CONFLICT (session, chat_id) DO NOTHING');
   const setArchived = db.prepare('UPDATE chats SET archived = ? WHERE session = ? AND chat_id = ?');

@@ -63,6 +63,7 @@ export type Scenario =
   | 'history media'
   | 'chat list, history and search'
   | 'calls'
+  | 'identities'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -75,7 +76,11 @@ const BOB = '15550102002';
 /** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
 const CAROL = '15550103003';
 /** a contact with no session who calls alice */
+const ERIN = '15550105005';
+/** a contact with no session that first writes in the 'identities' scenario */
 const DAVE = '15550104004';
+/** a number with no account on the network */
+const NOBODY = '99955501234';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -524,13 +529,13 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
     });
 
     scenario('calls', async () => {
-      await target.addContact(DAVE);
+      await target.addContact(ERIN);
       // a call rings: call.received names the caller by phone and LID
-      const callId = await target.contactCalls(DAVE, 'alice', ALICE, { isVideo: true });
+      const callId = await target.contactCalls(ERIN, 'alice', ALICE, { isVideo: true });
       const rang = (await event('alice', 'call.received', (p) => p.callId === callId, 'call.received at alice')).payload;
-      assert.equal(rang.from.phoneNumber, `+${DAVE}`);
+      assert.equal(rang.from.phoneNumber, `+${ERIN}`);
       assert.match(rang.from.lid ?? '', /@lid$/);
-      assert.equal(rang.chatId, jid(DAVE));
+      assert.equal(rang.chatId, jid(ERIN));
       assert.equal(rang.status, 'ringing');
       assert.equal(rang.isVideo, true);
       assert.equal(rang.isGroup, false);
@@ -548,8 +553,8 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(rejected.endedBy, 'gateway');
       assert.equal(rejected.status, 'rejected');
       assert.equal(rejected.offeredAt, rang.offeredAt);
-      assert.equal(rejected.from.phoneNumber, `+${DAVE}`);
-      await target.callerSawReject(DAVE, 'alice', callId);
+      assert.equal(rejected.from.phoneNumber, `+${ERIN}`);
+      await target.callerSawReject(ERIN, 'alice', callId);
       const again = await daemon.request('POST', `/api/sessions/alice/calls/${callId}/reject`, {});
       assert.equal(again.status, 409);
       assert.equal(again.body.error.code, 'CALL_ENDED');
@@ -558,36 +563,91 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(unknown.body.error.code, 'CALL_NOT_FOUND');
 
       // a call nobody answers rings out: call.missed by timeout, and it can no longer be rejected
-      const unanswered = await target.contactCalls(DAVE, 'alice', ALICE);
+      const unanswered = await target.contactCalls(ERIN, 'alice', ALICE);
       await event('alice', 'call.received', (p) => p.callId === unanswered, 'the second call rings');
-      await target.callEnds(DAVE, 'alice', unanswered, 'timeout');
+      await target.callEnds(ERIN, 'alice', unanswered, 'timeout');
       const missed = (await event('alice', 'call.missed', (p) => p.callId === unanswered, 'call.missed at alice')).payload;
       assert.equal(missed.endedBy, 'timeout');
       assert.equal(missed.isVideo, false);
       assert.equal((await daemon.request('POST', `/api/sessions/alice/calls/${unanswered}/reject`, {})).body.error.code, 'CALL_ENDED');
       // the caller hangs up before an answer: missed too, ended by the caller
-      const hungUp = await target.contactCalls(DAVE, 'alice', ALICE);
+      const hungUp = await target.contactCalls(ERIN, 'alice', ALICE);
       await event('alice', 'call.received', (p) => p.callId === hungUp, 'the third call rings');
-      await target.callEnds(DAVE, 'alice', hungUp, 'cancelled');
+      await target.callEnds(ERIN, 'alice', hungUp, 'cancelled');
       assert.equal((await event('alice', 'call.missed', (p) => p.callId === hungUp, 'call.missed by the caller')).payload.endedBy, 'caller');
 
       // config.calls: every call is rejected at once, with no request, and the caller gets the text
       const replyText = `Calls are not answered here; please write. ${Date.now()}`;
       const updated = await api('PATCH', '/api/sessions/alice', { config: { calls: { reject: true, replyText } } });
       assert.deepEqual(updated.config.calls, { reject: true, replyText });
-      const policed = await target.contactCalls(DAVE, 'alice', ALICE);
+      const policed = await target.contactCalls(ERIN, 'alice', ALICE);
       const auto = (await event('alice', 'call.rejected', (p) => p.callId === policed, 'the call rejected by the policy')).payload;
       assert.equal(auto.endedBy, 'auto');
-      await target.callerSawReject(DAVE, 'alice', policed);
+      await target.callerSawReject(ERIN, 'alice', policed);
       const reply = (await event('alice', 'message.sent', (p) => p.text === replyText, 'the reply to the caller')).payload;
-      assert.equal(reply.chatId, jid(DAVE));
-      await target.contactReceived(DAVE, 'alice', reply.messageId, replyText);
+      assert.equal(reply.chatId, jid(ERIN));
+      await target.contactReceived(ERIN, 'alice', reply.messageId, replyText);
       // the policy removed: calls ring again
       assert.equal((await api('PATCH', '/api/sessions/alice', { config: { calls: null } })).config.calls, undefined);
-      const free = await target.contactCalls(DAVE, 'alice', ALICE);
+      const free = await target.contactCalls(ERIN, 'alice', ALICE);
       await event('alice', 'call.received', (p) => p.callId === free, 'a call rings once the policy is gone');
-      await target.callEnds(DAVE, 'alice', free, 'timeout');
+      await target.callEnds(ERIN, 'alice', free, 'timeout');
       await event('alice', 'call.missed', (p) => p.callId === free, 'it rings out');
+    });
+
+    // ---- issue 30: identities (phone number ↔ LID) ----
+
+    scenario('identities', async () => {
+      // a new contact writes: the pair is learnt, and told once
+      await target.addContact(DAVE);
+      await target.contactSends(DAVE, 'alice', ALICE, 'hello from dave');
+      const first = await received('alice', (p) => p.text === 'hello from dave', 'dave at alice');
+      const learnt = await event('alice', 'contact.identity', (p) => p.phoneNumber === `+${DAVE}`, 'contact.identity of dave');
+      const daveLid = learnt.payload.lid as string;
+      assert.match(daveLid, /@lid$/);
+      assert.equal(learnt.payload.jid, jid(DAVE));
+      assert.deepEqual(first.from, { jid: jid(DAVE), phoneNumber: `+${DAVE}`, lid: daveLid });
+      await target.contactSends(DAVE, 'alice', ALICE, 'dave again', { senderLidOnly: true });
+      const again = await received('alice', (p) => p.text === 'dave again', 'dave by LID at alice');
+      assert.equal(again.chatId, jid(DAVE), 'a LID-addressed message of a known number is in the number\'s chat');
+      assert.equal(events.all((e) => e.session === 'alice' && e.event === 'contact.identity' && e.payload.phoneNumber === `+${DAVE}`).length, 1, 'once per pair');
+
+      // the identity of a contact known by phone and LID, either way
+      const byPhone = await waitFor(async () => {
+        const res = await daemon.request('GET', `/api/sessions/alice/contacts/${encodeURIComponent(`+${DAVE}`)}/identity`);
+        return res.status === 200 && res.body.data.seenAt !== null ? res.body.data : undefined;
+      }, 5_000, 'dave\'s identity stored');
+      assert.deepEqual({ jid: byPhone.jid, phoneNumber: byPhone.phoneNumber, lid: byPhone.lid }, { jid: jid(DAVE), phoneNumber: `+${DAVE}`, lid: daveLid });
+      assert.equal(byPhone.source, learnt.payload.source, 'where the pair was learnt');
+      assert.ok(Date.parse(byPhone.learntAt) > 0);
+      const byLid = await api('GET', `/api/sessions/alice/contacts/${encodeURIComponent(daveLid)}/identity`);
+      assert.equal(byLid.jid, jid(DAVE));
+      assert.equal(byLid.id, daveLid);
+      const unknown = await daemon.request('GET', `/api/sessions/alice/contacts/${encodeURIComponent('100000000000999@lid')}/identity`);
+      assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
+      assert.equal(unknown.body.error.code, 'IDENTITY_NOT_FOUND');
+
+      // a batch: a known number, one not on the network, a LID, and a number asked of the network
+      const [known, nobody, lid, bob] = await api('POST', '/api/sessions/alice/identities/lookup', { ids: [`+${DAVE}`, `+${NOBODY}`, daveLid, jid(BOB)] });
+      assert.equal(known.lid, daveLid);
+      assert.equal(nobody, null);
+      assert.equal(lid.phoneNumber, `+${DAVE}`);
+      assert.equal(bob.phoneNumber, `+${BOB}`);
+      assert.match(bob.lid, /@lid$/);
+      const bobLid = bob.lid as string;
+
+      // a send to the LID and one to the number: one chat at the peer, one chat row at the sender
+      const toLid = await send('alice', bobLid, { type: 'text', text: 'to your lid' });
+      const toNumber = await send('alice', jid(BOB), { type: 'text', text: 'to your number' });
+      assert.equal(toLid.chatId, jid(BOB));
+      assert.equal(toNumber.chatId, jid(BOB));
+      assert.equal(toLid.lid, bobLid);
+      const atBob = await Promise.all([toLid, toNumber].map((s) => received('bob', (p) => p.messageId === s.messageId, `${s.messageId} at bob`)));
+      assert.deepEqual(atBob.map((p) => p.chatId), [jid(ALICE), jid(ALICE)], 'one chat at the peer');
+      assert.equal((await api('GET', `/api/sessions/alice/messages/${toLid.messageId}`)).chatId, jid(BOB));
+      await event('alice', 'message.ack', (p) => p.messageId === toLid.messageId && p.chatId === jid(BOB), 'the LID send\'s ack names the same chat');
+      const chats = (await api('GET', '/api/sessions/alice/chats?limit=1000')).chats as Array<{ chatId: string }>;
+      assert.deepEqual(chats.filter((c) => c.chatId === jid(BOB) || c.chatId === bobLid).map((c) => c.chatId), [jid(BOB)]);
     });
 
     scenario('logout', async () => {

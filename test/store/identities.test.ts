@@ -69,6 +69,33 @@ describe('identity pairs', () => {
     assert.equal(stored.some((p) => p.pn === pn(1)), false);
   });
 
+  it('tell each change once, and keep when and from what a pair was learnt while it is only seen again', async () => {
+    const changes: unknown[] = [];
+    const pairs = await IdentityPairs.open(repo.forSession('b'));
+    pairs.onChange = (change) => changes.push(change);
+    pairs.set(pn(20), lid(20), 'group');
+    pairs.set(pn(20), lid(20), 'message');
+    await nextTurn();
+    const first = (await repo.find('b', lid(20)))!;
+    assert.equal(first.source, 'group');
+    assert.ok(first.learntAt! > 0);
+    assert.deepEqual(changes, [{ pn: pn(20), lid: lid(20), source: 'group' }], 'a pair seen again is no change');
+    // seen again (a refresh write carries no source): its origin stays
+    repo.forSession('b').save([{ pn: pn(20), lid: lid(20) }]);
+    await nextTurn();
+    const seen = (await repo.find('b', pn(20)))!;
+    assert.deepEqual([seen.source, seen.learntAt], ['group', first.learntAt]);
+    // the number gets another LID: a change, told with what it replaced, and recorded with its new origin
+    pairs.set(pn(20), lid(21), 'network');
+    await nextTurn();
+    assert.deepEqual(changes[1], { pn: pn(20), lid: lid(21), previousLid: lid(20), source: 'network' });
+    assert.equal((await repo.find('b', pn(20)))!.source, 'network');
+    assert.equal(await repo.find('b', lid(20)), undefined);
+    // a LID that moves to another number names the number it left
+    pairs.set(pn(22), lid(21), 'message');
+    assert.deepEqual(changes[2], { pn: pn(22), lid: lid(21), previousPn: pn(20), source: 'message' });
+  });
+
   it('go with their session; a write after that is reported, not thrown', async () => {
     const errors: unknown[] = [];
     const pairs = await IdentityPairs.open(repo.forSession('a'), (err) => errors.push(err));

@@ -20,7 +20,7 @@ export class BaileysCalls {
    * still rang was cancelled by its caller (missed). Ringing, preaccept, transport and relaylatency report nothing.
    */
   handle(call: WACall, canonicalChat: (jid: string) => string): void {
-    this.ctx.ids.remember(call.from, call.callerPn);
+    this.ctx.ids.remember(call.from, call.callerPn, 'call');
     const at = (call.date instanceof Date && !Number.isNaN(call.date.getTime()) ? call.date : new Date()).toISOString();
     let tracked: TrackedCall | undefined;
     switch (call.status) {
@@ -28,7 +28,7 @@ export class BaileysCalls {
         tracked = this.book.offer({
           callId: call.id,
           caller: call.from,
-          from: this.ctx.ids.ref(call.from, call.callerPn),
+          from: this.ctx.ids.ref(call.from, call.callerPn, 'call'),
           chatId: call.groupJid && isJidGroup(call.groupJid) ? call.groupJid : canonicalChat(call.chatId),
           isVideo: !!call.isVideo,
           isGroup: !!call.isGroup,

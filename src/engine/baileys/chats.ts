@@ -133,7 +133,7 @@ export class BaileysChats implements Pick<ChatOps, ChatOpName> {
     const sock = this.ctx.current();
     if (sock && pns.length) {
       const mappings = await withTimeout(sock.signalRepository.lidMapping.getLIDsForPNs(pns), 'lid lookup', 5_000).catch(() => null);
-      for (const m of mappings ?? []) this.ctx.ids.remember(m.pn, m.lid);
+      for (const m of mappings ?? []) this.ctx.ids.remember(m.pn, m.lid, 'lookup');
     }
     return phoneDigits.map((digits) => {
       if (!registered.has(digits)) return { phoneNumber: `+${digits}`, registered: false };

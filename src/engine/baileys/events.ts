@@ -57,7 +57,7 @@ export class EventMapper {
 
   /** One consolidated batch from `sock.ev.process`; its events go out in order (a vote may wait on its poll's lookup). */
   async handle(events: Events): Promise<void> {
-    if (events['lid-mapping.update']) this.ctx.ids.remember(events['lid-mapping.update'].pn, events['lid-mapping.update'].lid);
+    if (events['lid-mapping.update']) this.ctx.ids.remember(events['lid-mapping.update'].pn, events['lid-mapping.update'].lid, 'network');
     if (events['messaging-history.set']) this.history(events['messaging-history.set']);
     if (events['contacts.upsert']) this.contacts(events['contacts.upsert']);
     if (events['contacts.update']) this.contacts(events['contacts.update']);
@@ -232,7 +232,7 @@ export class EventMapper {
   }
 
   private history(set: BaileysEventMap['messaging-history.set']): void {
-    for (const { lid, pn } of set.lidPnMappings ?? []) this.ctx.ids.remember(pn, lid);
+    for (const { lid, pn } of set.lidPnMappings ?? []) this.ctx.ids.remember(pn, lid, 'history');
     if (set.contacts.length) this.contacts(set.contacts);
     const messages: MessagePayload[] = [];
     for (const msg of set.messages) {
@@ -258,7 +258,7 @@ export class EventMapper {
   private contacts(contacts: Array<Partial<Contact>>): void {
     for (const c of contacts) {
       if (!c.id || isJidGroup(c.id) || isJidNewsletter(c.id)) continue;
-      this.ctx.ids.remember(c.id, c.lid ?? c.phoneNumber);
+      this.ctx.ids.remember(c.id, c.lid ?? c.phoneNumber, 'contact');
       const ids = this.contactIds(c.id, c.lid ?? c.phoneNumber);
       this.emit('contact.update', {
         ...ids,
@@ -280,7 +280,7 @@ export class EventMapper {
       this.ctx.groups.set(group.id, group);
       this.learnParticipants(group.participants);
       const joined = this.pendingJoins.delete(group.id);
-      this.emit('group.update', { id: group.id, action: joined ? 'joined' : 'created', newSubject: group.subject, ...(group.author ? { by: this.ctx.ids.ref(group.author, group.authorPn) } : {}) });
+      this.emit('group.update', { id: group.id, action: joined ? 'joined' : 'created', newSubject: group.subject, ...(group.author ? { by: this.ctx.ids.ref(group.author, group.authorPn, 'group') } : {}) });
     }
   }
 
@@ -297,14 +297,14 @@ export class EventMapper {
       }
       const changes = groupChanges(before, update);
       if (!changes) continue;
-      this.emit('group.update', { id: update.id, ...changes, ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn) } : {}) });
+      this.emit('group.update', { id: update.id, ...changes, ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn, 'group') } : {}) });
     }
   }
 
   private participants(update: BaileysEventMap['group-participants.update']): void {
     this.learnParticipants(update.participants);
-    const jids = update.participants.map((p) => this.ctx.ids.canonical(p.phoneNumber ?? p.id, p.lid ?? p.id) ?? p.id);
-    const author = update.author ? this.ctx.ids.canonical(update.author, update.authorPn) : undefined;
+    const jids = update.participants.map((p) => this.ctx.ids.canonical(p.phoneNumber ?? p.id, p.lid ?? p.id, 'group') ?? p.id);
+    const author = update.author ? this.ctx.ids.canonical(update.author, update.authorPn, 'group') : undefined;
     const self = author !== undefined && jids.length === 1 && jids[0] === author;
     const action = update.action === 'add' && self ? 'join' : update.action === 'remove' && self ? 'leave' : update.action;
     const field = { add: 'joined', remove: 'left', promote: 'promoted', demote: 'demoted' }[update.action as 'add'];
@@ -318,8 +318,8 @@ export class EventMapper {
       promoted: [],
       demoted: [],
       [field]: jids,
-      participants: update.participants.map((p) => this.ctx.ids.ref(p.phoneNumber ?? p.id, p.lid ?? p.id)),
-      ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn) } : {}),
+      participants: update.participants.map((p) => this.ctx.ids.ref(p.phoneNumber ?? p.id, p.lid ?? p.id, 'group')),
+      ...(update.author ? { by: this.ctx.ids.ref(update.author, update.authorPn, 'group') } : {}),
     });
   }
 
@@ -389,6 +389,6 @@ export class EventMapper {
   }
 
   private learnParticipants(participants: GroupParticipant[]): void {
-    for (const p of participants) this.ctx.ids.remember(p.phoneNumber ?? p.id, p.lid ?? p.id);
+    for (const p of participants) this.ctx.ids.remember(p.phoneNumber ?? p.id, p.lid ?? p.id, 'group');
   }
 }

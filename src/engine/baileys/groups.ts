@@ -212,7 +212,7 @@ export function groupInfoOf(meta: GroupMetadata, ids: Identities): GroupInfo {
 }
 
 function memberInfo(p: GroupParticipant, ids: Identities): GroupMemberInfo {
-  ids.remember(p.phoneNumber ?? p.id, p.lid ?? p.id);
+  ids.remember(p.phoneNumber ?? p.id, p.lid ?? p.id, 'group');
   const pn = ids.pnOf(p.phoneNumber) ?? ids.pnOf(p.id);
   const lid = ids.lidOf(p.lid) ?? ids.lidOf(p.id);
   return {

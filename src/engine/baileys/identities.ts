@@ -2,6 +2,7 @@
 import { isLidUser, isPnUser, jidNormalizedUser } from '@whiskeysockets/baileys';
 import { IdentityPairs } from '../identities.js';
 import { jidRef, type JidRef } from '../jid.js';
+import type { IdentitySource } from '../types.js';
 
 /** JID without device or agent; undefined for empty input. */
 export function bare(jid: string | null | undefined): string | undefined {
@@ -17,15 +18,15 @@ export function bare(jid: string | null | undefined): string | undefined {
 export class Identities {
   constructor(private readonly pairs: IdentityPairs = new IdentityPairs()) {}
 
-  /** Records that `a` and `b` name the same person (either order, either may be undefined). */
-  remember(a: string | null | undefined, b: string | null | undefined): void {
+  /** Records that `a` and `b` name the same person (either order, either may be undefined), as `source` told. */
+  remember(a: string | null | undefined, b: string | null | undefined, source: IdentitySource = 'message'): void {
     const x = bare(a);
     const y = bare(b);
     if (!x || !y) return;
     const pn = isPnUser(x) ? x : isPnUser(y) ? y : undefined;
     const lid = isLidUser(x) ? x : isLidUser(y) ? y : undefined;
     if (!pn || !lid) return;
-    this.pairs.set(pn, lid);
+    this.pairs.set(pn, lid, source);
   }
 
   pnOf(jid: string | null | undefined): string | undefined {
@@ -41,14 +42,14 @@ export class Identities {
   }
 
   /** The canonical id of a person: the phone JID when known, else the LID (or whatever JID was given). */
-  canonical(jid: string | null | undefined, alt?: string | null): string | undefined {
-    this.remember(jid, alt);
+  canonical(jid: string | null | undefined, alt?: string | null, source?: IdentitySource): string | undefined {
+    this.remember(jid, alt, source);
     return this.pnOf(jid) ?? this.pnOf(alt) ?? bare(jid) ?? bare(alt);
   }
 
   /** A JIDRef with both the phone number and the LID where known. */
-  ref(jid: string | null | undefined, alt?: string | null): JidRef {
-    const id = this.canonical(jid, alt) ?? '';
+  ref(jid: string | null | undefined, alt?: string | null, source?: IdentitySource): JidRef {
+    const id = this.canonical(jid, alt, source) ?? '';
     const lid = this.lidOf(id) ?? this.lidOf(jid) ?? this.lidOf(alt);
     return jidRef(id, lid ? { lid } : {});
   }

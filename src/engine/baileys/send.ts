@@ -81,6 +81,12 @@ export class BaileysMessenger implements MessengerOps {
       const lid = this.ctx.ids.lidOf(chatId) ?? (pn ? await this.lidFor(pn) : undefined);
       if (pn) result.phoneNumber = phoneOfJid(pn)!;
       if (lid) result.lid = lid;
+      // one chat per person, whichever form the send named: the phone JID when the number is known (docs/API.md);
+      // its receipts name the same chat (events.ts ack)
+      if (pn) {
+        result.chatId = pn;
+        this.ctx.ownSends.set(messageId, pn);
+      }
     }
     return result;
   }
@@ -186,7 +192,7 @@ export class BaileysMessenger implements MessengerOps {
     if (!sock || !isPnUser(pn)) return undefined;
     const lid = await withTimeout(sock.signalRepository.lidMapping.getLIDForPN(pn), 'lid lookup', 3000).catch(() => null);
     if (!lid || !isLidUser(lid)) return undefined;
-    this.ctx.ids.remember(pn, lid);
+    this.ctx.ids.remember(pn, lid, 'lookup');
     return this.ctx.ids.lidOf(pn);
   }
 }

@@ -26,7 +26,7 @@ import { EventMapper } from './events.js';
 import { withSharedAsyncStorage } from './async-storage.js';
 import { BaileysGroups } from './groups.js';
 import { bare, Identities } from './identities.js';
-import { IdentityPairs } from '../identities.js';
+import { identityEventPayload, IdentityPairs } from '../identities.js';
 import { bridgeLogger } from './logger.js';
 import { BaileysMedia } from './media.js';
 import type { MediaDownloadSettings } from './media-download.js';
@@ -104,11 +104,17 @@ export class BaileysSession implements EngineSession {
       this.noticeSpentRedelivery(msg, fields);
     });
     const groups = new Map<string, GroupMetadata>();
+    const pairs = new IdentityPairs(options.identities, options.knownIdentities, (err) => this.log.debug({ err }, 'identity pairs not stored'));
+    // a pair learnt for the first time or changed (the account's own excepted) is news to the application
+    pairs.onChange = (change) => {
+      if (change.pn === this.ctx.me().pn) return;
+      options.hooks.event('contact.identity', identityEventPayload(change));
+    };
     this.ctx = {
       name: options.name,
       hooks: options.hooks,
       logger: this.log,
-      ids: new Identities(new IdentityPairs(options.identities, options.knownIdentities, (err) => this.log.debug({ err }, 'identity pairs not stored'))),
+      ids: new Identities(pairs),
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
       sendsInFlight: new Map(),
@@ -452,7 +458,7 @@ export class BaileysSession implements EngineSession {
       this.phase = 'open';
       this.restarting = false;
       const me = this.auth!.state.creds.me;
-      this.ctx.ids.remember(me?.id, me?.lid);
+      this.ctx.ids.remember(me?.id, me?.lid, 'network');
       this.report({ kind: 'open', account: this.account() });
       for (const waiter of this.openWaiters) waiter.resolve(sock);
       this.openWaiters.clear();

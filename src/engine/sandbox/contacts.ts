@@ -53,7 +53,7 @@ export class SandboxContacts implements Pick<ChatOps, ContactOpName> {
     return phoneDigits.map((digits) => {
       if (!isRegisteredNumber(digits)) return { phoneNumber: `+${digits}`, registered: false };
       const lid = this.network.lidOf(digits);
-      this.session.learn(digits, lid);
+      this.session.learn(digits, lid, 'lookup');
       return { phoneNumber: `+${digits}`, registered: true, lid };
     });
   }

@@ -81,7 +81,13 @@ export class SandboxMessenger {
     });
 
     const sent: SentMessage = { messageId: id, timestamp, status: 'sent', chatId };
-    if (target.kind === 'user') {
+    if (target.kind === 'user' && target.registered) {
+      sent.phoneNumber = `+${target.digits}`;
+      sent.lid = this.network.lidOf(target.digits);
+      // the network's device lookup tells the sender the pair, as WhatsApp's usync does; the chat is named by the number
+      this.session.learn(target.digits, sent.lid, 'lookup');
+      sent.chatId = this.session.canonicalChat(chatId);
+    } else if (target.kind === 'user' && !target.byLid) {
       sent.phoneNumber = `+${target.digits}`;
       sent.lid = this.network.lidOf(target.digits);
     }

@@ -8,6 +8,7 @@ import type {
   CastVote,
   ConnectionUpdate,
   EngineSession,
+  IdentitySource,
   MessageRef,
   OutgoingContent,
   SendOptions,
@@ -19,8 +20,8 @@ import type {
 import type { ChatOps } from '../types.js';
 import { CallBook } from '../calls.js';
 import { ContactUpdates } from '../contact-updates.js';
-import { IdentityPairs } from '../identities.js';
-import { jidRef, jidUser, userJid, type JidRef } from '../jid.js';
+import { identityEventPayload, IdentityPairs } from '../identities.js';
+import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import type { SandboxNetwork } from './network.js';
@@ -87,6 +88,8 @@ export class SandboxSession implements EngineSession {
     private readonly timing: SandboxTiming,
   ) {
     this.identities = new IdentityPairs(options.identities, options.knownIdentities);
+    // a pair learnt for the first time or changed is news to the application
+    this.identities.onChange = (change) => this.options.hooks.event('contact.identity', identityEventPayload(change));
   }
 
   get name(): string {
@@ -188,15 +191,34 @@ export class SandboxSession implements EngineSession {
     if (this.phase !== 'open') return;
     // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
     if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
-    const from = payload.from as JidRef | undefined;
-    if (from?.phoneNumber && from.lid) this.learn(from.phoneNumber.slice(1), from.lid);
+    this.learnFrom(type, payload);
+    // a 1:1 chat is named by the phone JID when the account knows the number behind the LID it was addressed by
+    if (typeof payload.chatId === 'string' && jidKind(payload.chatId) === 'lid') {
+      const pn = this.identities.pnOf(payload.chatId);
+      if (pn) payload.chatId = pn;
+    }
     if (type === 'contact.update' && !this.contactUpdates.changes(payload)) return;
     this.options.hooks.event(type, payload);
   }
 
-  /** Records that `digits` and `lid` are the same person, as the account saw them together. */
-  learn(digits: string, lid: string): void {
-    this.identities.set(userJid(digits), lid);
+  /** Records that `digits` and `lid` are the same person, as the account saw them together (`source`: how). */
+  learn(digits: string, lid: string, source: IdentitySource = 'message'): void {
+    this.identities.set(userJid(digits), lid, source);
+  }
+
+  /** Learns the pairs an event names people by (the author, a group member, a caller, a reader). */
+  private learnFrom(type: EventType, payload: Record<string, unknown>): void {
+    const source: IdentitySource = type.startsWith('group.') ? 'group' : type.startsWith('call.') ? 'call' : type === 'contact.update' ? 'contact' : 'message';
+    const refs = [payload.from, payload.sender, payload.voter, payload.by, ...(Array.isArray(payload.participants) ? payload.participants : [])] as Array<JidRef | string | undefined>;
+    for (const ref of refs) {
+      if (ref && typeof ref === 'object' && ref.phoneNumber && ref.lid) this.learn(ref.phoneNumber.slice(1), ref.lid, source);
+    }
+    if (type === 'contact.update' && typeof payload.phoneNumber === 'string' && typeof payload.lid === 'string') this.learn(payload.phoneNumber.slice(1), payload.lid, source);
+  }
+
+  /** The chat as this account names it: a LID whose number it knows becomes the phone JID. */
+  canonicalChat(chatId: string): string {
+    return jidKind(chatId) === 'lid' ? (this.identities.pnOf(chatId) ?? chatId) : chatId;
   }
 
   /** A person the network named by LID only: with the phone number when this account learnt the pair before. */

@@ -23,6 +23,7 @@ import { presenceRoutes } from './presence.js';
 import { chatRoutes } from './chats.js';
 import { callRoutes } from './calls.js';
 import { contactRoutes } from './contacts.js';
+import { identityRoutes } from './identities.js';
 import { profileRoutes } from './profile.js';
 import { labelRoutes } from './labels.js';
 import { sessionRoutes } from './sessions.js';
@@ -51,6 +52,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...callRoutes(services),
     ...presenceRoutes(services),
     ...contactRoutes(services),
+    ...identityRoutes(services),
     ...profileRoutes(services),
     ...labelRoutes(services),
     ...adminRoutes(services),

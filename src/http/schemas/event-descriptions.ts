@@ -23,6 +23,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'call.accepted': 'A call was answered on another device.',
   'call.rejected': 'A call was declined.',
   'contact.update': "A contact's profile or saved name changed.",
+  'contact.identity': 'The session learnt the phone number behind a LID (or the LID of a number) for the first time, or the pair changed.',
   'chat.archive': 'A chat was archived or unarchived on another device.',
   'chat.mute': 'A chat was muted or unmuted.',
   'chat.read': 'A chat was marked read or unread.',

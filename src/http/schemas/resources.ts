@@ -1,7 +1,7 @@
 // Response schemas: one JSON Schema per resource the API answers with (the `data` of a response), reused by $ref.
 // They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
-import { CLOSE_CAUSE_CODES, STATUS_REASONS } from '../../engine/types.js';
+import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES, STATUS_REASONS } from '../../engine/types.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
@@ -37,6 +37,8 @@ const storedMessageFields = {
   messageId: str,
   chatId: jid,
   sender: { ...nullableStr, description: "the author's JID of a received message (in a 1:1 chat, the contact); null for the session's own messages" },
+  senderPhoneNumber: { ...nullableStr, description: "the sender's phone number (E.164), when the gateway knows it; null for the session's own messages" },
+  senderLid: { ...nullableStr, description: "the sender's LID (`…@lid`), when the gateway knows it; null for the session's own messages" },
   fromMe: bool,
   type: str,
   text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
@@ -422,6 +424,7 @@ export const resourceSchemas = {
     name: { ...nullableStr, description: "the contact's name, else the phone number; null for a group or channel whose name the gateway has not stored" },
     isGroup: bool,
     phoneNumber: { ...nullableStr, description: 'E.164, for a chat with a person whose number the gateway knows' },
+    lid: { ...nullableStr, description: 'the LID (`…@lid`), for a chat with a person whose LID the gateway knows' },
     lastMessage: {
       oneOf: [
         { type: 'null' },
@@ -493,6 +496,15 @@ export const resourceSchemas = {
     },
     ['errorCode', 'details', 'lastAt'],
   ),
+  Identity: resource('the phone number and LID of one person', {
+    id: { ...jid, description: 'the id as asked, normalised (a phone JID or a LID)' },
+    jid: { ...jid, description: 'the phone JID: the id the gateway stores the person\'s chat and messages under' },
+    phoneNumber: { type: 'string', description: 'E.164' },
+    lid: { type: 'string', description: 'the LID (`…@lid`)' },
+    source: { enum: [...IDENTITY_SOURCES, null], description: 'where the session learnt the pair (as in `contact.identity`; `lookup` for one asked of the network by this request); null when not recorded (pairs stored by an older version)' },
+    learntAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session learnt the pair, or it last changed; null when not recorded' },
+    seenAt: { type: ['string', 'null'], format: 'date-time', description: 'when the session last stored the pair (refreshed at most hourly while it keeps being seen); null for a pair just asked of the network' },
+  }),
   ContactCheck: resource('whether a phone number is registered', { phoneNumber: str, registered: bool, lid: str }, ['lid']),
   ContactPicture: resource('a profile picture', { id: jid, url: str }),
   Label: resource('a label of a business account', {

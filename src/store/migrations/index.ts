@@ -19,6 +19,7 @@ import idempotency, { postgres as idempotencyPg } from './017-idempotency.js';
 import chatList, { postgres as chatListPg } from './018-chats.js';
 import historySearch, { postgres as historySearchPg } from './019-history-search.js';
 import messageActivity, { postgres as messageActivityPg } from './020-message-activity.js';
+import identityOrigin, { postgres as identityOriginPg } from './021-identity-origin.js';
 
 export interface Migration {
   version: number;
@@ -50,4 +51,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 18, name: 'chat-list', sql: chatList, postgres: chatListPg },
   { version: 19, name: 'history-search', sql: historySearch, postgres: historySearchPg },
   { version: 20, name: 'message-activity', sql: messageActivity, postgres: messageActivityPg },
+  { version: 21, name: 'identity-origin', sql: identityOrigin, postgres: identityOriginPg },
 ];

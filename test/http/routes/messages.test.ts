@@ -135,8 +135,11 @@ describe('sending each type from A to B', () => {
     assert.equal(byCus.res.body.data.chatId, B_JID);
     const session = (await daemon.request('GET', '/api/sessions/b')).body.data;
     const byLid = await sendAndReceive({ chatId: session.lid, type: 'text', text: 'by lid' });
-    assert.equal(byLid.res.body.data.chatId, session.lid);
-    assert.match(byLid.received.chatId, /@lid$/);
+    // one chat per person: a LID whose number is known is the number's chat, at the sender and at the recipient
+    assert.equal(byLid.res.body.data.chatId, B_JID);
+    assert.equal(byLid.res.body.data.lid, session.lid);
+    assert.equal(byLid.received.chatId, byCus.received.chatId);
+    assert.match(byLid.received.chatId, /@s\.whatsapp\.net$/);
     const status = await send({ chatId: 'status@broadcast', type: 'text', text: 'my status', statusViewers: [B] });
     assert.equal(status.status, 200);
     assert.equal(status.body.data.chatId, 'status@broadcast');
