@@ -275,7 +275,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
-    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
+    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, lookupMessage: createMessageLookup(messagesRepo) }),
     history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),

@@ -8,6 +8,7 @@ import { SandboxChannels } from './channels.js';
 import { SandboxContacts } from './contacts.js';
 import { GroupNetwork, SandboxGroups } from './groups.js';
 import { SandboxLabels } from './labels.js';
+import { SandboxChatStates } from './chat-state.js';
 import type { SandboxNetwork } from './network.js';
 import { SandboxPresence } from './presence.js';
 import type { SandboxSession } from './session.js';
@@ -21,7 +22,7 @@ export interface SandboxAccount {
 export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
 export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
 
-type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels';
+type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels' | 'chatStates';
 
 /** Which part of SandboxChats answers each ChatOps method (a missing method fails the type check). */
 const PART_OF: Record<keyof ChatOps, Part> = {
@@ -55,6 +56,7 @@ const PART_OF: Record<keyof ChatOps, Part> = {
   saveLabel: 'labels',
   deleteLabel: 'labels',
   setChatLabel: 'labels',
+  changeChat: 'chatStates',
 };
 
 export class SandboxChats {
@@ -63,6 +65,7 @@ export class SandboxChats {
   readonly contacts: SandboxContacts;
   readonly presence: SandboxPresence;
   readonly labels: SandboxLabels;
+  readonly chatStates: SandboxChatStates;
   /** group rules for virtual contacts acting through the control route */
   readonly groupNetwork: GroupNetwork;
 
@@ -82,6 +85,7 @@ export class SandboxChats {
     this.contacts = new SandboxContacts(network, digits, session);
     this.presence = new SandboxPresence(network, digits, session);
     this.labels = new SandboxLabels(network, digits, session);
+    this.chatStates = new SandboxChatStates(network, digits, session);
     this.groupNetwork = new GroupNetwork(network);
   }
 

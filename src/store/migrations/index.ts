@@ -18,6 +18,7 @@ import eventLog, { postgres as eventLogPg } from './016-event-log.js';
 import idempotency, { postgres as idempotencyPg } from './017-idempotency.js';
 import chatList, { postgres as chatListPg } from './018-chats.js';
 import historySearch, { postgres as historySearchPg } from './019-history-search.js';
+import chatNames, { postgres as chatNamesPg } from './023-chat-names.js';
 
 export interface Migration {
   version: number;
@@ -48,4 +49,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 17, name: 'idempotency', sql: idempotency, postgres: idempotencyPg },
   { version: 18, name: 'chat-list', sql: chatList, postgres: chatListPg },
   { version: 19, name: 'history-search', sql: historySearch, postgres: historySearchPg },
+  { version: 23, name: 'chat-names', sql: chatNames, postgres: chatNamesPg },
 ];
