@@ -5,6 +5,7 @@ import type { Groups, GroupInfo } from './groups.js';
 import type { Confirmation, Hub } from './hub.js';
 import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pictures } from './pictures.js';
+import type { AppState, AppStatePatchRecord } from './app-state.js';
 import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
@@ -22,6 +23,7 @@ export interface ControlDeps {
   media: MediaStore;
   stats: ConnectionStats;
   pictures: Pictures;
+  appState: AppState;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -139,6 +141,11 @@ export class EmulatorControl {
   }
 
   /** Receipts companions sent for messages the phone of `phone` sent. */
+  /** The app-state patches devices of `phone` sent (chat actions, labels, contacts), read with the account's key, oldest first. */
+  appStatePatches(phone: string): AppStatePatchRecord[] {
+    return this.deps.appState.patches(this.need(phone).phone);
+  }
+
   receipts(phone: string): PhoneReceipt[] {
     return [...this.deps.phones.receipts(this.need(phone))];
   }
@@ -309,6 +316,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     return messageJson(m);
   },
   'GET /control/receipts': (c, _b, q) => c.receipts(q.get('phone') ?? ''),
+  'GET /control/app-state': (c, _b, q) => c.appStatePatches(q.get('phone') ?? ''),
   'GET /control/stanzas': (c, _b, q) => {
     const filter: StanzaFilter = {};
     const direction = q.get('direction');
