@@ -188,8 +188,9 @@ export class EmulatorControl {
   }
 
   /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
-  syncHistory(phone: string, messages: proto.IWebMessageInfo[]): Promise<void> {
-    return this.deps.phones.syncHistory(this.need(phone), messages);
+  /** The phone sends its companions a RECENT history sync of `messages`, and of `chats`' state (name, archived, pinned, muteEndTime, unreadCount…). */
+  syncHistory(phone: string, messages: proto.IWebMessageInfo[], chats: proto.IConversation[] = []): Promise<void> {
+    return this.deps.phones.syncHistory(this.need(phone), messages, chats);
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {
