@@ -49,13 +49,16 @@ const now = (): string => new Date().toISOString();
 /** Seconds (history syncs give pins in seconds) or ms (app-state actions) → ms. */
 const msOf = (value: number): number => (value > 0 && value < 100_000_000_000 ? value * 1000 : value);
 
+/** past the last time a Date can hold (ms) */
+const MAX_TIME = 8_640_000_000_000_000;
+
 /**
  * A chat's mute end as Baileys reports it: null or 0 when unmuted (an unmute action carries no end), -1 when muted for
- * good, else the end in ms; an end already past reads as unmuted.
+ * good (a history sync's unsigned field holds it as 2^64 - 1), else the end in ms; an end already past reads as unmuted.
  */
 export function muteOf(value: Parameters<typeof toNumber>[0]): { muted: boolean; muteEndTime: string | null } {
   const end = value == null ? 0 : toNumber(value);
-  if (end < 0) return { muted: true, muteEndTime: null };
+  if (end < 0 || !Number.isFinite(end) || msOf(end) > MAX_TIME) return { muted: true, muteEndTime: null };
   if (end > 0 && msOf(end) > Date.now()) return { muted: true, muteEndTime: new Date(msOf(end)).toISOString() };
   return { muted: false, muteEndTime: null };
 }
