@@ -57,6 +57,7 @@ export function chatRoutes({ chatList, history }: Services): RouteDef[] {
       'now shows it, and a chat.* event follows. 404 CHAT_NOT_FOUND for a chat the list does not have; 409 SESSION_NOT_CONNECTED ' +
       'while the session is not connected.',
     schema: { params: chatParams, body: action === 'mute' ? muteBody : emptyBody },
+    ...(action === 'mute' ? { example: { body: { duration: 28_800 } } } : {}),
     rulesBeyondSchema: [
       { path: '/chatId', rule: 'must be a person or a group (not a channel or status@broadcast)' },
       ...(action === 'mute'
