@@ -282,7 +282,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     groups: new GroupsService({ sessions, mediaSource }),
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
-    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo }),
+    chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo, lookupMessage: createMessageLookup(messagesRepo) }),
     history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts, identities: identitiesRepo }),
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),

@@ -32,6 +32,7 @@ export type ErrorCode =
   | 'SESSION_NOT_FOUND'
   | 'MESSAGE_NOT_FOUND'
   | 'CALL_NOT_FOUND'
+  | 'CHAT_NOT_FOUND'
   | 'GROUP_NOT_FOUND'
   | 'INVITE_NOT_FOUND'
   | 'CHANNEL_NOT_FOUND'

@@ -3,7 +3,7 @@ import { jidKind } from '../engine/jid.js';
 import type { JidRef } from '../engine/jid.js';
 import type { EngineEventProcessor } from '../sessions/manager.js';
 import type { ChannelsRepo } from '../store/channels.js';
-import type { ChatsRepo } from '../store/chats.js';
+import type { ChatsRepo, SyncedChat } from '../store/chats.js';
 import type { ContactPatch, ContactsRepo } from '../store/contacts.js';
 import type { LabelsRepo } from '../store/labels.js';
 import type { PresenceRepo, StoredPresence } from '../store/presence.js';
@@ -50,6 +50,20 @@ export function createChatIngest(stores: ChatStores): EngineEventProcessor {
       }
       case 'chat.read':
         stores.chats.read(session, payload.chatId as string, payload.read === true);
+        return;
+      case 'chat.pin':
+        stores.chats.pin(session, payload.chatId as string, payload.pinned ? Date.parse(payload.timestamp as string) || Date.now() : null);
+        return;
+      case 'history.sync': {
+        // the engine hands over the chats of the sync; the event carries only their count (chatCount)
+        const chats = payload.chats as SyncedChat[] | undefined;
+        delete payload.chats;
+        if (chats?.length) stores.chats.sync(session, chats);
+        return;
+      }
+      case 'group.update':
+        // a group is a chat of the session from when it is made or joined, named by its subject
+        if (typeof payload.newSubject === 'string' && payload.newSubject) stores.chats.rename(session, payload.id as string, payload.newSubject);
         return;
       case 'chat.delete':
         stores.chats.remove(session, payload.chatId as string);

@@ -423,6 +423,13 @@ export interface ChatOps {
   saveLabel(label: LabelInfo): Promise<void>;
   deleteLabel(labelId: string): Promise<void>;
   setChatLabel(chatId: string, labelId: string, assigned: boolean): Promise<void>;
+
+  /**
+   * Changes the chat's state in the account's chat list (WhatsApp's app state, shared by all its devices); the matching
+   * chat.* event follows, as the network echoes it. `last` is the chat's newest stored message: WhatsApp ties an archive
+   * or read change to it (Baileys needs it for those two).
+   */
+  changeChat(chatId: string, change: ChatStateChange, last?: LastMessage): Promise<void>;
 }
 
 // ---- calls ----
@@ -444,3 +451,26 @@ export interface CallOps {
    */
   rejectCall(callId: string, by: CallRejecter): Promise<void>;
 }
+
+/** What a chat action changes; `until` of a mute is ms since the epoch, or -1 for good. */
+export type ChatStateChange =
+  | { action: 'archive' | 'unarchive' | 'pin' | 'unpin' | 'unmute' | 'read' | 'unread' }
+  | { action: 'mute'; until: number };
+
+/** A chat as a history sync describes it (the fields it carries); engines hand these over in history.sync's `chats`. */
+export interface SyncedChat {
+  chatId: string;
+  name?: string;
+  archived?: boolean;
+  /** ms; null: not pinned */
+  pinnedAt?: number | null;
+  /** ms; -1 for good; null: not muted */
+  muteUntil?: number | null;
+  unreadCount?: number;
+  markedUnread?: boolean;
+  /** ms: the conversation's last activity */
+  lastAt?: number;
+}
+
+/** A chat's newest message as the store holds it: a message reference and its time (ms). */
+export type LastMessage = MessageRef & { timestamp: number };

@@ -1,4 +1,5 @@
-// The event catalogue: all 32 event types of SPEC §6, their categories, and the envelope shape.
+// The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin), and the
+// envelope shape.
 
 export const EVENT_TYPES = [
   'message.received',
@@ -26,6 +27,7 @@ export const EVENT_TYPES = [
   'chat.archive',
   'chat.mute',
   'chat.read',
+  'chat.pin',
   'chat.clear',
   'chat.delete',
   'labels.update',

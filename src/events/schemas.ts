@@ -234,6 +234,7 @@ const payloads: Record<EventType, Schema> = {
     ...closed({ chatId: jid, muted: { type: 'boolean' }, muteEndTime: { ...nullable(isoTime), description: 'null: for good, or unmuted' }, timestamp: isoTime }),
   },
   'chat.read': { ...closed({ chatId: jid, read: { type: 'boolean' }, timestamp: isoTime }) },
+  'chat.pin': { ...closed({ chatId: jid, pinned: { type: 'boolean' }, timestamp: { ...isoTime, description: 'when it was pinned, or unpinned' } }) },
   'chat.clear': chatOnly,
   'chat.delete': chatOnly,
   'labels.update': {

@@ -33,6 +33,7 @@ export const errorStatus: Record<ErrorCode, number> = {
   SESSION_NOT_FOUND: 404,
   MESSAGE_NOT_FOUND: 404,
   CALL_NOT_FOUND: 404,
+  CHAT_NOT_FOUND: 404,
   GROUP_NOT_FOUND: 404,
   INVITE_NOT_FOUND: 404,
   CHANNEL_NOT_FOUND: 404,

@@ -77,7 +77,9 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords,
     const synced = (payload.messages as MessagePayload[] | undefined) ?? [];
     delete payload.messages;
     payload.messageCount = synced.length;
-    payload.chatCount = new Set(synced.map((m) => m.chatId)).size;
+    // the chats the sync names (with or without messages in it) and those of its messages
+    const chats = (payload.chats as Array<{ chatId: string }> | undefined) ?? [];
+    payload.chatCount = new Set([...synced.map((m) => m.chatId), ...chats.map((c) => c.chatId)]).size;
     for (let start = 0; start < synced.length; start += HISTORY_CHUNK) {
       if (start > 0) await nextTurn();
       const chunk = synced.slice(start, start + HISTORY_CHUNK);

@@ -43,6 +43,11 @@ export interface EngineTarget {
   callerSawReject(phone: string, session: string, callId: string): Promise<void>;
   /** resolves once the contact `phone` received the message `messageId` of `session` with the text `text`; throws otherwise */
   contactReceived(phone: string, session: string, messageId: string, text: string): Promise<void>;
+  /**
+   * The chat actions the network received from the account `phone`'s devices, oldest first (Baileys: the app-state
+   * patches the emulator read with the account's key); undefined where the network is the daemon's own (the sandbox).
+   */
+  chatActionsReceived(phone: string): Promise<Array<{ action: string; chatId: string }> | undefined>;
 }
 
 export type Scenario =
@@ -64,6 +69,7 @@ export type Scenario =
   | 'chat list, history and search'
   | 'calls'
   | 'identities'
+  | 'chat actions'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -648,6 +654,57 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await event('alice', 'message.ack', (p) => p.messageId === toLid.messageId && p.chatId === jid(BOB), 'the LID send\'s ack names the same chat');
       const chats = (await api('GET', '/api/sessions/alice/chats?limit=1000')).chats as Array<{ chatId: string }>;
       assert.deepEqual(chats.filter((c) => c.chatId === jid(BOB) || c.chatId === bobLid).map((c) => c.chatId), [jid(BOB)]);
+    });
+
+    scenario('chat actions', async () => {
+      const chat = async () => api('GET', `/api/sessions/alice/chats/${jid(BOB)}`);
+      const act = async (action: string, body?: unknown) => {
+        const view = await api('POST', `/api/sessions/alice/chats/${jid(BOB)}/${action}`, body);
+        assert.equal(view.chatId, jid(BOB));
+        return view;
+      };
+      const chatEvent = (type: string, match: (p: any) => boolean, what: string) => event('alice', type, (p) => p.chatId === jid(BOB) && match(p), what);
+      const since = Date.now();
+      const after = (e: StreamedEvent) => Date.parse(e.timestamp) >= since - 1000;
+
+      assert.equal((await act('archive')).archived, true);
+      assert.ok(after(await chatEvent('chat.archive', (p) => p.archived === true, 'chat.archive (archived)')));
+      assert.equal((await chat()).archived, true);
+      assert.equal((await act('unarchive')).archived, false);
+      await chatEvent('chat.archive', (p) => p.archived === false, 'chat.archive (unarchived)');
+      assert.equal((await chat()).archived, false);
+
+      assert.equal((await act('pin')).pinned, true);
+      await chatEvent('chat.pin', (p) => p.pinned === true, 'chat.pin (pinned)');
+      assert.equal((await chat()).pinned, true);
+      assert.equal((await act('unpin')).pinned, false);
+      await chatEvent('chat.pin', (p) => p.pinned === false, 'chat.pin (unpinned)');
+      assert.equal((await chat()).pinned, false);
+
+      const muted = await act('mute', { duration: 3600 });
+      assert.equal(muted.muted, true);
+      await chatEvent('chat.mute', (p) => p.muted === true && p.muteEndTime === muted.muteEndTime, 'chat.mute (muted for an hour)');
+      assert.equal((await act('mute', { forever: true })).muteEndTime, null);
+      await chatEvent('chat.mute', (p) => p.muted === true && p.muteEndTime === null, 'chat.mute (muted for good)');
+      assert.equal((await chat()).muted, true);
+      assert.equal((await act('unmute')).muted, false);
+      await chatEvent('chat.mute', (p) => p.muted === false && p.muteEndTime === null, 'chat.mute (unmuted)');
+      assert.equal((await chat()).muted, false, 'an unmute reads as unmuted');
+
+      assert.equal((await act('unread')).unreadCount, 1);
+      await chatEvent('chat.read', (p) => p.read === false, 'chat.read (unread)');
+      assert.equal((await chat()).unreadCount, 1);
+      assert.equal((await act('read')).unreadCount, 0);
+      await chatEvent('chat.read', (p) => p.read === true, 'chat.read (read)');
+      assert.equal((await chat()).unreadCount, 0);
+
+      const reached = await target.chatActionsReceived(ALICE);
+      if (reached) {
+        const mine = reached.filter((r) => r.chatId === jid(BOB)).map((r) => r.action);
+        assert.deepEqual(mine.slice(-9), ['archive', 'unarchive', 'pin', 'unpin', 'mute', 'mute', 'unmute', 'unread', 'read'], JSON.stringify(reached));
+      } else {
+        assert.equal(target.engine, 'sandbox', 'only the sandbox has no network of its own to ask');
+      }
     });
 
     scenario('logout', async () => {

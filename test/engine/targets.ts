@@ -124,6 +124,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       await emu.control.scanQr(qr, phone);
       await waitFor(async () => (await daemon.request('GET', `/api/sessions/${session}`)).body.data.status === 'CONNECTED', 10_000, `${session} CONNECTED`);
     },
+    async chatActionsReceived(phone) {
+      return emu.control.appStatePatches(phone).flatMap((p) => {
+        const action = chatActionOf(p.index[0], p.value);
+        return action && p.index[1] ? [{ action, chatId: p.index[1] }] : [];
+      });
+    },
     async close() {
       keepLog('last');
       await daemon.cleanup();
@@ -189,9 +195,27 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
         return res.status === 200 && res.body.data.text === text && ['delivered', 'read'].includes(res.body.data.status);
       }, 10_000, `message ${messageId} delivered`);
     },
+    // the simulated network lives in the daemon: what reached it shows only in the daemon's answers and events
+    chatActionsReceived: async () => undefined,
     async close() {
       await daemon.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The chat action an app-state mutation carries (its index names the kind, its value the direction). */
+function chatActionOf(kind: string | undefined, value: Record<string, any>): string | undefined {
+  switch (kind) {
+    case 'archive':
+      return value.archiveChatAction?.archived ? 'archive' : 'unarchive';
+    case 'pin_v1':
+      return value.pinAction?.pinned ? 'pin' : 'unpin';
+    case 'mute':
+      return value.muteAction?.muted ? 'mute' : 'unmute';
+    case 'markChatAsRead':
+      return value.markChatAsReadAction?.read ? 'read' : 'unread';
+    default:
+      return undefined;
+  }
 }

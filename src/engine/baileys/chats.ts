@@ -1,9 +1,10 @@
 // Channels, presence, contacts, blocklist and labels on Baileys (groups live in groups.ts).
-import { isLidUser, isPnUser, QueryIds, XWAPaths, type WASocket } from '@whiskeysockets/baileys';
+import { isJidGroup, isLidUser, isPnUser, QueryIds, XWAPaths, type ChatModification, type WASocket } from '@whiskeysockets/baileys';
 import { executeWMexQuery } from '@whiskeysockets/baileys/lib/Socket/mex.js';
 import { GatewayError, NetworkError } from '../../errors.js';
 import { phoneOfJid, userJid } from '../jid.js';
-import type { ChannelInfo, ChatOps, ContactInfo, ImageInput, LabelInfo, NumberCheck } from '../types.js';
+import type { ChannelInfo, ChatOps, ChatStateChange, ContactInfo, ImageInput, LabelInfo, LastMessage, NumberCheck } from '../types.js';
+import { fromRaw } from './content.js';
 import { errorCode, toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare } from './identities.js';
 import { squarePicture, updatePicture } from './pictures.js';
@@ -166,6 +167,12 @@ export class BaileysChats implements Pick<ChatOps, ChatOpName> {
     await this.call((s) => (assigned ? s.addChatLabel(chatId, labelId) : s.removeChatLabel(chatId, labelId)), assigned ? 'label chat' : 'unlabel chat');
   }
 
+  // ---- chat state (app-state patches; with emitOwnEvents Baileys applies its own patch and emits chats.update) ----
+
+  async changeChat(chatId: string, change: ChatStateChange, last?: LastMessage): Promise<void> {
+    await this.call((s) => s.chatModify(chatModification(chatId, change, last), chatId), `${change.action} chat`);
+  }
+
   // ---- internals ----
 
   private requireBusiness(): void {
@@ -213,4 +220,40 @@ export function channelOf(raw: unknown, role: ChannelInfo['role'] | undefined): 
     role: role ?? (viewerRole === 'owner' ? 'owner' : viewerRole === 'subscriber' || viewerRole === 'admin' ? 'follower' : 'guest'),
     muted: String(viewer.mute ?? r.mute_state ?? '').toUpperCase() === 'ON',
   };
+}
+
+/** The chatModify argument of a chat action; archive and read carry the chat's newest message (WhatsApp's message range). */
+export function chatModification(chatId: string, change: ChatStateChange, last: LastMessage | undefined): ChatModification {
+  const minimal = last && minimalMessage(chatId, last);
+  const lastMessages = minimal ? [minimal] : [];
+  switch (change.action) {
+    case 'archive':
+    case 'unarchive':
+      return { archive: change.action === 'archive', lastMessages };
+    case 'read':
+    case 'unread':
+      return { markRead: change.action === 'read', lastMessages };
+    case 'pin':
+    case 'unpin':
+      return { pin: change.action === 'pin' };
+    case 'mute':
+      return { mute: change.until };
+    case 'unmute':
+      return { mute: null };
+  }
+}
+
+/** The key and time of the stored message (its network copy's key when the store has it), as the message range wants them. */
+function minimalMessage(chatId: string, last: LastMessage): { key: { remoteJid: string; id: string; fromMe: boolean; participant?: string }; messageTimestamp: number } | undefined {
+  const raw = fromRaw(last.raw);
+  const participant = raw?.key.participant ?? last.participant;
+  // a group message of someone else names its author; without one the range is left out (Baileys refuses it)
+  if (isJidGroup(chatId) && !last.fromMe && !participant) return undefined;
+  const key = {
+    remoteJid: raw?.key.remoteJid ?? chatId,
+    id: last.id,
+    fromMe: last.fromMe,
+    ...(participant && isJidGroup(chatId) ? { participant } : {}),
+  };
+  return { key, messageTimestamp: Math.max(1, Math.floor(last.timestamp / 1000)) };
 }

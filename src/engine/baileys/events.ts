@@ -8,6 +8,7 @@ import {
   toNumber,
   WAMessageStubType,
   type BaileysEventMap,
+  type Chat,
   type Contact,
   type GroupMetadata,
   type GroupParticipant,
@@ -18,7 +19,7 @@ import type { EventType } from '../../events/catalogue.js';
 import { ContactUpdates } from '../contact-updates.js';
 import { jidRef, type JidRef } from '../jid.js';
 import type { MessagePayload } from '../payloads.js';
-import type { DeliveryStatus } from '../types.js';
+import type { DeliveryStatus, SyncedChat } from '../types.js';
 import { contentOf, isoOf, textOf, toRaw } from './content.js';
 import type { SessionContext } from './context.js';
 import { BaileysCalls } from './calls.js';
@@ -38,6 +39,23 @@ const STATUS: Partial<Record<number, DeliveryStatus>> = {
 };
 
 const now = (): string => new Date().toISOString();
+
+/** Seconds (history syncs give pins in seconds) or ms (app-state actions) → ms. */
+const msOf = (value: number): number => (value > 0 && value < 100_000_000_000 ? value * 1000 : value);
+
+/** past the last time a Date can hold (ms) */
+const MAX_TIME = 8_640_000_000_000_000;
+
+/**
+ * A chat's mute end as Baileys reports it: null or 0 when unmuted (an unmute action carries no end), -1 when muted for
+ * good (a history sync's unsigned field holds it as 2^64 - 1), else the end in ms; an end already past reads as unmuted.
+ */
+export function muteOf(value: Parameters<typeof toNumber>[0]): { muted: boolean; muteEndTime: string | null } {
+  const end = value == null ? 0 : toNumber(value);
+  if (end < 0 || !Number.isFinite(end) || msOf(end) > MAX_TIME) return { muted: true, muteEndTime: null };
+  if (end > 0 && msOf(end) > Date.now()) return { muted: true, muteEndTime: new Date(msOf(end)).toISOString() };
+  return { muted: false, muteEndTime: null };
+}
 
 export class EventMapper {
   /** group ids this session asked to join, so their arrival reads "joined" */
@@ -245,12 +263,33 @@ export class EventMapper {
       messages.push(payload);
     }
     const syncType = set.syncType == null ? 'UNKNOWN' : (proto.HistorySync.HistorySyncType[set.syncType] ?? String(set.syncType));
+    const chats = set.chats.map((chat) => this.syncedChat(chat)).filter((c) => c !== undefined);
     this.emit('history.sync', {
       syncType,
       ...(set.chunkOrder != null ? { chunk: set.chunkOrder } : {}),
       progress: set.progress ?? (set.isLatest ? 100 : null),
       messages,
+      // stored into the chat list, then left out of the event (chatCount counts them)
+      chats,
     });
+  }
+
+  /** A conversation of a history sync as the chat list keeps it (status broadcasts and channels are not chats of it). */
+  syncedChat(chat: Chat): SyncedChat | undefined {
+    if (!chat.id || isJidStatusBroadcast(chat.id) || isJidNewsletter(chat.id)) return undefined;
+    const pinned = chat.pinned == null ? undefined : toNumber(chat.pinned);
+    const mute = chat.muteEndTime === undefined ? undefined : muteOf(chat.muteEndTime);
+    const lastAt = chat.conversationTimestamp == null ? undefined : msOf(toNumber(chat.conversationTimestamp));
+    return {
+      chatId: this.canonicalChat(chat.id),
+      ...(chat.name ? { name: chat.name } : {}),
+      ...(typeof chat.archived === 'boolean' ? { archived: chat.archived } : {}),
+      ...(pinned !== undefined ? { pinnedAt: pinned > 0 ? msOf(pinned) : null } : {}),
+      ...(mute ? { muteUntil: mute.muted ? (mute.muteEndTime ? Date.parse(mute.muteEndTime) : -1) : null } : {}),
+      ...(chat.unreadCount != null ? { unreadCount: Math.max(0, chat.unreadCount) } : {}),
+      ...(typeof chat.markedAsUnread === 'boolean' ? { markedUnread: chat.markedAsUnread } : {}),
+      ...(lastAt ? { lastAt } : {}),
+    };
   }
 
   // ---- people, groups, chats ----
@@ -346,10 +385,12 @@ export class EventMapper {
       const chatId = this.canonicalChat(update.id);
       const timestamp = update.timestamp ? new Date(update.timestamp * 1000).toISOString() : now();
       if (typeof update.archived === 'boolean') this.emit('chat.archive', { chatId, archived: update.archived, timestamp });
-      if (update.muteEndTime !== undefined) {
-        const end = update.muteEndTime == null ? 0 : toNumber(update.muteEndTime);
-        this.emit('chat.mute', { chatId, muted: end > 0, muteEndTime: end > 0 ? new Date(end).toISOString() : null, timestamp });
+      // a pin's value is when it was pinned (ms); null (or 0) unpins
+      if (update.pinned !== undefined) {
+        const at = update.pinned == null ? 0 : toNumber(update.pinned);
+        this.emit('chat.pin', { chatId, pinned: at > 0, timestamp: at > 0 ? new Date(msOf(at)).toISOString() : timestamp });
       }
+      if (update.muteEndTime !== undefined) this.emit('chat.mute', { chatId, ...muteOf(update.muteEndTime), timestamp });
       // a positive unreadCount is a delta (a new message), not a state
       if (update.unreadCount === 0 || (update.unreadCount === -1 && !update.messages)) this.emit('chat.read', { chatId, read: update.unreadCount === 0, timestamp });
     }

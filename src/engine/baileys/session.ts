@@ -576,7 +576,7 @@ export class BaileysSession implements EngineSession {
 /** Gives BaileysSession the ChatOps methods: groups from BaileysGroups, the rest from BaileysChats. */
 function delegateChatOps(prototype: object): void {
   const groupOps = ['createGroup', 'listGroups', 'getGroup', 'leaveGroup', 'deleteGroup', 'setGroupSubject', 'setGroupDescription', 'setGroupPicture', 'updateParticipants', 'getInviteCode', 'revokeInviteCode', 'getInviteInfo', 'acceptInvite'];
-  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'setProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel'];
+  const chatOps = ['createChannel', 'getChannel', 'deleteChannel', 'followChannel', 'unfollowChannel', 'muteChannel', 'unmuteChannel', 'setPresence', 'subscribePresence', 'getContact', 'getProfilePicture', 'setProfilePicture', 'checkNumbers', 'setBlocked', 'saveLabel', 'deleteLabel', 'setChatLabel', 'changeChat'];
   for (const [part, ops] of [['groups', groupOps], ['chats', chatOps]] as const) {
     for (const op of ops) {
       Object.defineProperty(prototype, op, {

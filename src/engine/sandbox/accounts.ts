@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
 import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import type { LabelInfo } from '../types.js';
+import type { SandboxChatState } from './chat-state.js';
 import { isRegisteredNumber, type SandboxNetwork } from './network.js';
 
 /** What every account sees of a number: names, picture and presence. */
@@ -26,6 +27,8 @@ export interface SandboxAccountState {
   subscriptions: Set<string>;
   /** address book: number → saved name */
   savedNames: Map<string, string>;
+  /** the account's chat list state (app state), by chat JID */
+  chatStates: Map<string, SandboxChatState>;
 }
 
 export interface SandboxChannel {
@@ -48,7 +51,7 @@ export function profileOf(network: SandboxNetwork, digits: string): SandboxProfi
 export function accountOf(network: SandboxNetwork, digits: string): SandboxAccountState {
   let account = network.accounts.get(digits);
   if (!account) {
-    account = { business: false, blocked: new Set(), labels: new Map(), labelChats: new Map(), subscriptions: new Set(), savedNames: new Map() };
+    account = { business: false, blocked: new Set(), labels: new Map(), labelChats: new Map(), subscriptions: new Set(), savedNames: new Map(), chatStates: new Map() };
     network.accounts.set(digits, account);
   }
   return account;

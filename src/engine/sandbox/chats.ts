@@ -9,6 +9,7 @@ import { SandboxChannels } from './channels.js';
 import { SandboxContacts } from './contacts.js';
 import { GroupNetwork, SandboxGroups } from './groups.js';
 import { SandboxLabels } from './labels.js';
+import { SandboxChatStates } from './chat-state.js';
 import type { SandboxNetwork } from './network.js';
 import { SandboxPresence } from './presence.js';
 import type { SandboxSession } from './session.js';
@@ -33,7 +34,7 @@ const CALL_ENDS: Record<Exclude<CallOutcome, 'received'>, { status: Exclude<Call
 };
 export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
 
-type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels';
+type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels' | 'chatStates';
 
 /** Which part of SandboxChats answers each ChatOps method (a missing method fails the type check). */
 const PART_OF: Record<keyof ChatOps, Part> = {
@@ -67,6 +68,7 @@ const PART_OF: Record<keyof ChatOps, Part> = {
   saveLabel: 'labels',
   deleteLabel: 'labels',
   setChatLabel: 'labels',
+  changeChat: 'chatStates',
 };
 
 export class SandboxChats {
@@ -75,6 +77,7 @@ export class SandboxChats {
   readonly contacts: SandboxContacts;
   readonly presence: SandboxPresence;
   readonly labels: SandboxLabels;
+  readonly chatStates: SandboxChatStates;
   /** group rules for virtual contacts acting through the control route */
   readonly groupNetwork: GroupNetwork;
 
@@ -94,6 +97,7 @@ export class SandboxChats {
     this.contacts = new SandboxContacts(network, digits, session);
     this.presence = new SandboxPresence(network, digits, session);
     this.labels = new SandboxLabels(network, digits, session);
+    this.chatStates = new SandboxChatStates(network, digits, session);
     this.groupNetwork = new GroupNetwork(network);
   }
 

@@ -1,13 +1,75 @@
 // The chat list: a session's chats by last activity, filtered, a page at a time, and one chat.
-import { chatId, sessionName } from '../schemas/common.js';
+import { CHAT_ACTIONS, DEFAULT_MUTE_SECONDS, MAX_PINNED_CHATS, type ChatAction } from '../../chats/chat-list.js';
+import { chatId, emptyBody, sessionName } from '../schemas/common.js';
 import { ref } from '../schemas/resources.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
 
 const flag = (description: string) => ({ type: 'boolean', description }) as const;
+
+const chatParams = { type: 'object', required: ['session', 'chatId'], properties: { session: sessionName, chatId } } as const;
+
+/** How long a mute lasts; at most one of the three (none: 8 hours, WhatsApp's first choice). */
+export const muteBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    duration: { type: 'integer', minimum: 60, maximum: 31_622_400, description: 'seconds from now (60 s to 366 days)' },
+    until: { type: 'string', format: 'date-time', maxLength: 40, description: 'the end, ISO 8601 with a time zone, in the future' },
+    forever: { type: 'boolean', description: 'true: muted until unmuted' },
+  },
+} as const;
+
+const ACTION_SUMMARY: Record<ChatAction, string> = {
+  archive: 'archive a chat',
+  unarchive: 'unarchive a chat',
+  pin: `pin a chat to the top of the list (at most ${MAX_PINNED_CHATS})`,
+  unpin: 'unpin a chat',
+  mute: `mute a chat: for \`duration\` seconds, \`until\` a time, or \`forever\` (none given: ${DEFAULT_MUTE_SECONDS / 3600} hours)`,
+  unmute: 'unmute a chat',
+  read: 'mark a chat read (the unread count goes to 0)',
+  unread: 'mark a chat unread',
+};
+
+const OPERATION_ID: Record<ChatAction, string> = {
+  archive: 'archiveChat',
+  unarchive: 'unarchiveChat',
+  pin: 'pinChat',
+  unpin: 'unpinChat',
+  mute: 'muteChat',
+  unmute: 'unmuteChat',
+  read: 'markChatRead',
+  unread: 'markChatUnread',
+};
 const historyPoint = { type: 'string', minLength: 1, maxLength: 300, pattern: '^\\S+$', 'x-invalid-message': 'is not a cursor, a time or a message id' } as const;
 
 export function chatRoutes({ chatList, history }: Services): RouteDef[] {
+  const actionRoute = (action: ChatAction): RouteDef => ({
+    method: 'POST',
+    path: `/api/sessions/:session/chats/:chatId/${action}`,
+    operationId: OPERATION_ID[action],
+    responses: { 200: { data: ref('Chat') } },
+    access: 'chats:manage',
+    sessionFrom: 'params',
+    summary: ACTION_SUMMARY[action],
+    description:
+      'The change goes to WhatsApp (the account\'s other devices see it), then shows in the chat list; the answer is the chat as the list ' +
+      'now shows it, and a chat.* event follows. 404 CHAT_NOT_FOUND for a chat the list does not have; 409 SESSION_NOT_CONNECTED ' +
+      'while the session is not connected.',
+    schema: { params: chatParams, body: action === 'mute' ? muteBody : emptyBody },
+    ...(action === 'mute' ? { example: { body: { duration: 28_800 } } } : {}),
+    rulesBeyondSchema: [
+      { path: '/chatId', rule: 'must be a person or a group (not a channel or status@broadcast)' },
+      ...(action === 'mute'
+        ? [
+            { path: '/duration', rule: 'at most one of duration, until and forever' },
+            { path: '/until', rule: 'must be in the future' },
+          ]
+        : []),
+    ],
+    handler: ({ params, body }) => chatList.act(params.session, params.chatId, action, action === 'mute' ? (body ?? {}) : {}),
+  });
+
   return [
     {
       method: 'GET',
@@ -50,9 +112,10 @@ export function chatRoutes({ chatList, history }: Services): RouteDef[] {
       access: 'sessions:read',
       sessionFrom: 'params',
       summary: 'one chat of the session, as the chat list shows it',
-      schema: { params: { type: 'object', required: ['session', 'chatId'], properties: { session: sessionName, chatId } } },
+      schema: { params: chatParams },
       handler: ({ params }) => chatList.get(params.session, params.chatId),
     },
+    ...CHAT_ACTIONS.map(actionRoute),
     {
       method: 'GET',
       path: '/api/sessions/:session/chats/:chatId/messages',

@@ -421,7 +421,7 @@ export const resourceSchemas = {
   }),
   Chat: resource('a chat of the session, as its list shows it', {
     chatId: jid,
-    name: { ...nullableStr, description: "the contact's name, else the phone number; null for a group or channel whose name the gateway has not stored" },
+    name: { ...nullableStr, description: "the contact's name, else the chat's own (a group's subject, the name a history sync gave it), else the phone number; null for a group or channel whose name the gateway has not stored" },
     isGroup: bool,
     phoneNumber: { ...nullableStr, description: 'E.164, for a chat with a person whose number the gateway knows' },
     lid: { ...nullableStr, description: 'the LID (`…@lid`), for a chat with a person whose LID the gateway knows' },

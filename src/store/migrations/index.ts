@@ -20,6 +20,7 @@ import chatList, { postgres as chatListPg } from './018-chats.js';
 import historySearch, { postgres as historySearchPg } from './019-history-search.js';
 import messageActivity, { postgres as messageActivityPg } from './020-message-activity.js';
 import identityOrigin, { postgres as identityOriginPg } from './021-identity-origin.js';
+import chatNames, { postgres as chatNamesPg } from './022-chat-names.js';
 
 export interface Migration {
   version: number;
@@ -52,4 +53,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 19, name: 'history-search', sql: historySearch, postgres: historySearchPg },
   { version: 20, name: 'message-activity', sql: messageActivity, postgres: messageActivityPg },
   { version: 21, name: 'identity-origin', sql: identityOrigin, postgres: identityOriginPg },
+  { version: 22, name: 'chat-names', sql: chatNames, postgres: chatNamesPg },
 ];

@@ -6,6 +6,7 @@ import type { Groups, GroupInfo } from './groups.js';
 import type { Confirmation, Hub } from './hub.js';
 import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pictures } from './pictures.js';
+import type { AppState, AppStatePatchRecord } from './app-state.js';
 import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { ChatState, Presence } from './presence.js';
@@ -24,6 +25,7 @@ export interface ControlDeps {
   stats: ConnectionStats;
   pictures: Pictures;
   calls: Calls;
+  appState: AppState;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -168,6 +170,11 @@ export class EmulatorControl {
   }
 
   /** Receipts companions sent for messages the phone of `phone` sent. */
+  /** The app-state patches devices of `phone` sent (chat actions, labels, contacts), read with the account's key, oldest first. */
+  appStatePatches(phone: string): AppStatePatchRecord[] {
+    return this.deps.appState.patches(this.need(phone).phone);
+  }
+
   receipts(phone: string): PhoneReceipt[] {
     return [...this.deps.phones.receipts(this.need(phone))];
   }
@@ -210,8 +217,9 @@ export class EmulatorControl {
   }
 
   /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
-  syncHistory(phone: string, messages: proto.IWebMessageInfo[]): Promise<void> {
-    return this.deps.phones.syncHistory(this.need(phone), messages);
+  /** The phone sends its companions a RECENT history sync of `messages`, and of `chats`' state (name, archived, pinned, muteEndTime, unreadCount…). */
+  syncHistory(phone: string, messages: proto.IWebMessageInfo[], chats: proto.IConversation[] = []): Promise<void> {
+    return this.deps.phones.syncHistory(this.need(phone), messages, chats);
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {
@@ -356,6 +364,7 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     return messageJson(m);
   },
   'GET /control/receipts': (c, _b, q) => c.receipts(q.get('phone') ?? ''),
+  'GET /control/app-state': (c, _b, q) => c.appStatePatches(q.get('phone') ?? ''),
   'GET /control/stanzas': (c, _b, q) => {
     const filter: StanzaFilter = {};
     const direction = q.get('direction');

@@ -1,4 +1,4 @@
-// Answers client iqs: login-blocking queries, prekeys, usync, privacy, blocklist, media_conn, app state, groups; unknown → empty result.
+// Answers client iqs: login-blocking queries, prekeys, usync, privacy, blocklist, media_conn, app state (patches kept), groups; unknown → empty result.
 import { getBinaryNodeChild, getBinaryNodeChildren, S_WHATSAPP_NET, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Connection } from './connection.js';
 import { readUintBE } from './crypto.js';
@@ -7,6 +7,7 @@ import type { Hub } from './hub.js';
 import type { MediaStore } from './media-store.js';
 import type { Pairing } from './pairing.js';
 import type { Pictures } from './pictures.js';
+import type { AppState } from './app-state.js';
 import { profile } from './profile.js';
 import { usyncResult } from './usync.js';
 
@@ -16,6 +17,7 @@ export interface IqContext {
   groups: Groups;
   media: MediaStore;
   pictures: Pictures;
+  appState: AppState;
 }
 
 type IqHandler = (ctx: IqContext, connection: Connection, request: BinaryNode, child: BinaryNode | undefined) => void;
@@ -128,13 +130,13 @@ const handlers: Record<string, IqHandler> = {
 
   'w:profile:picture': ({ pictures }, c, req) => pictures.handleIq(c, req),
 
-  // no patches, no snapshot: Baileys' resync loop ends only when every collection it asked for is answered
-  'w:sync:app:state': ({ hub }, c, req, child) => {
-    const collections = getBinaryNodeChildren(child, 'collection').map((col) => ({
-      tag: 'collection',
-      attrs: { name: col.attrs.name ?? '', version: col.attrs.version ?? '0', has_more_patches: 'false' },
-    }));
-    hub.result(c, req, [{ tag: 'sync', attrs: {}, content: collections }]);
+  // patches kept per account and collection (app-state.ts); no snapshots: Baileys' resync loop ends once every
+  // collection it asked for is answered without has_more_patches
+  'w:sync:app:state': ({ appState, hub }, c, req, child) => {
+    appState.handleIq(c, req, child).catch((error: unknown) => {
+      hub.log('app-state iq failed', { error: String(error) });
+      hub.error(c, req, 500, 'internal-server-error');
+    });
   },
 
   'w:g2': ({ groups }, c, req, child) => groups.handleIq(c, req, child),

@@ -268,15 +268,18 @@ export class Phones extends EventEmitter {
    * The phone syncs chat history to its companions (a RECENT history sync, payload inline): `messages` as the phone has
    * them (keys from the phone's side), grouped into conversations by chat.
    */
-  async syncHistory(account: Account, messages: proto.IWebMessageInfo[]): Promise<void> {
+  async syncHistory(account: Account, messages: proto.IWebMessageInfo[], chats: proto.IConversation[] = []): Promise<void> {
     const byChat = new Map<string, proto.IHistorySyncMsg[]>();
     for (const message of messages) {
       const chat = message.key?.remoteJid ?? '';
       byChat.set(chat, [...(byChat.get(chat) ?? []), { message }]);
     }
+    // a conversation's state (name, archived, pinned, muted, unread) with the messages of its chat
+    for (const chat of chats) if (chat.id && !byChat.has(chat.id)) byChat.set(chat.id, []);
+    const stateOf = new Map(chats.map((c) => [c.id ?? '', c]));
     const history = proto.HistorySync.encode({
       syncType: proto.HistorySync.HistorySyncType.RECENT,
-      conversations: [...byChat].map(([id, msgs]) => ({ id, messages: msgs })),
+      conversations: [...byChat].map(([id, msgs]) => ({ ...stateOf.get(id), id, messages: msgs })),
       progress: 100,
       chunkOrder: 1,
     }).finish();

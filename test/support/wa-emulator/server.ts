@@ -16,6 +16,7 @@ import { defaultLog, type EmulatorLog } from './log.js';
 import { login } from './login.js';
 import { MediaStore } from './media-store.js';
 import { Pictures } from './pictures.js';
+import { AppState } from './app-state.js';
 import type { HandshakeResult } from './noise.js';
 import { Pairing } from './pairing.js';
 import { Phones } from './phones.js';
@@ -92,6 +93,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
   const media = new MediaStore(tls);
   const groups = new Groups(hub);
   const pictures = new Pictures(hub, groups, media);
+  const appState = new AppState(hub);
   const phones = new Phones(hub, groups);
   const presence = new Presence(hub, groups);
   const pairing = new Pairing(hub);
@@ -101,14 +103,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
     phones.bootstrap(device).catch((error: unknown) => log('phone bootstrap failed', { device: device.jid, error: String(error) }));
   };
   const stats = new ConnectionStats();
-  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures, calls });
+  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures, calls, appState });
   const connections = new Set<Connection>();
 
   const onNode = async (connection: Connection, node: BinaryNode): Promise<void> => {
     if (options.intercept?.(node, connection.device?.jid)) return;
     switch (node.tag) {
       case 'iq':
-        return handleIq({ hub, pairing, groups, media, pictures }, connection, node);
+        return handleIq({ hub, pairing, groups, media, pictures, appState }, connection, node);
       case 'message':
         return router.handleMessage(connection, node);
       case 'receipt':
