@@ -15,6 +15,7 @@ import { createEventLogRepo } from './store/event-log.js';
 import { createChatsRepo } from './store/chats.js';
 import { ChatList } from './chats/chat-list.js';
 import { MessageHistory } from './messages/history.js';
+import { HistoryBackfill } from './messages/backfill.js';
 import { startSearchIndexer } from './messages/search-indexer.js';
 import { createIdempotencyRepo } from './store/idempotency.js';
 import { IdempotentRequests } from './http/idempotency.js';
@@ -231,6 +232,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   };
   const messaging = new MessagingService({ sessions, messages: messagesRepo, media, contacts: chatStores.contacts, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
   sessions.addEventProcessor(createChatIngest(chatStores));
+  const backfill = new HistoryBackfill({ sessions, messages: messagesRepo, contacts: chatStores.contacts });
+  sessions.addEventProcessor(backfill.answered());
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
   const pruneMessages = setInterval(() => {
@@ -277,6 +280,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     presence,
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts }),
     history: new MessageHistory({ sessions, messages: messagesRepo, contacts: chatStores.contacts }),
+    backfill,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),
     labels: new LabelsService({ sessions, labels: chatStores.labels }),

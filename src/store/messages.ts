@@ -123,6 +123,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     }
     return statement;
   };
+  const chatOldest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp, id LIMIT 1');
   const chatNewest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT ?');
   const chatBefore = db.prepare(
     'SELECT * FROM messages WHERE session = ? AND chat_id = ? AND (timestamp < ? OR (timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT ?',
@@ -251,6 +252,11 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
           ? await chatBefore.all(session, chatId, from.before.at, from.before.at, from.before.id, limit)
           : await chatNewest.all(session, chatId, limit);
       return (rows as RawMessage[]).map(toRow);
+    },
+    /** the oldest message stored of a chat (what older history is asked for from) */
+    async oldestOfChat(session: string, chatId: string): Promise<MessageRow | undefined> {
+      const raw = (await chatOldest.get(session, chatId)) as RawMessage | undefined;
+      return raw && toRow(raw);
     },
     /**
      * Indexes for search the text of at most `limit` messages stored since the last call (SQLite; PostgreSQL indexes as

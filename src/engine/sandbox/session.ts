@@ -7,6 +7,7 @@ import type {
   CastVote,
   ConnectionUpdate,
   EngineSession,
+  HistoryAnchor,
   MessageRef,
   OutgoingContent,
   SendOptions,
@@ -172,6 +173,10 @@ export class SandboxSession implements EngineSession {
 
   async votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
     return this.open$().votePoll(poll, selectedOptions);
+  }
+
+  async requestHistory(anchor: HistoryAnchor, count: number): Promise<{ requestId: string }> {
+    return this.open$().requestHistory(anchor, count);
   }
 
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
