@@ -35,6 +35,11 @@ export interface EngineTarget {
   syncHistoryImage(session: string, phone: string, image: Buffer, caption: string): Promise<void>;
   /** stops everything it started and removes its files */
   close(): Promise<void>;
+  /**
+   * The phone of `phone` (the account of session `session`) holds `messages` of its chat with the contact `contact`
+   * from before what it synced (oldest first, the last a day ago): a history request gets them.
+   */
+  seedOlderMessages(session: string, phone: string, contact: string, messages: Array<{ text: string; fromMe?: boolean }>): Promise<void>;
 }
 
 export type Scenario =
@@ -53,6 +58,7 @@ export type Scenario =
   | 'group and profile pictures'
   | 'identities survive a restart'
   | 'history media'
+  | 'backfill'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -64,6 +70,8 @@ const ALICE = '15550101001';
 const BOB = '15550102002';
 /** a contact with no session: known to alice by number and LID before a restart, writing by LID only after it */
 const CAROL = '15550103003';
+/** a contact whose older messages only the phone holds (the backfill scenario) */
+const DAVE = '15550104004';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -468,6 +476,36 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       const view = await api('GET', `/api/sessions/bob/media/${stored.mediaId}`);
       assert.equal(view.mimeType, 'image/png');
       assert.ok((await download('bob', stored.mediaId!)).equals(image), 'the downloaded bytes equal the phone\'s');
+    });
+
+    scenario('backfill', async () => {
+      await target.addContact(DAVE);
+      await target.seedOlderMessages('bob', BOB, DAVE, [{ text: 'older one' }, { text: 'older two', fromMe: true }, { text: 'older three' }]);
+      const now = `backfill anchor ${Date.now()}`;
+      await target.contactSends(DAVE, 'bob', BOB, now);
+      await received('bob', (p) => p.text === now, 'the anchor message at bob');
+      const chat = encodeURIComponent(jid(DAVE));
+      const stored = async () => ((await api('GET', `/api/sessions/bob/chats/${chat}/messages`)).messages as Array<{ text: string; fromMe: boolean }>);
+      await waitFor(async () => ((await stored()).some((m) => m.text === now) ? true : undefined), 10_000, 'the anchor stored');
+
+      const asked = await api('POST', `/api/sessions/bob/chats/${chat}/history`, { count: 2 }, 202);
+      assert.equal(asked.chatId, jid(DAVE));
+      const sync = await event('bob', 'history.sync', (p) => p.requestId === asked.requestId, 'the phone answers the history request');
+      assert.equal(sync.payload.syncType, 'ON_DEMAND');
+      assert.equal(sync.payload.progress, 100);
+      assert.equal(sync.payload.messageCount, 2);
+      const messages = await waitFor(async () => {
+        const all = await stored();
+        return all.length === 3 ? all : undefined;
+      }, 10_000, 'the older messages stored');
+      assert.deepEqual(messages.map((m) => m.text), ['older two', 'older three', now], 'the two newest of the older ones, in order');
+      assert.deepEqual(messages.map((m) => m.fromMe), [true, false, false]);
+
+      // again: from the new oldest, the one left
+      const again = await api('POST', `/api/sessions/bob/chats/${chat}/history`, {}, 202);
+      await event('bob', 'history.sync', (p) => p.requestId === again.requestId && p.messageCount === 1, 'the second answer');
+      await waitFor(async () => ((await stored()).length === 4 ? true : undefined), 10_000, 'the oldest stored');
+      assert.deepEqual((await stored()).map((m) => m.text), ['older one', 'older two', 'older three', now]);
     });
 
     scenario('logout', async () => {

@@ -185,6 +185,20 @@ export class EmulatorControl {
     return this.deps.phones.syncHistory(this.need(phone), messages);
   }
 
+  /**
+   * The phone of `phone` holds these messages of `chat` (a contact's phone number or PN jid, or a group jid; keys as the
+   * phone sees them) from before what it synced: a companion's history request (fetchMessageHistory) gets them.
+   */
+  seedOlderMessages(phone: string, chat: string, messages: proto.IWebMessageInfo[]): void {
+    const jid = chat.includes('@') ? chat : `${chat}@s.whatsapp.net`;
+    this.deps.phones.seedOlder(this.need(phone), jid, messages);
+  }
+
+  /** The history requests companions of `phone` sent to it (all phones when absent). */
+  historyRequests(phone?: string): Phones['historyRequests'] {
+    return this.deps.phones.historyRequests.filter((r) => phone === undefined || r.phone === phone);
+  }
+
   mediaBlobs(): Array<{ path: string; size: number }> {
     return [...this.deps.media.blobs.values()].map((b) => ({ path: b.path, size: b.bytes.length }));
   }
