@@ -62,8 +62,9 @@ test('older messages arrive as an ON_DEMAND history.sync naming the request, sto
   assert.equal(all.find((m) => m.text === 'older 3')!.fromMe, true);
 
   // the next request starts from the new oldest: the two left
-  const again = await ask('alice', CONTACT);
-  assert.equal(again.status, 202);
+  const again = await daemon.request('POST', `/api/sessions/alice/chats/${CONTACT}/history`);
+  assert.equal(again.status, 202, 'no body: the default count');
+  assert.equal(again.body.data.count, 50);
   assert.equal(again.body.data.before.messageId, all[0]!.messageId, 'asked from the oldest stored');
   await events.next((e) => e.event === 'history.sync' && e.payload.requestId === again.body.data.requestId, 5000, 'the second answer');
   await waitFor(async () => ((await chatTexts('alice', CONTACT)).length === 6 ? true : undefined));
