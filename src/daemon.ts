@@ -16,6 +16,8 @@ import { createEventLogRepo } from './store/event-log.js';
 import { createChatsRepo } from './store/chats.js';
 import { ChatList } from './chats/chat-list.js';
 import { MessageHistory } from './messages/history.js';
+import { HistoryBackfill } from './messages/backfill.js';
+import { MessageRetention } from './messages/retention.js';
 import { startSearchIndexer } from './messages/search-indexer.js';
 import { createIdempotencyRepo } from './store/idempotency.js';
 import { IdempotentRequests } from './http/idempotency.js';
@@ -238,14 +240,15 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(createChatIngest(chatStores));
   const calls = new CallsService({ sessions, messaging, logger: logger.child({ module: 'calls' }) });
   calls.attach(bus);
+  const backfill = new HistoryBackfill({ sessions, messages: messagesRepo, contacts: chatStores.contacts });
+  sessions.addEventProcessor(backfill.answered());
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
-  const pruneMessages = setInterval(() => {
-    void (async () => messagesRepo.pruneOlderThan(Date.now() - config.messages.retentionDays * 86_400_000))().catch((err: unknown) =>
-      logger.error({ err }, 'could not prune old messages'),
-    );
-  }, 3_600_000);
+  const retention = new MessageRetention({ messages: messagesRepo, media: mediaService, retentionDays: config.messages.retentionDays, logger: logger.child({ module: 'retention' }) });
+  const pruneOldMessages = () => void retention.prune().catch((err: unknown) => logger.error({ err }, 'could not prune old messages'));
+  const pruneMessages = setInterval(pruneOldMessages, 3_600_000);
   pruneMessages.unref();
+  if (retention.enabled) setImmediate(pruneOldMessages);
   const searchIndexer = startSearchIndexer(messagesRepo, logger.child({ module: 'search' }));
   const idempotency = new IdempotentRequests(createIdempotencyRepo(db), () => tick.committed());
   const pruneEvents = setInterval(() => {
@@ -284,6 +287,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     presence,
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo, lookupMessage: createMessageLookup(messagesRepo) }),
     history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts, identities: identitiesRepo }),
+    backfill,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),
     profile: new ProfileService({ sessions, mediaSource }),

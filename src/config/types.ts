@@ -37,7 +37,8 @@ export interface GatewayConfig {
     restoreRatePerSecond: number;
   };
   messages: {
-    retentionDays: number;
+    /** messages (and their media files) older than this many days are deleted (at start, then hourly); 'keep': never */
+    retentionDays: number | 'keep';
     /** estimated bytes held by accepted `Prefer: respond-async` sends not yet done; past it 503 SERVER_BUSY */
     asyncMaxQueuedBytes: number;
   };

@@ -279,7 +279,24 @@ export interface MessagingOps {
   votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote>;
   /** the bytes of a media attachment whose `ref` the engine gave; throws MEDIA_EXPIRED when gone */
   downloadMedia?(ref: unknown): Promise<NodeJS.ReadableStream>;
+  /**
+   * Asks the phone for up to `count` messages of the anchor's chat older than the anchor (the oldest the gateway stores
+   * of that chat). Answers once the request left; the messages arrive later as history.sync events (syncType
+   * ON_DEMAND) carrying the returned request id, and may never arrive (the phone is offline, or has none older).
+   */
+  requestHistory(anchor: HistoryAnchor, count: number): Promise<{ requestId: string }>;
 }
+
+/** The message older history is asked for from: a stored message, with its time. */
+export interface HistoryAnchor extends MessageRef {
+  /** ms since the epoch */
+  timestamp: number;
+}
+
+/** The most messages one history request may ask for (WhatsApp's own limit for an on-demand history sync). */
+export const MAX_HISTORY_REQUEST = 50;
+/** The most messages of one ON_DEMAND history batch an engine passes on (the rest is dropped): a phone answers a request for 50. */
+export const MAX_ON_DEMAND_BATCH = 500;
 
 // ---- chats: groups, channels, presence, contacts, labels ----
 

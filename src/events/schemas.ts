@@ -257,7 +257,9 @@ const payloads: Record<EventType, Schema> = {
   'history.sync': {
     ...closed(
       {
-        syncType: { type: 'string', minLength: 1, description: 'as the phone names it (the sandbox sends FULL)' },
+        syncType: { type: 'string', minLength: 1, description: 'as the phone names it (the sandbox sends FULL; ON_DEMAND answers a history request)' },
+        requestId: { type: 'string', minLength: 1, description: 'ON_DEMAND: the history request (POST …/chats/{chatId}/history) this batch answers, when it can be told' },
+        chatId: { ...jid, description: 'ON_DEMAND: the chat of that request' },
         chunk: { type: 'integer', minimum: 0, description: 'the sandbox counts 1, 2, …; Baileys passes the phone\'s own chunk order' },
         progress: { type: ['integer', 'null'], minimum: 0, maximum: 100, description: '100 on the last chunk; null when the phone did not say' },
         messageCount: { type: 'integer', minimum: 0 },

@@ -5,6 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { EventLog } from '../events/log.js';
 import type { ChatList } from '../chats/chat-list.js';
 import type { MessageHistory } from '../messages/history.js';
+import type { HistoryBackfill } from '../messages/backfill.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessagingService } from '../messages/service.js';
 import type { MediaSource } from '../messages/content.js';
@@ -50,6 +51,7 @@ export interface Services {
   presence: PresenceService;
   chatList: ChatList;
   history: MessageHistory;
+  backfill: HistoryBackfill;
   contacts: ContactsService;
   /** phone number ↔ LID pairs */
   identities: IdentityService;

@@ -124,6 +124,17 @@ export class S3Storage {
     }
   }
 
+  /** Deletes the object (a missing one is no error). */
+  async remove(key: string): Promise<void> {
+    try {
+      const [client, { DeleteObjectCommand }] = await Promise.all([this.s3(), s3Sdk()]);
+      await client.send(new DeleteObjectCommand({ Bucket: this.settings.bucket, Key: key }));
+    } catch (err) {
+      if (isMissing(err)) return;
+      throw new NetworkError('the S3 storage failed the delete (the daemon log has the detail)', err, 'S3_ERROR');
+    }
+  }
+
   /** A URL to read the object: public when publicBaseUrl is set, presigned otherwise. */
   async readUrl(key: string): Promise<string> {
     if (this.settings.publicBaseUrl) return `${this.settings.publicBaseUrl.replace(/\/+$/, '')}/${encodeKey(key)}`;

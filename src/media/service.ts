@@ -196,6 +196,35 @@ export class MediaService {
     return undefined;
   }
 
+  /**
+   * The files of media records that were deleted (message retention): local blobs, and S3 objects while a storage is
+   * configured. A file that cannot be removed is logged, not retried: a local blob no record points to is removed at the
+   * next start anyway; an S3 object stays in the bucket (its lifecycle rules can expire it).
+   */
+  async discard(media: ReadonlyArray<{ id: string; blob: string | null; s3Key: string | null }>): Promise<{ blobs: number; objects: number }> {
+    let blobs = 0;
+    let objects = 0;
+    for (const record of media) {
+      if (record.blob) {
+        this.deps.records.blobs.remove(record.blob);
+        blobs += 1;
+      }
+      if (!record.s3Key) continue;
+      const storage = this.currentStorage();
+      if (!storage) {
+        this.deps.logger.warn({ mediaId: record.id, key: record.s3Key }, 'a pruned media file stays in S3: no storage is configured any more');
+        continue;
+      }
+      try {
+        await storage.remove(record.s3Key);
+        objects += 1;
+      } catch (err) {
+        this.deps.logger.warn({ mediaId: record.id, key: record.s3Key, detail: s3Message((err as { cause?: unknown }).cause ?? err) }, 'could not delete a pruned media file from S3');
+      }
+    }
+    return { blobs, objects };
+  }
+
   /** Whether the configured S3 storage answers (a HEAD of an object that need not exist); S3's own error goes to the log. */
   async checkStorage(timeoutMs = 10_000): Promise<StorageCheck> {
     const storage = this.currentStorage();

@@ -75,6 +75,18 @@ const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2,
 
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
 
+/** A media record deleted with its message: where its bytes were (the local blob, the S3 object). */
+export interface PrunedMedia {
+  id: string;
+  blob: string | null;
+  s3Key: string | null;
+}
+
+export interface PrunedBatch {
+  messages: number;
+  media: PrunedMedia[];
+}
+
 /** The most messages of a history sync written in one tick, and the most ids asked about in one query. */
 export const HISTORY_CHUNK = 1000;
 
@@ -102,7 +114,54 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   const setRevoked = db.prepare('UPDATE messages SET revoked = 1, text = NULL WHERE session = ? AND chat_id = ? AND id = ?');
   const setStarred = db.prepare('UPDATE messages SET starred = ? WHERE session = ? AND chat_id = ? AND id = ?');
   const setMedia = db.prepare('UPDATE messages SET media_id = ? WHERE session = ? AND chat_id = ? AND id = ?');
-  const prune = db.prepare('DELETE FROM messages WHERE timestamp < ?');
+  // retention: the oldest messages first, a batch at a time, with their media records, and the chats they leave behind
+  const oldestBefore = db.prepare('SELECT session, chat_id, id, media_id FROM messages WHERE timestamp < ? ORDER BY timestamp, id LIMIT ?');
+  const mediaOf = db.prepare('SELECT id, blob, s3_key FROM media WHERE id = ?');
+  const deleteMedia = db.prepare('DELETE FROM media WHERE id = ?');
+  const deleteOne = db.prepare('DELETE FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
+  const chatLast = db.prepare('SELECT last_message_id FROM chats WHERE session = ? AND chat_id = ?').pluck();
+  const newestLeft = db.prepare('SELECT id, type, text, from_me, status FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT 1');
+  const setLast = db.prepare(
+    'UPDATE chats SET last_message_id = ?, last_type = ?, last_text = ?, last_from_me = ?, last_status = ? WHERE session = ? AND chat_id = ?',
+  );
+  const clearLast = db.prepare(
+    'UPDATE chats SET last_message_id = NULL, last_type = NULL, last_text = NULL, last_from_me = NULL, last_status = NULL, unread = 0 WHERE session = ? AND chat_id = ?',
+  );
+  // an unread count never exceeds the unread messages still stored (received after the chat's read marker)
+  const capUnread = db.prepare(
+    `UPDATE chats SET unread = (SELECT COUNT(*) FROM messages m WHERE m.session = chats.session AND m.chat_id = chats.chat_id AND m.from_me = 0 AND m.timestamp > chats.read_at)
+     WHERE session = ? AND chat_id = ? AND unread > (SELECT COUNT(*) FROM messages m WHERE m.session = chats.session AND m.chat_id = chats.chat_id AND m.from_me = 0 AND m.timestamp > chats.read_at)`,
+  );
+  const pruneBatch = db.transaction(async (cutoffMs: number, limit: number): Promise<PrunedBatch> => {
+    const rows = (await oldestBefore.all(cutoffMs, limit)) as Array<{ session: string; chat_id: string; id: string; media_id: string | null }>;
+    const media: PrunedMedia[] = [];
+    const chats = new Map<string, { session: string; chatId: string; ids: Set<string> }>();
+    for (const row of rows) {
+      if (row.media_id) {
+        const record = (await mediaOf.get(row.media_id)) as { id: string; blob: string | null; s3_key: string | null } | undefined;
+        if (record) {
+          media.push({ id: record.id, blob: record.blob, s3Key: record.s3_key });
+          await deleteMedia.run(record.id);
+        }
+      }
+      await deleteOne.run(row.session, row.chat_id, row.id);
+      const key = `${row.session}\u0000${row.chat_id}`;
+      const chat = chats.get(key) ?? { session: row.session, chatId: row.chat_id, ids: new Set<string>() };
+      chat.ids.add(row.id);
+      chats.set(key, chat);
+    }
+    // the chat list: a chat whose last message went shows the newest one left (none: no last message, nothing unread)
+    for (const { session, chatId, ids } of chats.values()) {
+      const last = (await chatLast.get(session, chatId)) as string | null | undefined;
+      if (last !== undefined && last !== null && ids.has(last)) {
+        const left = (await newestLeft.get(session, chatId)) as { id: string; type: string; text: string | null; from_me: number; status: string } | undefined;
+        if (left) await setLast.run(left.id, left.type, left.text === null ? null : left.text.slice(0, 200), left.from_me, left.status, session, chatId);
+        else await clearLast.run(session, chatId);
+      }
+      await capUnread.run(session, chatId);
+    }
+    return { messages: rows.length, media };
+  });
   const recentPage = db.prepare('SELECT * FROM messages WHERE session = ? ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?');
   const countOf = db.prepare('SELECT COUNT(*) FROM messages WHERE session = ?').pluck();
   const upsertCorrespondent = db.prepare(
@@ -123,6 +182,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     }
     return statement;
   };
+  const chatOldest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp, id LIMIT 1');
   const chatNewest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT ?');
   const chatBefore = db.prepare(
     'SELECT * FROM messages WHERE session = ? AND chat_id = ? AND (timestamp < ? OR (timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT ?',
@@ -234,7 +294,17 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
       beginWrite();
       setMedia.stage(mediaId, session, chatId, id);
     },
-    pruneOlderThan: async (cutoffMs: number): Promise<number> => (await prune.run(cutoffMs)).changes,
+    /**
+     * Deletes up to `limit` messages older than `cutoffMs`, oldest first, with their media records, in one transaction;
+     * the chat list follows (a chat's last message, its unread count) and the search index by its triggers. Returns what
+     * went: the caller removes the media files (local blobs, S3 objects) once it is committed.
+     */
+    async pruneOlderThan(cutoffMs: number, limit = HISTORY_CHUNK): Promise<PrunedBatch> {
+      const pruned = await pruneBatch(cutoffMs, limit);
+      // settles once committed (the transaction may be a savepoint of the open tick): only then may the files go
+      await db.tick?.committed();
+      return pruned;
+    },
     /** the session's messages, newest first, with the count of all it holds */
     async recent(session: string, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
       const [rows, total] = await Promise.all([recentPage.all(session, limit, offset), countOf.get(session)]);
@@ -251,6 +321,11 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
           ? await chatBefore.all(session, chatId, from.before.at, from.before.at, from.before.id, limit)
           : await chatNewest.all(session, chatId, limit);
       return (rows as RawMessage[]).map(toRow);
+    },
+    /** the oldest message stored of a chat (what older history is asked for from) */
+    async oldestOfChat(session: string, chatId: string): Promise<MessageRow | undefined> {
+      const raw = (await chatOldest.get(session, chatId)) as RawMessage | undefined;
+      return raw && toRow(raw);
     },
     /**
      * Indexes for search the text of at most `limit` messages stored since the last call (SQLite; PostgreSQL indexes as

@@ -98,6 +98,7 @@ describe('baileys media download', () => {
       groups: new Map(),
       ownSends: new TtlCache(1000),
       sendsInFlight: new Map(),
+      historyRequests: new TtlCache(1000),
       dispatcher,
       ready: () => Promise.reject(new Error('unused')),
       current: () => (reupload ? ({ updateMediaMessage: reupload } as never) : undefined),

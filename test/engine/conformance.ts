@@ -48,6 +48,11 @@ export interface EngineTarget {
    * patches the emulator read with the account's key); undefined where the network is the daemon's own (the sandbox).
    */
   chatActionsReceived(phone: string): Promise<Array<{ action: string; chatId: string }> | undefined>;
+  /**
+   * The phone of `phone` (the account of session `session`) holds `messages` of its chat with the contact `contact`
+   * from before what it synced (oldest first, the last a day ago): a history request gets them.
+   */
+  seedOlderMessages(session: string, phone: string, contact: string, messages: Array<{ text: string; fromMe?: boolean }>): Promise<void>;
 }
 
 export type Scenario =
@@ -70,6 +75,7 @@ export type Scenario =
   | 'calls'
   | 'identities'
   | 'chat actions'
+  | 'backfill'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -87,6 +93,8 @@ const ERIN = '15550105005';
 const DAVE = '15550104004';
 /** a number with no account on the network */
 const NOBODY = '99955501234';
+/** a contact whose older messages only the phone holds (the backfill scenario) */
+const FRANK = '15550106006';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -705,6 +713,36 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       } else {
         assert.equal(target.engine, 'sandbox', 'only the sandbox has no network of its own to ask');
       }
+    });
+
+    scenario('backfill', async () => {
+      await target.addContact(FRANK);
+      await target.seedOlderMessages('bob', BOB, FRANK, [{ text: 'older one' }, { text: 'older two', fromMe: true }, { text: 'older three' }]);
+      const now = `backfill anchor ${Date.now()}`;
+      await target.contactSends(FRANK, 'bob', BOB, now);
+      await received('bob', (p) => p.text === now, 'the anchor message at bob');
+      const chat = encodeURIComponent(jid(FRANK));
+      const stored = async () => ((await api('GET', `/api/sessions/bob/chats/${chat}/messages`)).messages as Array<{ text: string; fromMe: boolean }>);
+      await waitFor(async () => ((await stored()).some((m) => m.text === now) ? true : undefined), 10_000, 'the anchor stored');
+
+      const asked = await api('POST', `/api/sessions/bob/chats/${chat}/history`, { count: 2 }, 202);
+      assert.equal(asked.chatId, jid(FRANK));
+      const sync = await event('bob', 'history.sync', (p) => p.requestId === asked.requestId, 'the phone answers the history request');
+      assert.equal(sync.payload.syncType, 'ON_DEMAND');
+      assert.equal(sync.payload.progress, 100);
+      assert.equal(sync.payload.messageCount, 2);
+      const messages = await waitFor(async () => {
+        const all = await stored();
+        return all.length === 3 ? all : undefined;
+      }, 10_000, 'the older messages stored');
+      assert.deepEqual(messages.map((m) => m.text), ['older two', 'older three', now], 'the two newest of the older ones, in order');
+      assert.deepEqual(messages.map((m) => m.fromMe), [true, false, false]);
+
+      // again: from the new oldest, the one left
+      const again = await api('POST', `/api/sessions/bob/chats/${chat}/history`, {}, 202);
+      await event('bob', 'history.sync', (p) => p.requestId === again.requestId && p.messageCount === 1, 'the second answer');
+      await waitFor(async () => ((await stored()).length === 4 ? true : undefined), 10_000, 'the oldest stored');
+      assert.deepEqual((await stored()).map((m) => m.text), ['older one', 'older two', 'older three', now]);
     });
 
     scenario('logout', async () => {

@@ -113,6 +113,19 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
     async contactReceived(phone, _session, messageId, text) {
       await emu.control.waitForInbox(phone, (m) => m.id === messageId && m.text === text, 10_000);
     },
+    async seedOlderMessages(_session, phone, contact, messages) {
+      ensureAccount(contact);
+      const dayAgo = Math.floor(Date.now() / 1000) - 86_400;
+      emu.control.seedOlderMessages(
+        phone,
+        contact,
+        messages.map((m, i) => ({
+          key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: m.fromMe === true, id: `3EB0${randomBytes(10).toString('hex').toUpperCase()}` },
+          messageTimestamp: dayAgo - (messages.length - 1 - i) * 60,
+          message: { conversation: m.text },
+        })),
+      );
+    },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
       const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
@@ -158,6 +171,10 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     async syncHistoryImage(session, _phone, image, caption) {
       const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/history`, { messages: 0, media: [{ type: 'image', base64: image.toString('base64'), caption }] });
       if (res.status !== 200) throw new Error(`sandbox history ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    async seedOlderMessages(session, _phone, contact, messages) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/history/older`, { chatId: `+${contact}`, messages });
+      if (res.status !== 200) throw new Error(`sandbox older history ${session}: ${res.status} ${JSON.stringify(res.body)}`);
     },
     enterCode: (session, code) => pair(session, { code }),
     async restartDaemon() {

@@ -48,6 +48,31 @@ describe('wa-emulator history with media', () => {
     assert.ok(bytes.equals(image));
   });
 
+  it('a history request (fetchMessageHistory) is answered with an ON_DEMAND sync of the older messages, naming the request', async () => {
+    const base = Math.floor(Date.now() / 1000) - 86_400;
+    const older = [1, 2, 3, 4].map((n) => ({
+      key: { remoteJid: `${CAROL}@s.whatsapp.net`, fromMe: n === 2, id: `3EB0OLDER00000000000${n}` },
+      messageTimestamp: base + n * 60,
+      message: { conversation: `older ${n}` },
+    }));
+    emu.control.seedOlderMessages(ALICE, CAROL, older);
+    // the anchor: the fourth, so the three before it are older; two are asked for
+    const anchor = { remoteJid: `${CAROL}@s.whatsapp.net`, fromMe: false, id: older[3]!.key.id };
+    const answered = waitForEvent(alice.sock, 'messaging-history.set', (set) => set.syncType === proto.HistorySync.HistorySyncType.ON_DEMAND);
+    const requestId = await alice.sock.fetchMessageHistory(2, anchor, (base + 4 * 60) * 1000);
+    const set = await answered;
+    assert.equal(set.peerDataRequestSessionId, requestId);
+    assert.deepEqual(set.messages.map((m) => m.message?.conversation), ['older 2', 'older 3']);
+    assert.equal(set.messages[0]!.key.fromMe, true);
+    const [request] = emu.control.historyRequests(ALICE).filter((r) => r.id === requestId);
+    assert.deepEqual({ chatJid: request!.chatJid, count: request!.count, oldestMsgId: request!.oldestMsgId, answered: request!.answered }, { chatJid: `${CAROL}@s.whatsapp.net`, count: 2, oldestMsgId: anchor.id, answered: 2 });
+
+    // nothing older than the first: an empty answer
+    const empty = waitForEvent(alice.sock, 'messaging-history.set', (s) => s.syncType === proto.HistorySync.HistorySyncType.ON_DEMAND && s.messages.length === 0);
+    const second = await alice.sock.fetchMessageHistory(10, { ...anchor, id: older[0]!.key.id }, (base + 60) * 1000);
+    assert.equal((await empty).peerDataRequestSessionId, second);
+  });
+
   it('the upload is really encrypted: another media key does not open it', async () => {
     const bytes = Buffer.from('some document bytes, long enough for two AES blocks');
     const media = await emu.control.uploadMedia(bytes, 'document');

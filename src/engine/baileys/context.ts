@@ -21,6 +21,8 @@ export interface SessionContext {
    * recorded the message by then): a receipt of one of them waits, else its ack could reach the store before the row
    */
   readonly sendsInFlight: Map<string, Promise<void>>;
+  /** history requests sent to the phone (request id → chat), so their ON_DEMAND answer names the request */
+  readonly historyRequests: TtlCache;
   /** the fetch dispatcher of the session's proxy, if any */
   readonly dispatcher: Dispatcher | undefined;
   /** the open socket; waits for a reconnect the engine is doing by itself, else SESSION_NOT_CONNECTED */

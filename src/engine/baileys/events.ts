@@ -19,7 +19,7 @@ import type { EventType } from '../../events/catalogue.js';
 import { ContactUpdates } from '../contact-updates.js';
 import { jidRef, type JidRef } from '../jid.js';
 import type { MessagePayload } from '../payloads.js';
-import type { DeliveryStatus, SyncedChat } from '../types.js';
+import { MAX_ON_DEMAND_BATCH, type DeliveryStatus, type SyncedChat } from '../types.js';
 import { contentOf, isoOf, textOf, toRaw } from './content.js';
 import type { SessionContext } from './context.js';
 import { BaileysCalls } from './calls.js';
@@ -252,8 +252,15 @@ export class EventMapper {
   private history(set: BaileysEventMap['messaging-history.set']): void {
     for (const { lid, pn } of set.lidPnMappings ?? []) this.ctx.ids.remember(pn, lid, 'history');
     if (set.contacts.length) this.contacts(set.contacts);
+    const onDemand = set.syncType === proto.HistorySync.HistorySyncType.ON_DEMAND;
+    let synced = set.messages;
+    if (onDemand && synced.length > MAX_ON_DEMAND_BATCH) {
+      // an answer to a request for at most 50: a phone (or anything posing as one) sending more is cut, not stored whole
+      this.ctx.logger.warn({ messages: synced.length, kept: MAX_ON_DEMAND_BATCH }, 'an on-demand history batch larger than any request was cut');
+      synced = synced.slice(0, MAX_ON_DEMAND_BATCH);
+    }
     const messages: MessagePayload[] = [];
-    for (const msg of set.messages) {
+    for (const msg of synced) {
       if (!msg.key.id || !msg.key.remoteJid || msg.messageStubType || isJidStatusBroadcast(msg.key.remoteJid)) continue;
       this.learnKey(msg.key);
       const payload = this.messagePayload(msg);
@@ -264,8 +271,10 @@ export class EventMapper {
     }
     const syncType = set.syncType == null ? 'UNKNOWN' : (proto.HistorySync.HistorySyncType[set.syncType] ?? String(set.syncType));
     const chats = set.chats.map((chat) => this.syncedChat(chat)).filter((c) => c !== undefined);
+    const request = onDemand ? this.historyRequestOf(set.peerDataRequestSessionId ?? undefined, messages) : undefined;
     this.emit('history.sync', {
       syncType,
+      ...(request ?? {}),
       ...(set.chunkOrder != null ? { chunk: set.chunkOrder } : {}),
       progress: set.progress ?? (set.isLatest ? 100 : null),
       messages,
@@ -290,6 +299,19 @@ export class EventMapper {
       ...(typeof chat.markedAsUnread === 'boolean' ? { markedUnread: chat.markedAsUnread } : {}),
       ...(lastAt ? { lastAt } : {}),
     };
+  }
+
+  /**
+   * The request an ON_DEMAND batch answers: the one the phone names (peerDataRequestSessionId, the request's message
+   * id), else the one pending for the chat of its messages.
+   */
+  private historyRequestOf(sessionId: string | undefined, messages: MessagePayload[]): { requestId: string; chatId: string } | undefined {
+    const requests = this.ctx.historyRequests;
+    const named = sessionId ? requests.get<string>(sessionId) : undefined;
+    if (sessionId && named) return { requestId: sessionId, chatId: named };
+    const chatId = messages[0]?.chatId;
+    const pending = chatId ? requests.get<string>(`chat:${chatId}`) : undefined;
+    return pending && chatId ? { requestId: pending, chatId } : undefined;
   }
 
   // ---- people, groups, chats ----

@@ -3,7 +3,7 @@ import { generateMessageIDV2, isJidGroup, isJidStatusBroadcast, isLidUser, isPnU
 import { GatewayError } from '../../errors.js';
 import { imageThumbnail, type ImageThumbnail } from '../../media/thumbnail.js';
 import { jidKind, phoneOfJid } from '../jid.js';
-import type { CastVote, LinkPreview, MessageRef, MessagingOps, OutgoingContent, OutgoingMedia, SendOptions, SentMessage, TypingState } from '../types.js';
+import type { CastVote, HistoryAnchor, LinkPreview, MessageRef, MessagingOps, OutgoingContent, OutgoingMedia, SendOptions, SentMessage, TypingState } from '../types.js';
 import { fromRaw, isoOf, messageSecretOf, toRaw } from './content.js';
 import { toGatewayError, withTimeout, type SessionContext } from './context.js';
 import { bare } from './identities.js';
@@ -149,6 +149,21 @@ export class BaileysMessenger implements MessengerOps {
       throw toGatewayError(err, 'vote');
     }
     return { messageId, timestamp: new Date(timestampMs).toISOString() };
+  }
+
+  /**
+   * A history request to the phone (a peer data operation, HISTORY_SYNC_ON_DEMAND, to the account's own devices): its
+   * message id is the request id the phone's ON_DEMAND history notification names (peerDataRequestSessionId).
+   */
+  async requestHistory(anchor: HistoryAnchor, count: number): Promise<{ requestId: string }> {
+    const sock = await this.ctx.ready();
+    const key = keyOf(anchor);
+    const requestId = await withTimeout(sock.fetchMessageHistory(count, key, anchor.timestamp), 'history request', SEND_TIMEOUT_MS).catch((err: unknown) => {
+      throw toGatewayError(err, 'history request');
+    });
+    this.ctx.historyRequests.set(requestId, anchor.chatId);
+    this.ctx.historyRequests.set(`chat:${anchor.chatId}`, requestId);
+    return { requestId };
   }
 
   /** One app-state patch per message: Baileys' star() only applies the first message it is given. */

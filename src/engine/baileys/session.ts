@@ -14,7 +14,7 @@ import makeWASocket, {
 } from '@whiskeysockets/baileys';
 import { GatewayError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { AccountInfo, CallRejecter, CastVote, ChatOps, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
+import type { AccountInfo, CallRejecter, CastVote, ChatOps, HistoryAnchor, ConnectionUpdate, EngineSession, MessageRef, OutgoingContent, SendOptions, SentMessage, SessionOptions, TypingState } from '../types.js';
 import { loadAuthState, type SqliteAuthState } from './auth-state.js';
 import { sessionCaches, TtlCache, type SessionCaches } from './cache.js';
 import { BaileysChats } from './chats.js';
@@ -118,6 +118,7 @@ export class BaileysSession implements EngineSession {
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
       sendsInFlight: new Map(),
+      historyRequests: new TtlCache(10 * 60_000, 100),
       dispatcher: undefined,
       ready: () => this.ready(),
       current: () => (this.phase === 'open' ? this.sock : undefined),
@@ -236,6 +237,10 @@ export class BaileysSession implements EngineSession {
 
   votePoll(poll: MessageRef, selectedOptions: string[]): Promise<CastVote> {
     return this.messenger.votePoll(poll, selectedOptions);
+  }
+
+  requestHistory(anchor: HistoryAnchor, count: number): Promise<{ requestId: string }> {
+    return this.messenger.requestHistory(anchor, count);
   }
 
   downloadMedia(ref: unknown): Promise<NodeJS.ReadableStream> {

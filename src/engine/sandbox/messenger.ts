@@ -4,8 +4,8 @@ import { GatewayError } from '../../errors.js';
 import { isoTimestamp } from '../../timestamp.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
-import type { CastVote, DeliveryStatus, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
-import { isRegisteredNumber, type MessageTrace, type SandboxNetwork } from './network.js';
+import type { CastVote, DeliveryStatus, HistoryAnchor, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
+import { isRegisteredNumber, type MessageTrace, type OlderMessage, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
 
 const VIRTUAL_DELIVERED_MS = 20;
@@ -262,6 +262,37 @@ export class SandboxMessenger {
       await new Promise((r) => setImmediate(r));
       if (count === 0) break;
     }
+  }
+
+  /** The phone holds these older messages of `chatId` (the sandbox's older-history route). */
+  holdOlder(chatId: string, messages: OlderMessage[]): void {
+    this.network.holdOlder(this.digits, chatId, messages);
+  }
+
+  /**
+   * A history request (POST …/chats/{chatId}/history): the phone answers, a moment later, with the newest `count` messages
+   * of the chat it holds from before the anchor (seeded by the sandbox's older-history route), oldest first, as one
+   * ON_DEMAND history.sync carrying the request id; with none, an empty one (messageCount 0).
+   */
+  requestHistory(anchor: HistoryAnchor, count: number): { requestId: string } {
+    const requestId = newMessageId();
+    const older = this.network.olderThan(this.digits, anchor.chatId, anchor.timestamp, count);
+    const isGroup = jidKind(anchor.chatId) === 'group';
+    const own = this.ref(this.digits);
+    const other = isGroup ? undefined : jidKind(anchor.chatId) === 'user' ? this.ref(jidUser(anchor.chatId)) : undefined;
+    const messages = older.map((m) => ({
+      messageId: m.id,
+      chatId: anchor.chatId,
+      from: m.fromMe ? own : m.authorDigits ? this.ref(m.authorDigits) : (other ?? own),
+      fromMe: m.fromMe,
+      isGroup,
+      timestamp: new Date(m.timestamp).toISOString(),
+      type: 'text',
+      text: m.text,
+      ...(m.fromMe ? { status: 'read' } : {}),
+    }));
+    setTimeout(() => this.session.deliver('history.sync', { syncType: 'ON_DEMAND', requestId, chatId: anchor.chatId, chunk: 1, progress: 100, messages }), 10).unref();
+    return { requestId };
   }
 
   /** A media message of the history: its bytes stay with the phone (the network), the event carries a reference. */

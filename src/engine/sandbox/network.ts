@@ -54,8 +54,22 @@ export interface SandboxCallTrace {
   callerSaw: 'ringing' | 'accepted' | 'rejected' | 'missed';
 }
 
-const MAX_TRACES = 200_000;
 const MAX_CALL_TRACES = 10_000;
+/** A message of a chat the phone holds from before what it synced: served on a history request (requestHistory). */
+export interface OlderMessage {
+  id: string;
+  fromMe: boolean;
+  /** the author's digits in a group (a 1:1 chat's author is the other person) */
+  authorDigits?: string;
+  text: string;
+  /** ms */
+  timestamp: number;
+}
+
+const MAX_TRACES = 200_000;
+/** chats whose older messages the simulated phones keep, and messages kept per chat */
+export const MAX_OLDER_CHATS = 1_000;
+export const MAX_OLDER_PER_CHAT = 1_000;
 /** media of history syncs the simulated phones keep for download */
 const MAX_PHONE_MEDIA = 1_000;
 
@@ -66,6 +80,8 @@ export class SandboxNetwork {
   private readonly traces = new Map<string, MessageTrace>();
   private readonly phoneMedia = new Map<string, Buffer>();
   private readonly calls = new Map<string, SandboxCallTrace>();
+  /** by account digits and chat: oldest first */
+  private readonly older = new Map<string, OlderMessage[]>();
   readonly groups = new Map<string, SandboxGroup>();
   readonly channels = new Map<string, SandboxChannel>();
   /** by phone digits */
@@ -127,6 +143,24 @@ export class SandboxNetwork {
   holdMedia(messageId: string, data: Buffer): void {
     this.phoneMedia.set(messageId, data);
     if (this.phoneMedia.size > MAX_PHONE_MEDIA) this.phoneMedia.delete(this.phoneMedia.keys().next().value!);
+  }
+
+  /** The phone of `digits` holds `messages` of `chatId` (added to those it has; the newest MAX_OLDER_PER_CHAT kept). */
+  holdOlder(digits: string, chatId: string, messages: OlderMessage[]): void {
+    const key = `${digits}\u0000${chatId}`;
+    const byId = new Map((this.older.get(key) ?? []).map((m) => [m.id, m]));
+    for (const message of messages) byId.set(message.id, message);
+    const kept = [...byId.values()].sort((a, b) => a.timestamp - b.timestamp || (a.id < b.id ? -1 : 1)).slice(-MAX_OLDER_PER_CHAT);
+    this.older.delete(key);
+    this.older.set(key, kept);
+    if (this.older.size > MAX_OLDER_CHATS) this.older.delete(this.older.keys().next().value!);
+  }
+
+  /** The newest `count` messages of `chatId` the phone of `digits` holds from before `before` (ms), oldest first. */
+  olderThan(digits: string, chatId: string, before: number, count: number): OlderMessage[] {
+    const held = this.older.get(`${digits}\u0000${chatId}`) ?? [];
+    const earlier = held.filter((m) => m.timestamp < before);
+    return earlier.slice(Math.max(0, earlier.length - count));
   }
 
   heldMedia(messageId: string): Buffer | undefined {

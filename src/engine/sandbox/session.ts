@@ -9,6 +9,7 @@ import type {
   ConnectionUpdate,
   EngineSession,
   IdentitySource,
+  HistoryAnchor,
   MessageRef,
   OutgoingContent,
   SendOptions,
@@ -184,6 +185,10 @@ export class SandboxSession implements EngineSession {
   async rejectCall(callId: string, by: CallRejecter): Promise<void> {
     this.open$();
     this.chats!.rejectCall(callId, by);
+  }
+
+  async requestHistory(anchor: HistoryAnchor, count: number): Promise<{ requestId: string }> {
+    return this.open$().requestHistory(anchor, count);
   }
 
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */

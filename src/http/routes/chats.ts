@@ -1,6 +1,7 @@
 // The chat list: a session's chats by last activity, filtered, a page at a time, and one chat.
 import { CHAT_ACTIONS, DEFAULT_MUTE_SECONDS, MAX_PINNED_CHATS, type ChatAction } from '../../chats/chat-list.js';
 import { chatId, emptyBody, sessionName } from '../schemas/common.js';
+import { MAX_HISTORY_REQUEST } from '../../engine/types.js';
 import { ref } from '../schemas/resources.js';
 import type { Services } from '../services.js';
 import type { RouteDef } from '../types.js';
@@ -43,7 +44,7 @@ const OPERATION_ID: Record<ChatAction, string> = {
 };
 const historyPoint = { type: 'string', minLength: 1, maxLength: 300, pattern: '^\\S+$', 'x-invalid-message': 'is not a cursor, a time or a message id' } as const;
 
-export function chatRoutes({ chatList, history }: Services): RouteDef[] {
+export function chatRoutes({ chatList, history, backfill }: Services): RouteDef[] {
   const actionRoute = (action: ChatAction): RouteDef => ({
     method: 'POST',
     path: `/api/sessions/:session/chats/:chatId/${action}`,
@@ -141,6 +142,35 @@ export function chatRoutes({ chatList, history }: Services): RouteDef[] {
       },
       rulesBeyondSchema: [{ path: '/after', rule: 'before and after cannot both be given' }],
       handler: ({ params, query }) => history.page(params.session, params.chatId, { before: query.before, after: query.after }, query.limit ?? 50),
+    },
+    {
+      method: 'POST',
+      path: '/api/sessions/:session/chats/:chatId/history',
+      operationId: 'requestChatHistory',
+      responses: { 202: { data: ref('HistoryRequest'), description: 'asked; the messages arrive as history.sync events naming `requestId`' } },
+      access: 'chats:manage',
+      sessionFrom: 'params',
+      summary: "asks the phone for up to `count` (1–50, default 50) messages of the chat older than the oldest stored; they arrive as history.sync events and are stored",
+      description:
+        'The phone must be online: it answers with an on-demand history sync (`history.sync` with `syncType` `ON_DEMAND`, ' +
+        '`requestId` and `chatId`), whose messages are stored like other history and then appear in ' +
+        '`GET …/chats/{chatId}/messages`. With nothing older, the answer holds no message, or (Baileys) may never come. ' +
+        'A chat with no stored message has nothing to ask from: 409 NO_HISTORY_ANCHOR. A session has at most 2 requests ' +
+        'awaiting their answer (60 s at most each) and makes at most 10 a minute: 429 RATE_LIMITED with Retry-After beyond.',
+      example: { body: { count: 50 }, data: { requestId: '3EB0A1B2C3D4E5F60718', chatId: '15550001111@s.whatsapp.net', count: 50, before: { messageId: '3EB0C4A1F2D3E4B5A6C7', timestamp: '2026-01-01T00:00:00.000Z' } } },
+      schema: {
+        params: { type: 'object', required: ['session', 'chatId'], properties: { session: sessionName, chatId } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { count: { type: 'integer', minimum: 1, maximum: MAX_HISTORY_REQUEST, default: MAX_HISTORY_REQUEST, description: 'how many older messages to ask for' } },
+        },
+      },
+      async handler({ params, body, ctx }) {
+        const asked = await backfill.request(params.session, params.chatId, body?.count ?? MAX_HISTORY_REQUEST);
+        ctx.status = 202;
+        return asked;
+      },
     },
   ];
 }

@@ -1,13 +1,13 @@
 // Sandbox control routes (DESIGN §6): the simulated phone and network act on a sandbox session.
 import { GatewayError, ValidationError } from '../../errors.js';
 import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/index.js';
-import { jidKind, jidUser, phoneDigits } from '../../engine/jid.js';
+import { jidKind, jidUser, normalizeJid, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { sessionParams } from '../schemas/common.js';
-import { burstBody, disconnectBody, historyBody, inboundBody, pairBody } from '../schemas/sandbox.js';
+import { burstBody, disconnectBody, historyBody, inboundBody, olderHistoryBody, pairBody } from '../schemas/sandbox.js';
 import { SEND_RULES } from '../schemas/messages.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
-import type { ContactAction } from '../../engine/sandbox/messenger.js';
+import { newMessageId, type ContactAction } from '../../engine/sandbox/messenger.js';
 import type { OutgoingContent } from '../../engine/types.js';
 import { done } from '../respond.js';
 import type { Services } from '../services.js';
@@ -109,6 +109,34 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
         }
         await messenger.syncHistory(body.messages, body.chats ?? 100, media);
         return { messages: body.messages, durationMs: Math.round(performance.now() - started) };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/history/older',
+      operationId: 'sandboxSeedOlderHistory',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: "the phone holds these older messages of a chat (not synced): a history request (POST …/chats/{chatId}/history) gets those older than the chat's oldest stored message",
+      schema: { params: sessionParams, body: olderHistoryBody },
+      rulesBeyondSchema: [{ path: '/chatId', rule: 'must be a person or a group' }],
+      async handler({ params, body }) {
+        const messenger = await connectedMessenger(sessions, params.session);
+        const chat = normalizeJid(body.chatId);
+        if (!chat || (jidKind(chat) !== 'user' && jidKind(chat) !== 'group')) throw ValidationError.field('/chatId', 'must be a person or a group');
+        const dayAgo = Date.now() - 86_400_000;
+        const count = body.messages.length;
+        messenger.holdOlder(
+          chat,
+          body.messages.map((m: { text: string; fromMe?: boolean; from?: string; timestamp?: string; id?: string }, i: number) => ({
+            id: m.id ?? newMessageId(),
+            fromMe: m.fromMe === true,
+            ...(m.from && !m.fromMe ? { authorDigits: contactDigits(m.from) } : {}),
+            text: m.text,
+            timestamp: m.timestamp ? Date.parse(m.timestamp) : dayAgo - (count - 1 - i) * 60_000,
+          })),
+        );
+        return done(`${count} older messages of ${chat} held by the phone`);
       },
     },
     {

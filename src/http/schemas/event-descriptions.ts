@@ -33,6 +33,6 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'labels.update': 'A label was created, updated or deleted, or put on or taken off a chat.',
   'newsletter.update': 'A channel was created, followed, unfollowed, muted, unmuted or deleted.',
   'blocklist.update': 'A contact was blocked or unblocked.',
-  'history.sync': 'The phone sent a chunk of chat history after linking (the messages are stored, not repeated in the event).',
+  'history.sync': 'The phone sent a chunk of chat history after linking, or older messages of a chat a history request asked for (ON_DEMAND, with its requestId); the messages are stored, not repeated in the event.',
   'command.result': 'An async send (Prefer: respond-async) finished.',
 };

@@ -37,6 +37,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   sandboxInbound: { from: '+15550002222', type: 'text', text: 'Hi, is the shop open?' },
   sandboxInboundBurst: { count: 100, contacts: 10 },
   sandboxHistorySync: { messages: 50, chats: 5 },
+  sandboxSeedOlderHistory: { chatId: '+15550002222', messages: [{ text: 'Is the shop open on Sunday?' }, { text: 'Yes, from 10 to 4.', fromMe: true }] },
   sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
   sandboxPresence: { from: '+15550002222', presence: 'composing' },
   sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },

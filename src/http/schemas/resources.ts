@@ -450,6 +450,12 @@ export const resourceSchemas = {
     nextBefore: { ...nullableStr, description: 'the `before` of the page of older messages; null when none are older' },
     nextAfter: { ...nullableStr, description: 'the `after` of the page of newer messages (null when the chat has none stored)' },
   }),
+  HistoryRequest: resource('a history request sent to the phone', {
+    requestId: { ...str, description: 'named by the history.sync events that answer it' },
+    chatId: jid,
+    count: { ...int, minimum: 1, maximum: 50, description: 'how many older messages were asked for' },
+    before: resource('the oldest stored message of the chat: the messages asked for are older', { messageId: str, timestamp: dateTime }),
+  }),
   SearchResults: resource('messages whose text has every word asked, newest first', {
     results: {
       type: 'array',

@@ -1,6 +1,6 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
-import { groupId, phoneNumber, phoneOrUserJid, requiredWhen } from './common.js';
+import { chatId, groupId, phoneNumber, phoneOrUserJid, requiredWhen } from './common.js';
 import { contentProperties, contentRules } from './messages.js';
 
 /**
@@ -40,6 +40,37 @@ export const historyBody = {
           filename: contentProperties.filename,
         },
         allOf: contentRules,
+      },
+    },
+  },
+} as const;
+
+/** The most older messages one call seeds (the phone keeps at most 1,000 per chat, the newest). */
+export const MAX_OLDER_SEED = 1000;
+
+/** Older messages of a chat the phone holds, served on a history request (POST …/chats/{chatId}/history). */
+export const olderHistoryBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['chatId', 'messages'],
+  properties: {
+    chatId: { ...chatId, description: 'the chat (a phone number, user JID or group JID)' },
+    messages: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_OLDER_SEED,
+      description: 'oldest first',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['text'],
+        properties: {
+          text: { type: 'string', minLength: 1, maxLength: 4096 },
+          fromMe: { type: 'boolean', description: 'sent by the session\'s own account (default false)' },
+          from: { ...phoneOrUserJid, description: 'the author in a group (a 1:1 chat\'s author is the other person)' },
+          timestamp: { type: 'string', format: 'date-time', description: 'when it was sent; by default one a minute, the last a day ago' },
+          id: { type: 'string', pattern: '^[0-9A-Za-z]{8,64}$', description: 'its message id (default: a new one)' },
+        },
       },
     },
   },

@@ -219,7 +219,21 @@ export class EmulatorControl {
   /** The phone of `phone` syncs these messages (keys as the phone sees them) to its companions as chat history. */
   /** The phone sends its companions a RECENT history sync of `messages`, and of `chats`' state (name, archived, pinned, muteEndTime, unreadCount…). */
   syncHistory(phone: string, messages: proto.IWebMessageInfo[], chats: proto.IConversation[] = []): Promise<void> {
-    return this.deps.phones.syncHistory(this.need(phone), messages, chats);
+    return this.deps.phones.syncHistory(this.need(phone), messages, { chats });
+  }
+
+  /**
+   * The phone of `phone` holds these messages of `chat` (a contact's phone number or PN jid, or a group jid; keys as the
+   * phone sees them) from before what it synced: a companion's history request (fetchMessageHistory) gets them.
+   */
+  seedOlderMessages(phone: string, chat: string, messages: proto.IWebMessageInfo[]): void {
+    const jid = chat.includes('@') ? chat : `${chat}@s.whatsapp.net`;
+    this.deps.phones.seedOlder(this.need(phone), jid, messages);
+  }
+
+  /** The history requests companions of `phone` sent to it (all phones when absent). */
+  historyRequests(phone?: string): Phones['historyRequests'] {
+    return this.deps.phones.historyRequests.filter((r) => phone === undefined || r.phone === phone);
   }
 
   mediaBlobs(): Array<{ path: string; size: number }> {

@@ -66,6 +66,10 @@ export class Phones extends EventEmitter {
   receivedCount = 0;
   /** phones that send delivery receipts for what they decrypt (all by default) */
   autoDeliveryReceipts = true;
+  /** messages each phone holds from before what it synced, by chat (PN user jid or group jid), oldest first */
+  private readonly older = new Map<Account, Map<string, proto.IWebMessageInfo[]>>();
+  /** the on-demand history requests companions sent to each phone */
+  readonly historyRequests: Array<{ phone: string; id: string; chatJid: string; count: number; oldestMsgId: string; oldestMsgTimestampMs: number; answered: number }> = [];
 
   constructor(
     private readonly hub: Hub,
@@ -93,6 +97,11 @@ export class Phones extends EventEmitter {
       const message = decrypted.deviceSentMessage?.message ?? decrypted;
       if (message.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, message.senderKeyDistributionMessage);
       if (isOnlySenderKey(message)) return;
+      const onDemand = ownDevice ? message.protocolMessage?.peerDataOperationRequestMessage : undefined;
+      if (onDemand?.peerDataOperationRequestType === proto.Message.PeerDataOperationRequestType.HISTORY_SYNC_ON_DEMAND && onDemand.historySyncOnDemandRequest) {
+        await this.answerHistoryRequest(account, id, onDemand.historySyncOnDemandRequest);
+        return;
+      }
       this.push(account, {
         id,
         chat: ownDevice ? (decrypted.deviceSentMessage?.destinationJid ?? account.pnJid) : sender.account.pnJid,
@@ -268,7 +277,8 @@ export class Phones extends EventEmitter {
    * The phone syncs chat history to its companions (a RECENT history sync, payload inline): `messages` as the phone has
    * them (keys from the phone's side), grouped into conversations by chat.
    */
-  async syncHistory(account: Account, messages: proto.IWebMessageInfo[], chats: proto.IConversation[] = []): Promise<void> {
+  async syncHistory(account: Account, messages: proto.IWebMessageInfo[], options: { chats?: proto.IConversation[]; onDemandRequestId?: string } = {}): Promise<void> {
+    const chats = options.chats ?? [];
     const byChat = new Map<string, proto.IHistorySyncMsg[]>();
     for (const message of messages) {
       const chat = message.key?.remoteJid ?? '';
@@ -277,8 +287,11 @@ export class Phones extends EventEmitter {
     // a conversation's state (name, archived, pinned, muted, unread) with the messages of its chat
     for (const chat of chats) if (chat.id && !byChat.has(chat.id)) byChat.set(chat.id, []);
     const stateOf = new Map(chats.map((c) => [c.id ?? '', c]));
+    // an answer to a history request is an ON_DEMAND sync naming the request (its message id), as the real phone's
+    const onDemand = options.onDemandRequestId !== undefined;
+    const syncType = onDemand ? proto.HistorySync.HistorySyncType.ON_DEMAND : proto.HistorySync.HistorySyncType.RECENT;
     const history = proto.HistorySync.encode({
-      syncType: proto.HistorySync.HistorySyncType.RECENT,
+      syncType,
       conversations: [...byChat].map(([id, msgs]) => ({ ...stateOf.get(id), id, messages: msgs })),
       progress: 100,
       chunkOrder: 1,
@@ -287,15 +300,45 @@ export class Phones extends EventEmitter {
       protocolMessage: {
         type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
         historySyncNotification: {
-          syncType: proto.Message.HistorySyncType.RECENT,
+          syncType: onDemand ? proto.Message.HistorySyncType.ON_DEMAND : proto.Message.HistorySyncType.RECENT,
           initialHistBootstrapInlinePayload: deflateSync(history),
           fileLength: history.length,
           progress: 100,
           chunkOrder: 1,
+          ...(onDemand ? { peerDataRequestSessionId: options.onDemandRequestId } : {}),
         },
       },
     };
     await this.toCompanions(account, notification);
+  }
+
+  /**
+   * The phone of `account` holds `messages` of `chat` (keys from the phone's side) from before what it synced: a history
+   * request of a companion gets those older than its anchor.
+   */
+  seedOlder(account: Account, chat: string, messages: proto.IWebMessageInfo[]): void {
+    const chats = this.older.get(account) ?? new Map<string, proto.IWebMessageInfo[]>();
+    this.older.set(account, chats);
+    const held = [...(chats.get(chat) ?? []), ...messages];
+    held.sort((a, b) => Number(a.messageTimestamp ?? 0) - Number(b.messageTimestamp ?? 0));
+    chats.set(chat, held);
+  }
+
+  /**
+   * A companion asked for older messages of a chat (peerDataOperationRequestMessage, HISTORY_SYNC_ON_DEMAND): the phone
+   * answers with the newest `onDemandMsgCount` it holds from before the anchor, oldest first, in an ON_DEMAND history
+   * sync naming the request; with none, an empty one.
+   */
+  private async answerHistoryRequest(account: Account, requestId: string, request: proto.Message.PeerDataOperationRequestMessage.IHistorySyncOnDemandRequest): Promise<void> {
+    const chatJid = request.chatJid ?? '';
+    const chat = jidDecode(chatJid)?.server === 'g.us' ? chatJid : (this.hub.registry.account(chatJid)?.pnJid ?? chatJid);
+    const before = Number(request.oldestMsgTimestampMs ?? 0);
+    const count = Math.max(0, Math.min(Number(request.onDemandMsgCount ?? 0), 50));
+    const earlier = (this.older.get(account)?.get(chat) ?? []).filter((m) => Number(m.messageTimestamp ?? 0) * 1000 < before);
+    const answer = count > 0 ? earlier.slice(-count) : [];
+    this.historyRequests.push({ phone: account.phone, id: requestId, chatJid, count, oldestMsgId: request.oldestMsgId ?? '', oldestMsgTimestampMs: before, answered: answer.length });
+    this.emit('historyRequest', account, requestId);
+    await this.syncHistory(account, answer, { onDemandRequestId: requestId });
   }
 
   /** Resolves with the first inbox message of `account` (already there or arriving) that matches. */
