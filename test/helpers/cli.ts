@@ -11,7 +11,7 @@ export interface RunResult {
 
 export function runCli(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<RunResult> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', GATEWAY_ENV_FILE: '', ...options.env }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: options.cwd, env: { PATH: process.env.PATH ?? '', GATEWAY_ENV_FILE: '', ...options.env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr });
     });

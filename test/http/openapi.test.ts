@@ -89,7 +89,7 @@ describe('the OpenAPI document', () => {
 
   test("all 33 events (SPEC's 31, contact.identity and chat.pin) are webhooks with their payload schema and the signature headers", () => {
     const webhooks = doc.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: { content: Record<string, { schema: unknown }> } } }>;
-    assert.equal(EVENT_TYPES.length, 32);
+    assert.equal(EVENT_TYPES.length, 33);
     assert.deepEqual(Object.keys(webhooks).sort(), [...EVENT_TYPES].sort());
     for (const type of EVENT_TYPES) {
       const post = webhooks[type]!.post;
