@@ -122,6 +122,33 @@ describe('baileys events and operations', () => {
     assert.match(got.from.lid, /@lid$/);
   });
 
+  it('a LID-addressed group: a member learnt once (contact.identity), its messages and reactions named by both ids, the identity route answers', async () => {
+    const MEMBER = '15550309011';
+    target.emu.control.createAccount({ phone: MEMBER, pushName: 'Dan' });
+    const group = target.emu.control.createGroup(CONTACT, 'By LID', [GATEWAY, MEMBER], 'lid');
+    const memberLid = group.participants.find((p) => p.phone === MEMBER)!.lid;
+    const first = await target.emu.control.send(MEMBER, group.jid, 'hello group');
+    const got = await next('message.received', (p) => p.messageId === first.id, 'a group message by LID');
+    assert.equal(got.chatId, group.jid);
+    assert.deepEqual(got.from, { jid: jid(MEMBER), phoneNumber: `+${MEMBER}`, lid: memberLid });
+    const learnt = await next('contact.identity', (p) => p.phoneNumber === `+${MEMBER}`, 'the member learnt');
+    assert.equal(learnt.lid, memberLid);
+    assert.equal(learnt.jid, jid(MEMBER));
+    const sent = await api('POST', '/api/messages/send', { session: 'biz', chatId: group.jid, type: 'text', text: 'react here' });
+    await target.emu.control.send(MEMBER, group.jid, { reactionMessage: { key: { remoteJid: group.jid, fromMe: false, id: sent.messageId, participant: gatewayLid }, text: '👍', senderTimestampMs: Date.now() } });
+    const reaction = await next('message.reaction', (p) => p.messageId === sent.messageId, 'a group reaction by LID');
+    assert.deepEqual(reaction.from, { jid: jid(MEMBER), phoneNumber: `+${MEMBER}`, lid: memberLid });
+    const last = await target.emu.control.send(MEMBER, group.jid, 'and again');
+    await next('message.received', (p) => p.messageId === last.id, 'the second group message');
+    assert.equal(events.all((e) => e.session === 'biz' && e.event === 'contact.identity' && e.payload.phoneNumber === `+${MEMBER}`).length, 1, 'once per pair');
+    const byLid = await waitFor(async () => {
+      const res = await target.daemon.request('GET', `/api/sessions/biz/contacts/${encodeURIComponent(memberLid)}/identity`);
+      return res.status === 200 ? res.body.data : undefined;
+    }, 5_000, 'the member\'s identity by LID');
+    assert.equal(byLid.phoneNumber, `+${MEMBER}`);
+    assert.equal(byLid.source, learnt.source);
+  });
+
   it('messages from a known contact send no contact.update that repeats what was reported (its LID mapping, its name)', async () => {
     const first = await target.emu.control.send(CONTACT, jid(GATEWAY), 'hello once');
     await next('message.received', (p) => p.messageId === first.id, 'the first message');

@@ -77,7 +77,7 @@ export class BaileysMessenger implements MessengerOps {
     const secret = content.type === 'poll' ? messageSecretOf(sent.message) : undefined;
     if (secret) result.secret = secret;
     if (jidKind(chatId) === 'user' || jidKind(chatId) === 'lid') {
-      const pn = this.ctx.ids.pnOf(chatId);
+      const pn = this.ctx.ids.pnOf(chatId) ?? (isLidUser(chatId) ? await this.pnFor(chatId) : undefined);
       const lid = this.ctx.ids.lidOf(chatId) ?? (pn ? await this.lidFor(pn) : undefined);
       if (pn) result.phoneNumber = phoneOfJid(pn)!;
       if (lid) result.lid = lid;
@@ -199,6 +199,16 @@ export class BaileysMessenger implements MessengerOps {
       this.ctx.logger.info({ err: (err as Error).message }, 'sending an image without a thumbnail');
       return null;
     }
+  }
+
+  /** The phone JID of a LID from Baileys' own mapping store (no network query; absent when it has none). */
+  private async pnFor(lid: string): Promise<string | undefined> {
+    const sock = this.ctx.current();
+    if (!sock) return undefined;
+    const pn = bare(await withTimeout(sock.signalRepository.lidMapping.getPNForLID(lid), 'pn lookup', 3000).catch(() => null));
+    if (!pn || !isPnUser(pn)) return undefined;
+    this.ctx.ids.remember(pn, lid, 'network');
+    return this.ctx.ids.pnOf(lid);
   }
 
   /** The LID of a phone JID: the local mapping, else one USync query (bounded; absent on failure). */
