@@ -80,6 +80,7 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords,
     // the chats the sync names (with or without messages in it) and those of its messages
     const chats = (payload.chats as Array<{ chatId: string }> | undefined) ?? [];
     payload.chatCount = new Set([...synced.map((m) => m.chatId), ...chats.map((c) => c.chatId)]).size;
+    const onDemand = payload.syncType === 'ON_DEMAND';
     for (let start = 0; start < synced.length; start += HISTORY_CHUNK) {
       if (start > 0) await nextTurn();
       const chunk = synced.slice(start, start + HISTORY_CHUNK);
@@ -90,7 +91,9 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords,
       // the chunk's media records and rows go into one tick, staged without a wait in between
       messages.beginWrite();
       for (const message of withMedia) if (!stored!.has(messageKey(message.chatId, message.messageId))) attachMedia(session, message);
-      await messages.insertBatch(chunk.map((m) => rowOf(session, m)));
+      // a backfill's answer is older than what is stored: the chat's unread state stays as it was
+      if (onDemand) await messages.insertOlderBatch(chunk.map((m) => rowOf(session, m)));
+      else await messages.insertBatch(chunk.map((m) => rowOf(session, m)));
     }
   }
 

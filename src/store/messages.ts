@@ -183,6 +183,9 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     return statement;
   };
   const chatOldest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp, id LIMIT 1');
+  const chatOldestTime = db.prepare('SELECT MIN(timestamp) FROM messages WHERE session = ? AND chat_id = ?').pluck();
+  const saveUnread = db.prepare('SELECT unread, read_at FROM chats WHERE session = ? AND chat_id = ?');
+  const restoreUnread = db.prepare('UPDATE chats SET unread = ?, read_at = ? WHERE session = ? AND chat_id = ?');
   const chatNewest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT ?');
   const chatBefore = db.prepare(
     'SELECT * FROM messages WHERE session = ? AND chat_id = ? AND (timestamp < ? OR (timestamp = ? AND id < ?)) ORDER BY timestamp DESC, id DESC LIMIT ?',
@@ -250,6 +253,27 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
       beginWrite();
       for (const message of batch) stageOne(message);
       return db.tick?.committed() ?? Promise.resolve();
+    },
+    /**
+     * A batch of messages older than every stored one of their chats (a backfill's answer): the chat list's unread state
+     * (unread count, read point) of each of their chats is kept as it was, for older history is no news (the insert
+     * trigger would count the received ones unread, and a sent one would mark the newer ones read). Settles once
+     * committed, as insertBatch.
+     */
+    async insertOlderBatch(batch: NewMessage[]): Promise<void> {
+      const chats = [...new Set(batch.map((m) => `${m.session}\u0000${m.chatId}`))].map((key) => key.split('\u0000') as [string, string]);
+      const kept: Array<{ session: string; chatId: string; unread: number; readAt: number }> = [];
+      for (const [session, chatId] of chats) {
+        const oldest = (await chatOldestTime.get(session, chatId)) as number | string | null;
+        const state = (await saveUnread.get(session, chatId)) as { unread: number; read_at: number | string } | undefined;
+        // only a chat whose stored messages are all newer than the batch's: otherwise the batch is ordinary history
+        const newestOfBatch = Math.max(...batch.filter((m) => m.session === session && m.chatId === chatId).map((m) => m.timestamp));
+        if (state && oldest !== null && Number(oldest) > newestOfBatch) kept.push({ session, chatId, unread: state.unread, readAt: Number(state.read_at) });
+      }
+      beginWrite();
+      for (const message of batch) stageOne(message);
+      for (const chat of kept) restoreUnread.stage(chat.unread, chat.readAt, chat.session, chat.chatId);
+      await (db.tick?.committed() ?? Promise.resolve());
     },
     /** by id alone (routes that only name the message); chatId narrows when given */
     async find(session: string, id: string, chatId?: string): Promise<MessageRow | undefined> {

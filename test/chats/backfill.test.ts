@@ -56,6 +56,10 @@ test('older messages arrive as an ON_DEMAND history.sync naming the request, sto
   assert.equal(sync.payload.messages, undefined, 'the event carries a summary, not the messages');
   await waitFor(async () => ((await chatTexts('alice', CONTACT)).length === 4 ? true : undefined));
   assert.deepEqual(await chatTexts('alice', CONTACT), ['older 3', 'older 4', 'older 5', 'hello now']);
+  // older history is no news: the chat still counts only the live message unread, and it is still the last one
+  const listed = (await daemon.request('GET', `/api/sessions/alice/chats/${CONTACT}`)).body.data;
+  assert.equal(listed.unreadCount, 1);
+  assert.equal(listed.lastMessage.text, 'hello now');
   const page = await daemon.request('GET', `/api/sessions/alice/chats/${CONTACT}/messages?limit=1`);
   assert.equal(page.body.data.messages[0].text, 'hello now');
   const all = (await daemon.request('GET', `/api/sessions/alice/chats/${CONTACT}/messages`)).body.data.messages as Array<{ messageId: string; text: string; fromMe: boolean }>;
