@@ -45,7 +45,7 @@ test('GET /docs renders the live document offline, with no console error, and li
   assert.doesNotMatch(csp, /https?:|\*/, 'the policy names no other origin');
 
   const send = page.locator('.opblock-post .opblock-summary-path[data-path="/api/sessions/{session}/messages/send"]');
-  await send.first().waitFor({ state: 'visible', timeout: 30_000 });
+  await send.first().waitFor({ state: 'visible', timeout: 90_000 });
   assert.equal(await send.count(), 1);
   // the document the page rendered is the daemon's own
   assert.ok(requests.includes(`${daemon.url}/api/openapi.json`), `the page did not load the live document: ${requests.join(', ')}`);

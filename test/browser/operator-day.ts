@@ -1,4 +1,4 @@
-// The operator's day in the console at 1280 and 390 px: a deep link that survives sign-in, a sandbox session paired with
+// The operator's day in the console at 1280 and 390 px (run by operator-day-wide.test.ts and operator-day-narrow.test.ts): a deep link that survives sign-in, a sandbox session paired with
 // "Simulate scan", messages (chats as phone numbers, times with their zone), keys, webhooks and settings; axe-core finds
 // no violation of any impact on any page, screenshots go to test-results/operator-day/, and at 390 px every table row is
 // a card no wider than the screen with its buttons on it. In the middle the daemon stops: every open page shows
@@ -246,15 +246,20 @@ async function operatorDay(width: number): Promise<void> {
   await context.close();
 }
 
-test("the operator's day at 1280 px, with a daemon restart in the middle", async () => {
-  await operatorDay(1280);
-});
+/**
+ * The tests of one file: the operator's day at each width, and (`polling`) the key without an event stream. Two files
+ * share them, so that neither runs past the test runner's limit for a file on a loaded machine.
+ */
+export function operatorDayTests({ widths, polling }: { widths: number[]; polling: boolean }): void {
+  for (const width of widths) {
+    test(`the operator's day at ${width} px, with a daemon restart in the middle`, async () => {
+      await operatorDay(width);
+    });
+  }
+  if (polling) test('a key without webhooks:manage pairs by polling, and a revoked key lands on sign-in with the reason', pairsByPolling);
+}
 
-test("the operator's day at 390 px, with a daemon restart in the middle", async () => {
-  await operatorDay(390);
-});
-
-test('a key without webhooks:manage pairs by polling, and a revoked key lands on sign-in with the reason', async () => {
+async function pairsByPolling(): Promise<void> {
   const name = 'polled';
   assert.equal((await daemon.request('POST', '/api/sessions', { name, engine: 'sandbox', start: false })).status, 201);
   const created = await daemon.request('POST', '/api/admin/keys', { name: 'no stream', scopes: ['sessions:read', 'sessions:manage'], sessions: [name] });
@@ -291,4 +296,4 @@ test('a key without webhooks:manage pairs by polling, and a revoked key lands on
   await page.getByRole('heading', { name: `Session ${name}`, level: 1 }).waitFor(WAIT);
   assert.deepEqual(problems, []);
   await context.close();
-});
+}
