@@ -53,6 +53,7 @@ describe('gateway audit', () => {
     await ok('sessions', 'restart', 'audited');
     await ok('sessions', 'pair', 'audited', '--code', '+15550007001', '--no-wait');
     await ok('sessions', 'logout', 'audited');
+    await ok('sessions', 'calls', 'audited', '--reject', '--reply', 'no calls, please write');
 
     const key = JSON.parse(await ok('--json', 'keys', 'create', 'ops-bot', '--scopes', 'sessions:manage,sessions:read'));
     secrets.apiKey = key.key;

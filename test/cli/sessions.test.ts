@@ -116,6 +116,26 @@ describe('gateway sessions', { concurrency: true }, () => {
     assert.equal((await daemon.request('GET', '/api/sessions/life')).status, 404);
   });
 
+  test('calls: --reject (with --reply) sets config.calls, --allow removes it; bad combinations are usage errors', async () => {
+    assert.equal((await gateway('sessions', 'create', 'ringer', '--engine', 'sandbox')).code, 0);
+    const set = await gateway('sessions', 'calls', 'ringer', '--reject', '--reply', 'please write instead');
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stdout, /every incoming call is rejected, and the caller gets the reply/);
+    assert.deepEqual((await session('ringer')).config.calls, { reject: true, replyText: 'please write instead' });
+    const json = JSON.parse((await gateway('--json', 'sessions', 'calls', 'ringer', '--reject')).stdout);
+    assert.deepEqual(json.config.calls, { reject: true });
+    const allow = await gateway('sessions', 'calls', 'ringer', '--allow');
+    assert.equal(allow.code, 0, allow.stderr);
+    assert.equal((await session('ringer')).config.calls, undefined);
+    for (const args of [[], ['--reject', '--allow'], ['--allow', '--reply', 'x']]) {
+      const bad = await gateway('sessions', 'calls', 'ringer', ...args);
+      assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
+    }
+    const control = await gateway('sessions', 'calls', 'ringer', '--reject', '--reply', 'bell \u0007');
+    assert.equal(control.code, 1);
+    assert.match(control.stderr, /VALIDATION_FAILED/);
+  });
+
   test('a daemon error prints CODE: message on one line and exits non-zero', async () => {
     const [res, stop] = await Promise.all([gateway('sessions', 'show', 'nope'), gateway('sessions', 'stop', 'nope')]);
     assert.equal(res.code, 1);

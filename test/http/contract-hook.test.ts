@@ -12,7 +12,7 @@ test('answers that fit the document pass', () => {
   check('GET', '/api/sessions?limit=5', 200, { data: [session] }, json({ 'x-total-count': '1' }))();
   check('GET', '/api/sessions/nobody', 404, { error: { code: 'SESSION_NOT_FOUND', message: 'session nobody not found' } })();
   check('GET', '/api/no-such-route', 404, { error: { code: 'ROUTE_NOT_FOUND', message: 'no route' } })();
-  check('PATCH', '/api/sessions/s', 405, { error: { code: 'METHOD_NOT_ALLOWED', message: 'no' } })();
+  check('PUT', '/api/sessions/s', 405, { error: { code: 'METHOD_NOT_ALLOWED', message: 'no' } })();
 });
 
 test('drift fails: an undocumented field, a missing field, a wrong type, a code of another status', () => {

@@ -85,4 +85,21 @@ describe('wa-emulator calls', () => {
     assert.equal(offline.offline, true);
     assert.equal(offline.status, 'offer');
   });
+
+  it('the HTTP control API places, ends and reads calls, and refuses bad input', async () => {
+    const post = (path: string, body: unknown) => fetch(`${emu.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const placed = await post('/control/call', { from: CAROL, to: '15550001111', isVideo: true, addressing: 'pn' });
+    assert.equal(placed.status, 200);
+    const { callId } = (await placed.json()) as { callId: string };
+    await callUpdate(callId, 'offer');
+    const ended = await post('/control/call-end', { callId, how: 'cancelled' });
+    assert.equal(((await ended.json()) as { status: string }).status, 'cancelled');
+    await callUpdate(callId, 'terminate');
+    const read = await fetch(`${emu.controlUrl}/control/call?id=${callId}`);
+    assert.deepEqual((({ status, isVideo, addressing }) => ({ status, isVideo, addressing }))((await read.json()) as { status: string; isVideo: boolean; addressing: string }), { status: 'cancelled', isVideo: true, addressing: 'pn' });
+    assert.equal((await fetch(`${emu.controlUrl}/control/call?id=nope`)).status, 404);
+    assert.equal((await post('/control/call', { from: CAROL, to: '15550001111', addressing: 'x' })).status, 400);
+    assert.equal((await post('/control/call-end', { callId, how: 'later' })).status, 400);
+    assert.equal((await post('/control/call-end', { callId })).status, 500, 'a call that is over cannot end again');
+  });
 });

@@ -1,4 +1,4 @@
-// `gateway sessions …`: list, show, create, start, stop, restart, logout, delete, move and pair sessions over /api/sessions.
+// `gateway sessions …`: list, show, create, start, stop, restart, logout, calls, delete, move and pair sessions over /api/sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
@@ -112,6 +112,23 @@ export function register(program: Command): void {
         printText(`${result.message}\n`);
       });
   }
+
+  sessions
+    .command('calls')
+    .description("set what a session does with incoming calls (its config.calls): --reject rejects every call at once, --reply TEXT also answers the caller; --allow lets calls ring again")
+    .argument('<name>', 'session name')
+    .option('--reject', 'reject every incoming call at once')
+    .option('--reply <text>', 'with --reject: the text message the caller gets after the reject')
+    .option('--allow', 'let calls ring again (removes the call policy)')
+    .action(async (name: string, opts: { reject?: boolean; reply?: string; allow?: boolean }, command: Command) => {
+      const { globals, client } = context(command);
+      if (opts.reject === opts.allow) throw new CliError('give exactly one of --reject and --allow', ExitCode.Usage);
+      if (opts.reply !== undefined && !opts.reject) throw new CliError('--reply goes with --reject', ExitCode.Usage);
+      const calls = opts.allow ? null : { reject: true, ...(opts.reply !== undefined ? { replyText: opts.reply } : {}) };
+      const session = await client.request<Session>('PATCH', sessionPath(name), { config: { calls } });
+      if (globals.json) return printJson(session);
+      printText(opts.allow ? `session ${session.name}: calls ring again\n` : `session ${session.name}: every incoming call is rejected${opts.reply !== undefined ? ', and the caller gets the reply' : ''}\n`);
+    });
 
   sessions
     .command('delete')

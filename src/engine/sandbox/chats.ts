@@ -110,11 +110,11 @@ export class SandboxChats {
     const book = this.session.calls;
     const known = book.get(callId);
     const now = new Date().toISOString();
+    if (known && jidUser(known.caller) !== from) throw new GatewayError('CALL_NOT_FOUND', `call ${callId} is not a call from +${from}`);
     if (known && (outcome === 'received' || known.status !== 'ringing')) {
       if (known.status === 'ringing') return callId;
       throw new GatewayError('CALL_ENDED', `call ${callId} was ${known.status}${known.endedBy ? ` (by ${known.endedBy})` : ''}`);
     }
-    if (known && jidUser(known.caller) !== from) throw new GatewayError('CALL_NOT_FOUND', `call ${callId} is not a call from +${from}`);
     if (!known) {
       const offered = book.offer({ callId, caller: userJid(from), from: refOf(this.network, from), chatId: userJid(from), isVideo: options.isVideo ?? false, isGroup: false, offeredAt: now });
       this.network.placeCall({ callId, callerDigits: from, calleeDigits: this.digits, isVideo: options.isVideo ?? false, offeredAt: now, callerSaw: 'ringing' });
@@ -124,15 +124,15 @@ export class SandboxChats {
     const end = CALL_ENDS[outcome as Exclude<CallOutcome, 'received'>];
     const ended = book.end(callId, end.status, end.endedBy);
     if (!ended) throw new GatewayError('CALL_ENDED', `call ${callId} is being rejected`);
-    this.network.callEnded(callId, end.status);
+    this.network.callEnded(this.digits, callId, end.status);
     this.session.deliver(CALL_EVENT[end.status], callPayload(ended, now));
     return callId;
   }
 
   /** Sandbox control: a call placed to this account, as its caller's phone shows it (a reject reached it: `rejected`). */
   callerView(callId: string): { callId: string; from: string; isVideo: boolean; offeredAt: string; callerSaw: string } {
-    const call = this.network.call(callId);
-    if (!call || call.calleeDigits !== this.digits) throw new GatewayError('CALL_NOT_FOUND', `no call ${callId} was placed to this account`);
+    const call = this.network.call(this.digits, callId);
+    if (!call) throw new GatewayError('CALL_NOT_FOUND', `no call ${callId} was placed to this account`);
     return { callId, from: `+${call.callerDigits}`, isVideo: call.isVideo, offeredAt: call.offeredAt, callerSaw: call.callerSaw };
   }
 
@@ -140,7 +140,7 @@ export class SandboxChats {
   rejectCall(callId: string, by: CallRejecter): void {
     const book = this.session.calls;
     book.startReject(callId);
-    this.network.callEnded(callId, 'rejected');
+    this.network.callEnded(this.digits, callId, 'rejected');
     const rejected = book.rejected(callId, by);
     if (rejected) this.session.deliver('call.rejected', callPayload(rejected, new Date().toISOString()));
   }

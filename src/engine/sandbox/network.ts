@@ -79,6 +79,7 @@ export class SandboxNetwork {
   private readonly digitsToLid = new Map<string, string>();
   private readonly traces = new Map<string, MessageTrace>();
   private readonly phoneMedia = new Map<string, Buffer>();
+  /** by callee digits and call id */
   private readonly calls = new Map<string, SandboxCallTrace>();
   /** by account digits and chat: oldest first */
   private readonly older = new Map<string, OlderMessage[]>();
@@ -126,18 +127,19 @@ export class SandboxNetwork {
   }
 
   placeCall(call: SandboxCallTrace): void {
-    this.calls.set(call.callId, call);
+    this.calls.set(`${call.calleeDigits} ${call.callId}`, call);
     if (this.calls.size > MAX_CALL_TRACES) this.calls.delete(this.calls.keys().next().value!);
   }
 
   /** The call ended as its caller sees it (a reject is carried to the caller's phone). */
-  callEnded(callId: string, seen: SandboxCallTrace['callerSaw']): void {
-    const call = this.calls.get(callId);
+  callEnded(calleeDigits: string, callId: string, seen: SandboxCallTrace['callerSaw']): void {
+    const call = this.calls.get(`${calleeDigits} ${callId}`);
     if (call) call.callerSaw = seen;
   }
 
-  call(callId: string): SandboxCallTrace | undefined {
-    return this.calls.get(callId);
+  /** A call placed to the account `calleeDigits` (call ids are the caller's: two accounts may see the same one). */
+  call(calleeDigits: string, callId: string): SandboxCallTrace | undefined {
+    return this.calls.get(`${calleeDigits} ${callId}`);
   }
 
   holdMedia(messageId: string, data: Buffer): void {
