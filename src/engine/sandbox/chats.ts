@@ -20,7 +20,7 @@ export interface SandboxAccount {
 }
 
 export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
-export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
+export type ChatAction = 'archive' | 'unarchive' | 'pin' | 'unpin' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
 
 type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels' | 'chatStates';
 
@@ -110,6 +110,10 @@ export class SandboxChats {
       case 'archive':
       case 'unarchive':
         this.session.deliver('chat.archive', { chatId, archived: action === 'archive', timestamp });
+        return;
+      case 'pin':
+      case 'unpin':
+        this.session.deliver('chat.pin', { chatId, pinned: action === 'pin', timestamp });
         return;
       case 'mute':
       case 'unmute':
