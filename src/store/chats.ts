@@ -58,8 +58,6 @@ interface RawChat {
   phone_number: string | null;
 }
 
-
-
 const toRow = (r: RawChat, labels: string[]): ChatRow => ({
   chatId: r.chat_id,
   lastMessageId: r.last_message_id,
