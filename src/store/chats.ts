@@ -63,8 +63,6 @@ interface RawChat {
   pair_pn: string | null;
 }
 
-
-
 const toRow = (r: RawChat, labels: string[]): ChatRow => ({
   chatId: r.chat_id,
   lastMessageId: r.last_message_id,

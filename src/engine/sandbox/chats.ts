@@ -20,6 +20,7 @@ export interface SandboxAccount {
   businessName?: string;
 }
 
+<<<<<<< HEAD
 /**
  * What happens to a call a contact places: it rings (`received`), rings out unanswered (`missed`), its caller hangs up
  * before an answer (`cancelled`), or another device of the account answers (`accepted`) or declines it (`rejected`).
@@ -33,6 +34,10 @@ const CALL_ENDS: Record<Exclude<CallOutcome, 'received'>, { status: Exclude<Call
   rejected: { status: 'rejected', endedBy: 'device' },
 };
 export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
+=======
+export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
+export type ChatAction = 'archive' | 'unarchive' | 'pin' | 'unpin' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
+>>>>>>> chat-actions
 
 type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels' | 'chatStates';
 
@@ -152,6 +157,10 @@ export class SandboxChats {
       case 'archive':
       case 'unarchive':
         this.session.deliver('chat.archive', { chatId, archived: action === 'archive', timestamp });
+        return;
+      case 'pin':
+      case 'unpin':
+        this.session.deliver('chat.pin', { chatId, pinned: action === 'pin', timestamp });
         return;
       case 'mute':
       case 'unmute':

@@ -102,7 +102,7 @@ export function sandboxChatRoutes({ sessions }: Services): RouteDef[] {
       operationId: 'sandboxChatAction',
       responses: { 200: { data: ref('Done') } },
       access: 'master',
-      summary: 'the phone archives, mutes, reads, clears or deletes a chat; the chat.* event follows',
+      summary: 'the phone archives, pins, mutes, reads, clears or deletes a chat; the chat.* event follows',
       schema: { params: sessionParams, body: sandboxChatBody },
       async handler({ params, body }) {
         const chatId = normalizeJid(body.chatId);

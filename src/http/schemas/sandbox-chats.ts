@@ -79,7 +79,7 @@ export const sandboxChatBody = {
   required: ['chatId', 'action'],
   properties: {
     chatId,
-    action: { enum: ['archive', 'unarchive', 'mute', 'unmute', 'read', 'unread', 'clear', 'delete'] },
+    action: { enum: ['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'read', 'unread', 'clear', 'delete'] },
     /** mute: until when (ISO 8601); omitted mutes for good */
     muteUntil: { type: 'string', format: 'date-time' },
   },

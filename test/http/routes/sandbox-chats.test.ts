@@ -75,11 +75,13 @@ describe('sandbox calls and chat state', () => {
     assert.equal((await daemon.request('GET', '/api/sandbox/sessions/a/calls/UNKNOWN')).body.error.code, 'CALL_NOT_FOUND');
   });
 
-  test('chat state changed on the phone: chat.archive, chat.mute, chat.read, chat.clear, chat.delete', async () => {
+  test('chat state changed on the phone: chat.archive, chat.pin, chat.mute, chat.read, chat.clear, chat.delete', async () => {
     const until = '2030-01-01T00:00:00.000Z';
     const steps: Array<[Record<string, unknown>, string, Record<string, unknown>]> = [
       [{ action: 'archive' }, 'chat.archive', { archived: true }],
       [{ action: 'unarchive' }, 'chat.archive', { archived: false }],
+      [{ action: 'pin' }, 'chat.pin', { pinned: true }],
+      [{ action: 'unpin' }, 'chat.pin', { pinned: false }],
       [{ action: 'mute', muteUntil: until }, 'chat.mute', { muted: true, muteEndTime: until }],
       [{ action: 'unmute' }, 'chat.mute', { muted: false, muteEndTime: null }],
       [{ action: 'read' }, 'chat.read', { read: true }],
@@ -96,7 +98,7 @@ describe('sandbox calls and chat state', () => {
       assert.ok(Date.parse(timestamp));
       assert.deepEqual(rest, { chatId: V_JID, ...fields });
     }
-    assert.equal((await control('/chats', { chatId: V, action: 'pin' })).status, 400);
+    assert.equal((await control('/chats', { chatId: V, action: 'star' })).status, 400);
     assert.equal((await control('/chats', { chatId: 'x', action: 'read' })).status, 400);
   });
 
