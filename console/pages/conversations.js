@@ -21,7 +21,7 @@ const NEAR_BOTTOM_PX = 80;
 const enc = encodeURIComponent;
 const STATUS_ORDER = ['pending', 'sent', 'delivered', 'read'];
 const MESSAGE_EVENTS = new Set(['message.received', 'message.sent']);
-const LIST_EVENTS = new Set(['message.received', 'message.sent', 'message.ack', 'message.edited', 'message.revoked', 'message.delete', 'chat.archive', 'chat.mute', 'chat.read', 'chat.clear', 'chat.delete']);
+const LIST_EVENTS = new Set(['message.received', 'message.sent', 'message.ack', 'message.edited', 'message.revoked', 'message.delete', 'chat.archive', 'chat.mute', 'chat.read', 'chat.pin', 'chat.clear', 'chat.delete']);
 
 export const chatHref = (session, chatId, messageId) => `#/chats/${enc(session)}${chatId ? `/${enc(chatId)}` : ''}${messageId ? `/${enc(messageId)}` : ''}`;
 const base = (session) => `/api/sessions/${enc(session)}`;

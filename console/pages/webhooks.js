@@ -30,7 +30,7 @@ export function newSigningKey() {
   return [...bytes].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
-/** The 31 event types as checkboxes; none checked means every event, those added later included. */
+/** Every event type as a checkbox; none checked means every event, those added later included. */
 function EventChecklist({ selected, onChange }) {
   const hint = `${useId()}-hint`;
   const toggle = (type) => (event) => {

@@ -20,7 +20,6 @@ export interface SandboxAccount {
   businessName?: string;
 }
 
-<<<<<<< HEAD
 /**
  * What happens to a call a contact places: it rings (`received`), rings out unanswered (`missed`), its caller hangs up
  * before an answer (`cancelled`), or another device of the account answers (`accepted`) or declines it (`rejected`).
@@ -33,11 +32,7 @@ const CALL_ENDS: Record<Exclude<CallOutcome, 'received'>, { status: Exclude<Call
   accepted: { status: 'accepted' },
   rejected: { status: 'rejected', endedBy: 'device' },
 };
-export type ChatAction = 'archive' | 'unarchive' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
-=======
-export type CallOutcome = 'received' | 'missed' | 'accepted' | 'rejected';
 export type ChatAction = 'archive' | 'unarchive' | 'pin' | 'unpin' | 'mute' | 'unmute' | 'read' | 'unread' | 'clear' | 'delete';
->>>>>>> chat-actions
 
 type Part = 'groups' | 'channels' | 'contacts' | 'presence' | 'labels' | 'chatStates';
 
