@@ -36,7 +36,7 @@ export class ContactsService {
   /** Asks the network (and stores what it says); a session that is not connected answers from the store. */
   async get(session: string, contactId: string): Promise<ContactView> {
     const jid = personJid(contactId, '/contactId');
-    const engine = await this.engineIfConnected(session);
+    const engine = await this.deps.sessions.connectedOrNone(session);
     if (!engine) {
       const stored = await this.stored(session, jid);
       if (!stored) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${session} is not connected and has not seen ${contactId} before`);
@@ -90,15 +90,6 @@ export class ContactsService {
   }
 
   // ---- internals ----
-
-  private async engineIfConnected(session: string): Promise<EngineSession | undefined> {
-    try {
-      return await this.deps.sessions.connected(session);
-    } catch (err) {
-      if (err instanceof GatewayError && err.code === 'SESSION_NOT_CONNECTED') return undefined;
-      throw err;
-    }
-  }
 
   private stored(session: string, jid: string): Promise<ContactRow | undefined> {
     return jidKind(jid) === 'lid' ? this.deps.contacts.findByLid(session, jid) : this.deps.contacts.get(session, jid);

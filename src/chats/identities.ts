@@ -32,7 +32,7 @@ export interface IdentityView {
 export class IdentityService {
   constructor(
     private readonly deps: {
-      sessions: Pick<SessionManager, 'get' | 'connected'>;
+      sessions: Pick<SessionManager, 'get' | 'connectedOrNone'>;
       identities: Pick<IdentitiesRepo, 'find'>;
       contacts: Pick<ContactsRepo, 'get' | 'findByLid'>;
     },
@@ -45,7 +45,7 @@ export class IdentityService {
     const stored = await this.stored(session, jid);
     if (stored) return stored;
     if (jidKind(jid) === 'lid') throw new GatewayError('IDENTITY_NOT_FOUND', `the session does not know the phone number behind ${jid}`);
-    const engine = await this.engineIfConnected(session);
+    const engine = await this.deps.sessions.connectedOrNone(session);
     if (!engine) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${session} is not connected, and has not learnt the LID of ${jid}`);
     const [found] = await this.ask(engine, [jid]);
     if (!found) throw new GatewayError('IDENTITY_NOT_FOUND', `${phoneOfJid(jid)} has no LID the network tells (not on WhatsApp)`);
@@ -67,7 +67,7 @@ export class IdentityService {
     }
     const unknownPhones = [...new Set(jids)].filter((jid) => !found.has(jid) && jidKind(jid) === 'user');
     if (unknownPhones.length) {
-      const engine = await this.engineIfConnected(session);
+      const engine = await this.deps.sessions.connectedOrNone(session);
       if (engine) for (const view of await this.ask(engine, unknownPhones)) if (view) found.set(view.id, view);
     }
     return jids.map((jid) => {
@@ -99,14 +99,6 @@ export class IdentityService {
     });
   }
 
-  private async engineIfConnected(session: string): Promise<EngineSession | undefined> {
-    try {
-      return await this.deps.sessions.connected(session);
-    } catch (err) {
-      if (err instanceof GatewayError && err.code === 'SESSION_NOT_CONNECTED') return undefined;
-      throw err;
-    }
-  }
 }
 
 function view(id: string, pn: string, lid: string, origin: { source: IdentitySource | null; learntAt: number | null; seenAt: number | null }): IdentityView {

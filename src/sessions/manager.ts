@@ -207,6 +207,16 @@ export class SessionManager {
     return runtime.engine;
   }
 
+  /** The engine session of a CONNECTED session; undefined when it is not connected (answers from the store alone). */
+  async connectedOrNone(name: string): Promise<EngineSession | undefined> {
+    try {
+      return await this.connected(name);
+    } catch (err) {
+      if (err instanceof GatewayError && err.code === 'SESSION_NOT_CONNECTED') return undefined;
+      throw err;
+    }
+  }
+
   /** The engine session of a running session, whatever its status (sandbox controls use it). */
   async running(name: string): Promise<EngineSession> {
     await this.get(name);
