@@ -240,7 +240,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.addEventProcessor(createChatIngest(chatStores));
   const calls = new CallsService({ sessions, messaging, logger: logger.child({ module: 'calls' }) });
   calls.attach(bus);
-  const backfill = new HistoryBackfill({ sessions, messages: messagesRepo, contacts: chatStores.contacts });
+  const backfill = new HistoryBackfill({ sessions, messages: messagesRepo, contacts: chatStores.contacts, identities: identitiesRepo, chats: chatStores.chats });
   sessions.addEventProcessor(backfill.answered());
   const presence = new PresenceService({ sessions, presence: chatStores.presence, contacts: chatStores.contacts, logger: logger.child({ module: 'presence' }) });
   sessions.addEventProcessor(presence.resubscriber());
@@ -286,7 +286,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     channels: new ChannelsService({ sessions, channels: chatStores.channels, mediaSource }),
     presence,
     chatList: new ChatList({ sessions, chats: chatStores.chats, contacts: chatStores.contacts, identities: identitiesRepo, lookupMessage: createMessageLookup(messagesRepo) }),
-    history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts, identities: identitiesRepo }),
+    history: new MessageHistory({ sessions, messages: messagesRepo, activity: messageActivity, media: media.repo, contacts: chatStores.contacts, identities: identitiesRepo, chats: chatStores.chats }),
     backfill,
     contacts: new ContactsService({ sessions, contacts: chatStores.contacts }),
     identities: new IdentityService({ sessions, identities: identitiesRepo, contacts: chatStores.contacts }),

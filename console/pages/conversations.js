@@ -187,7 +187,9 @@ function MediaDownload({ session, message }) {
   const action = useAction();
   const save = () =>
     action.run(async () => {
-      const url = URL.createObjectURL(await fetchBlob('POST', `${base(session)}/media/${enc(message.mediaId)}/download`));
+      // typed as bytes: a file opened from its blob: URL never renders as a page of the console's origin
+      const bytes = await fetchBlob('POST', `${base(session)}/media/${enc(message.mediaId)}/download`);
+      const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
       const link = document.createElement('a');
       link.href = url;
       link.download = `${message.type}-${message.messageId}`;

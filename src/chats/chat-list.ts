@@ -9,6 +9,7 @@ import type { ChatCursor, ChatFilter, ChatRow, ChatsRepo } from '../store/chats.
 import type { ContactsRepo } from '../store/contacts.js';
 import type { IdentitiesRepo } from '../store/identities.js';
 import { chatJid } from './ids.js';
+import { storedChatOf } from './stored-chat.js';
 
 export interface ChatView {
   chatId: string;
@@ -108,15 +109,11 @@ export class ChatList {
     return viewOf(await this.row(session, jid));
   }
 
-  /**
-   * The chat's JID: a phone number, JID or LID (a LID the session knows as a contact, or whose number it learnt, is the
-   * chat under its number).
-   */
+  /** The chat's JID: a phone number, JID or LID (a LID whose number the session knows: see storedChatOf). */
   private async jidOf(session: string, chatId: string): Promise<string> {
     const jid = normalizeJid(chatId);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat (a phone number, JID, LID, group or channel)');
-    if (jidKind(jid) === 'lid') return (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await this.deps.identities?.find(session, jid))?.pn ?? jid;
-    return jid;
+    return storedChatOf(this.deps, session, jid);
   }
 
   private async row(session: string, jid: string): Promise<ChatRow> {

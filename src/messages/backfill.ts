@@ -5,7 +5,10 @@ import { jidKind, normalizeJid } from '../engine/jid.js';
 import { MAX_HISTORY_REQUEST } from '../engine/types.js';
 import { GatewayError, RateLimitedError, ValidationError } from '../errors.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
+import { storedChatOf } from '../chats/stored-chat.js';
+import type { ChatsRepo } from '../store/chats.js';
 import type { ContactsRepo } from '../store/contacts.js';
+import type { IdentitiesRepo } from '../store/identities.js';
 import type { MessagesRepo } from '../store/messages.js';
 
 export interface BackfillLimits {
@@ -44,6 +47,8 @@ export class HistoryBackfill {
       sessions: Pick<SessionManager, 'get' | 'connected'>;
       messages: Pick<MessagesRepo, 'oldestOfChat'>;
       contacts: Pick<ContactsRepo, 'findByLid'>;
+      identities?: Pick<IdentitiesRepo, 'find'>;
+      chats: Pick<ChatsRepo, 'get'>;
       limits?: Partial<BackfillLimits>;
       now?: () => number;
     },
@@ -132,7 +137,6 @@ export class HistoryBackfill {
   private async chatOf(session: string, chat: string): Promise<string> {
     const jid = normalizeJid(chat);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
-    if (jidKind(jid) !== 'lid') return jid;
-    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? jid;
+    return storedChatOf(this.deps, session, jid);
   }
 }

@@ -1,9 +1,11 @@
 // A chat's history and search over a session's messages (issue 30): pages of a chat's stored messages before or after
 // a point (a cursor, a time or a message), one message by id, and full-text search with a snippet of each match.
-import { jidKind, normalizeJid } from '../engine/jid.js';
+import { normalizeJid } from '../engine/jid.js';
 import { notFound, ValidationError } from '../errors.js';
 import { mediaView, type MediaView } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
+import { storedChatOf } from '../chats/stored-chat.js';
+import type { ChatsRepo } from '../store/chats.js';
 import type { ContactsRepo } from '../store/contacts.js';
 import type { MediaRepo } from '../store/media.js';
 import type { ActivityRow, MessageActivityRepo } from '../store/message-activity.js';
@@ -57,6 +59,7 @@ export class MessageHistory {
       media: Pick<MediaRepo, 'get'>;
       contacts: Pick<ContactsRepo, 'findByLid'>;
       identities?: PairFinder;
+      chats: Pick<ChatsRepo, 'get'>;
     },
   ) {}
 
@@ -119,8 +122,7 @@ export class MessageHistory {
   private async chatOf(session: string, chat: string): Promise<string> {
     const jid = normalizeJid(chat);
     if (!jid) throw ValidationError.field('/chatId', 'is not a chat');
-    if (jidKind(jid) !== 'lid') return jid;
-    return (await this.deps.contacts.findByLid(session, jid))?.jid ?? (await this.deps.identities?.find(session, jid))?.pn ?? jid;
+    return storedChatOf(this.deps, session, jid);
   }
 
   /** `ms:id` (a cursor this route gave), a time (ISO 8601), or a message of the chat */
@@ -140,6 +142,10 @@ export class MessageHistory {
 
 const cursorOf = (at: number, id: string) => `${at}:${id}`;
 
+function withoutS3Url({ s3Url: _s3Url, ...record }: MediaView): MediaView {
+  return record;
+}
+
 const ACK_KINDS = new Set(['sent', 'delivered', 'read']);
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -150,7 +156,8 @@ function detailOf(row: MessageRow, view: StoredMessage, activity: ActivityRow[],
     reactions: [],
     votes: [],
     edits: [],
-    media: media && media.session === row.session ? mediaView(media) : null,
+    // without its S3 address: that is the media routes' to give (scope media:read), and may be a public link
+    media: media && media.session === row.session ? withoutS3Url(mediaView(media)) : null,
   };
   for (const field of ['poll', 'location', 'vcard'] as const) if (row.extra?.[field] !== undefined) detail[field] = row.extra[field];
   // a sent message was sent at its time: that ack is not written again

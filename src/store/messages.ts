@@ -119,6 +119,8 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   const mediaOf = db.prepare('SELECT id, blob, s3_key FROM media WHERE id = ?');
   const deleteMedia = db.prepare('DELETE FROM media WHERE id = ?');
   const deleteOne = db.prepare('DELETE FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
+  // what happened to messages never stored (a reaction to one older than the store): kept no longer than messages
+  const deleteOldActivity = db.prepare('DELETE FROM message_activity WHERE at < ?');
   const chatLast = db.prepare('SELECT last_message_id FROM chats WHERE session = ? AND chat_id = ?').pluck();
   const newestLeft = db.prepare('SELECT id, type, text, from_me, status FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp DESC, id DESC LIMIT 1');
   const setLast = db.prepare(
@@ -160,6 +162,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
       }
       await capUnread.run(session, chatId);
     }
+    if (rows.length < limit) await deleteOldActivity.run(cutoffMs);
     return { messages: rows.length, media };
   });
   const recentPage = db.prepare('SELECT * FROM messages WHERE session = ? ORDER BY timestamp DESC, id DESC LIMIT ? OFFSET ?');

@@ -76,6 +76,10 @@ test('retentionDays prunes old messages with their media file (local and S3); ch
       .prepare("UPDATE messages SET timestamp = ? WHERE session = 'alice' AND text IN ('ancient picture', 'ancient zebra', 'ancient unread')")
       .run(Date.now() - 100 * DAY_MS);
     assert.equal(aged.changes, 3);
+    // what happened to a message never stored (a reaction to one older than the store), long ago, and a recent one
+    for (const [id, at] of [['NEVER-STORED-OLD', Date.now() - 100 * DAY_MS], ['NEVER-STORED-NEW', Date.now()]] as const) {
+      await db.prepare("INSERT INTO message_activity (session, chat_id, message_id, kind, actor, value, at) VALUES ('alice', ?, ?, 'reaction', ?, '👍', ?)").run(`${OLD.slice(1)}@s.whatsapp.net`, id, `${OLD.slice(1)}@s.whatsapp.net`, at);
+    }
     blob = (await db.prepare('SELECT blob FROM media WHERE id = ?').pluck().get(mediaId)) as string;
   } finally {
     await db.close();
@@ -111,4 +115,11 @@ test('retentionDays prunes old messages with their media file (local and S3); ch
   assert.equal(mixed.unreadCount, 1);
   const list = (await daemon.request('GET', '/api/sessions/alice/chats')).body.data.chats as Array<{ id?: string; chatId?: string }>;
   assert.equal(list.length, 3, 'the chats stay listed');
+  await daemon.stop();
+  const after = openDaemonDb(dataDir);
+  try {
+    assert.deepEqual(await after.prepare("SELECT message_id FROM message_activity WHERE message_id LIKE 'NEVER-STORED-%'").pluck().all(), ['NEVER-STORED-NEW'], 'the old activity of a message never stored went with the old messages');
+  } finally {
+    await after.close();
+  }
 });
