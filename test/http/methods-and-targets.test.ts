@@ -35,7 +35,7 @@ describe('a method the path does not take', () => {
   test('on a path with parameters, Allow lists that path\'s methods; before authentication', async () => {
     const answer = await send('TRACE', '/api/sessions/anything');
     assert.equal(answer.status, 405, answer.head);
-    assert.equal(answer.header('allow'), 'GET, HEAD, DELETE');
+    assert.equal(answer.header('allow'), 'GET, HEAD, PATCH, DELETE');
   });
 
   test('a literal segment is not read as another route\'s parameter: DELETE …/groups/join is 405, not a group id', async () => {
