@@ -1,4 +1,5 @@
 // Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
+import { assertAccess, type Principal } from '../../auth/scopes.js';
 import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
@@ -41,6 +42,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       schema: { body: createSessionBody },
       async handler({ body, ctx }) {
         const input = body as CreateSessionBody;
+        mayReplyToCalls(ctx.state.principal, input.config, input.name);
         if (input.proxy !== undefined) checkProxy(input.proxy);
         const { engine: configEngine, ...config } = input.config ?? {};
         const row = await sessions.create({
@@ -103,7 +105,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       description:
         'The call policy (`config.calls`) applies from the next incoming call; `safeMode`, `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change.',
       schema: { params: sessionParams, body: updateSessionBody },
-      async handler({ params, body }) {
+      async handler({ params, body, ctx }) {
+        mayReplyToCalls(ctx.state.principal, (body as UpdateSessionBody).config, params.session);
         return sessionView(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
       },
     },
@@ -233,3 +236,9 @@ function checkProxy(proxy: string): void {
 
 /** qrcode loads when a QR image is first asked for, not at start. */
 const qrcode = async () => (await import('qrcode')).default;
+
+/** A call policy's reply is a message the session sends to every caller: setting one takes the messages:send scope too. */
+function mayReplyToCalls(principal: Principal | undefined, config: { calls?: unknown } | null | undefined, session: string): void {
+  const calls = config?.calls as { replyText?: unknown } | null | undefined;
+  if (principal && typeof calls?.replyText === 'string') assertAccess(principal, 'messages:send', session);
+}

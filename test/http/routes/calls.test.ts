@@ -112,6 +112,13 @@ describe('PATCH /api/sessions/{session} and config.calls', () => {
     assert.equal((await patch({ safeMode: true }, 'nobody')).body.error.code, 'SESSION_NOT_FOUND');
     const onlyA = await key(['sessions:manage'], ['a']);
     assert.equal((await patch({ safeMode: true }, 'c', onlyA)).body.error.code, 'FORBIDDEN_SESSION');
+    // a reply is a message the session sends to every caller: setting one takes messages:send as well
+    const manager = await key(['sessions:manage']);
+    assert.equal((await patch({ calls: { reject: true } }, 'c', manager)).status, 200);
+    assert.equal((await patch({ calls: { reject: true, replyText: 'call me never' } }, 'c', manager)).body.error?.code, 'FORBIDDEN_SCOPE');
+    assert.equal((await daemon.request('POST', '/api/sessions', { name: 'e', config: { calls: { reject: true, replyText: 'hi' } } }, manager)).body.error?.code, 'FORBIDDEN_SCOPE');
+    const sender = await key(['sessions:manage', 'messages:send']);
+    assert.equal((await patch({ calls: { reject: true, replyText: 'write instead' } }, 'c', sender)).status, 200);
     const reader = await key(['sessions:read']);
     assert.equal((await patch({ safeMode: true }, 'c', reader)).body.error.code, 'FORBIDDEN_SCOPE');
     const audit = await daemon.request('GET', '/api/admin/audit?action=session.update');
