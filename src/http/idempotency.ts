@@ -15,6 +15,13 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 /** a previous run's pending request younger than this may still be running on another node */
 const ANOTHER_NODE_MAY_RUN_IT_MS = 120_000;
 
+export interface IdempotentRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  variant: string;
+}
+
 /** What a request gets from `begin`: the first answer again, or the key, held until `end`. */
 export type IdempotentStart =
   | { replay: true; status: number; data: unknown }
@@ -33,10 +40,10 @@ export class IdempotentRequests {
   ) {}
 
   /** Checks the key, then claims it or returns the first answer; throws 409s for a key in use, reused or unknown. */
-  async begin(principal: Principal | undefined, key: string, request: { method: string; path: string; body: unknown; variant: string }): Promise<IdempotentStart> {
+  async begin(principal: Principal | undefined, key: string, request: IdempotentRequest): Promise<IdempotentStart> {
     if (!KEY_PATTERN.test(key)) throw ValidationError.field('/Idempotency-Key', 'must be 1 to 255 printable ASCII characters without spaces');
     const scope = scopeOf(principal);
-    const fingerprint = createHash('sha256').update(`${request.method} ${request.path} ${request.variant}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+    const fingerprint = fingerprintOf(request);
     const now = Date.now();
     const outcome = await this.repo.claim(scope, key, fingerprint, this.runId, now, now + IDEMPOTENCY_TTL_MS);
     if (outcome.claimed) {
@@ -70,6 +77,14 @@ export class IdempotentRequests {
     );
   }
 
+  /** The first answer of this very request under this key, when it has one; reads only, claims nothing. */
+  async replayOf(principal: Principal | undefined, key: string, request: IdempotentRequest): Promise<{ status: number; data: unknown } | undefined> {
+    if (!KEY_PATTERN.test(key)) return undefined;
+    const record = await this.repo.find(scopeOf(principal), key, Date.now());
+    if (record?.state !== 'done' || record.fingerprint !== fingerprintOf(request)) return undefined;
+    return { status: record.status ?? 200, data: JSON.parse(record.answer ?? 'null') };
+  }
+
   async pruneExpired(): Promise<number> {
     return this.repo.pruneExpired(Date.now());
   }
@@ -82,6 +97,11 @@ export class IdempotentRequests {
     if (status < 500 || status === 503) return this.repo.release(scope, key, this.runId);
     return this.repo.finish(scope, key, this.runId, 'unknown', status, null);
   }
+}
+
+/** what was asked: the same key for another request is a reuse */
+function fingerprintOf(request: IdempotentRequest): string {
+  return createHash('sha256').update(`${request.method} ${request.path} ${request.variant}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
 }
 
 /** whose keys these are: keys are kept apart per caller, so one caller cannot read another's answers */

@@ -81,30 +81,41 @@ export function buildRouter(
       // the owner checks and counts what a client's rules count
       const named = forwarder && inPath === undefined ? sessionOf(route, input) : undefined;
       if (named !== undefined && (await forwarder!.forward(ctx, route, named, ctx.state.body))) return;
-      let held: Extract<IdempotentStart, { replay: false }> | undefined;
       const idempotencyKey = route.idempotent ? ctx.get('Idempotency-Key') : '';
-      if (idempotency && (idempotencyKey || (route.idempotent && ctx.headers['idempotency-key'] !== undefined))) {
-        const variant = /\brespond-async\b/i.test(ctx.get('Prefer')) ? 'respond-async' : '';
-        const start = await idempotency.begin(principal, idempotencyKey, { method: route.method, path: ctx.path, body: input.body, variant });
-        // the first answer again, to the caller who got it (keys are kept per caller): nothing is sent, or counted
-        if (start.replay) {
-          ctx.set('Idempotent-Replayed', 'true');
-          ctx.status = start.status;
-          if (seen) seen.data = start.data;
-          ctx.body = { data: start.data };
-          return;
-        }
-        held = start;
-      }
+      const keyed = idempotency && (idempotencyKey || (route.idempotent && ctx.headers['idempotency-key'] !== undefined));
+      const request = { method: route.method, path: ctx.path, body: input.body, variant: /\brespond-async\b/i.test(ctx.get('Prefer')) ? 'respond-async' : '' };
+      const replay = (answer: { status: number; data: unknown }) => {
+        ctx.set('Idempotent-Replayed', 'true');
+        ctx.status = answer.status;
+        if (seen) seen.data = answer.data;
+        ctx.body = { data: answer.data };
+      };
       let grant: { release(): void } | undefined;
       if (guarded) {
         try {
           grant = await clientGuard!.enforce(guarded, route, input);
         } catch (err) {
-          // refused by the client's rules: nothing was sent, and the key is free again
-          await held?.end({ error: err }).catch(() => {});
+          // a replay sends nothing and counts nothing: a client past its daily cap still gets its first answer
+          const first = keyed && toGatewayError(err).code === 'DAILY_CAP_REACHED' ? await idempotency!.replayOf(principal, idempotencyKey, request) : undefined;
+          if (!first) throw err;
+          return replay(first);
+        }
+      }
+      let held: Extract<IdempotentStart, { replay: false }> | undefined;
+      if (keyed) {
+        let start: IdempotentStart;
+        try {
+          start = await idempotency!.begin(principal, idempotencyKey, request);
+        } catch (err) {
+          // a refused or busy key sent nothing: a client token's daily count gets its send back
+          grant?.release();
           throw err;
         }
+        if (start.replay) {
+          grant?.release();
+          return replay(start);
+        }
+        held = start;
       }
       let data: unknown;
       try {

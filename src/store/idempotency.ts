@@ -26,6 +26,9 @@ export function createIdempotencyRepo(db: Db) {
   const read = db.prepare(
     `SELECT fingerprint, state, run_id AS "runId", status, answer, created_at AS "createdAt" FROM idempotency_keys WHERE scope = ? AND key = ?`,
   );
+  const readLive = db.prepare(
+    `SELECT fingerprint, state, run_id AS "runId", status, answer, created_at AS "createdAt" FROM idempotency_keys WHERE scope = ? AND key = ? AND expires_at > ?`,
+  );
   const finish = db.prepare("UPDATE idempotency_keys SET state = ?, status = ?, answer = ? WHERE scope = ? AND key = ? AND run_id = ? AND state = 'pending'");
   const release = db.prepare("DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND run_id = ? AND state = 'pending'");
   const prune = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
@@ -47,6 +50,11 @@ export function createIdempotencyRepo(db: Db) {
     /** Gives the key up: the request ended before it sent anything, so a retry may run it again. */
     async release(scope: string, key: string, runId: string): Promise<void> {
       await release.run(scope, key, runId);
+    },
+    /** the record of a key, reading only (undefined: none, or expired) */
+    async find(scope: string, key: string, now: number): Promise<IdempotencyRecord | undefined> {
+      const record = (await readLive.get(scope, key, now)) as IdempotencyRecord | undefined;
+      return record && { ...record, createdAt: Number(record.createdAt) };
     },
     pruneExpired: async (now: number): Promise<number> => (await prune.run(now)).changes,
   };
