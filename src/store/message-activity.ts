@@ -1,7 +1,8 @@
 // Repository of what happened to messages after they were stored (migration 020): acks with their times and who gave
 // them, reactions and poll votes (the newest per person), and every edit. Written into the tick of the event that
 // reports it; read a page of messages at a time.
-import type { Db, Statement } from './db.js';
+import type { Db } from './db.js';
+import { inListQuery } from './in-list.js';
 
 export type ActivityKind = 'sent' | 'delivered' | 'read' | 'reaction' | 'vote' | 'edit';
 
@@ -37,19 +38,10 @@ export function createMessageActivityRepo(db: Db) {
      ON CONFLICT (session, chat_id, message_id, kind, actor) DO UPDATE SET value = excluded.value, at = excluded.at
      WHERE message_activity.kind IN ('reaction', 'vote') AND excluded.at >= message_activity.at`,
   );
-  /** the activity of a page of messages, by id, padded to a power of two so that a few statements serve every size */
-  const bySize = new Map<number, Statement<RawActivity>>();
-  const readStatement = (size: number) => {
-    let statement = bySize.get(size);
-    if (!statement) {
-      statement = db.prepare(
-        `SELECT chat_id, message_id, kind, actor, value, at FROM message_activity
-         WHERE session = ? AND chat_id = ? AND message_id IN (${Array.from({ length: size }, () => '?').join(', ')}) ORDER BY at, kind, actor`,
-      );
-      bySize.set(size, statement);
-    }
-    return statement;
-  };
+  const ofMessages = inListQuery<RawActivity>(
+    db,
+    (ids) => `SELECT chat_id, message_id, kind, actor, value, at FROM message_activity WHERE session = ? AND chat_id = ? AND message_id IN (${ids}) ORDER BY at, kind, actor`,
+  );
 
   return {
     /** staged into the tick (joined here), with the event that reports it */
@@ -62,10 +54,7 @@ export function createMessageActivityRepo(db: Db) {
       const unique = [...new Set(ids)];
       const found: ActivityRow[] = [];
       for (let start = 0; start < unique.length; start += ACTIVITY_READ_MAX) {
-        const page = unique.slice(start, start + ACTIVITY_READ_MAX);
-        const size = 2 ** Math.ceil(Math.log2(page.length));
-        const padded = page.concat(Array.from({ length: size - page.length }, () => page[0]!));
-        for (const r of await readStatement(size).all(session, chatId, ...padded)) {
+        for (const r of await ofMessages([session, chatId], unique.slice(start, start + ACTIVITY_READ_MAX))) {
           found.push({ chatId: r.chat_id, messageId: r.message_id, kind: r.kind, actor: r.actor, value: r.value, at: Number(r.at) });
         }
       }

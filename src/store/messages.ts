@@ -2,10 +2,11 @@
 // engine secret (a poll's) and its protocol copy (which holds media keys and message secrets) are sealed at rest, each
 // bound to its row.
 import type { SecretBox } from '../auth/secret-box.js';
-import type { Db, Statement } from './db.js';
+import type { Db } from './db.js';
 import { rowSealer } from './sealed-columns.js';
 import { MESSAGE_WORDS } from './migrations/019-history-search.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
+import { inListQuery } from './in-list.js';
 import { RecentWrites } from './recent-writes.js';
 
 export interface MessageRow {
@@ -175,16 +176,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   const recentlyRecorded = new RecentWrites();
   const hasCorrespondent = db.prepare('SELECT 1 FROM correspondents WHERE session = ? AND jid = ?').pluck();
 
-  /** the ids of a page of existsMany, padded to a power of two so that a few statements serve every page size */
-  const existingOf = new Map<number, Statement<{ chat_id: string; id: string }>>();
-  const existingStatement = (size: number) => {
-    let statement = existingOf.get(size);
-    if (!statement) {
-      statement = db.prepare(`SELECT chat_id, id FROM messages WHERE session = ? AND id IN (${Array.from({ length: size }, () => '?').join(', ')})`);
-      existingOf.set(size, statement);
-    }
-    return statement;
-  };
+  const existing = inListQuery<{ chat_id: string; id: string }>(db, (ids) => `SELECT chat_id, id FROM messages WHERE session = ? AND id IN (${ids})`);
   const chatOldest = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? ORDER BY timestamp, id LIMIT 1');
   const chatOldestTime = db.prepare('SELECT MIN(timestamp) FROM messages WHERE session = ? AND chat_id = ?').pluck();
   const saveUnread = db.prepare('SELECT unread, read_at FROM chats WHERE session = ? AND chat_id = ?');
@@ -295,10 +287,7 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     async existsMany(session: string, ids: string[]): Promise<Set<string>> {
       const found = new Set<string>();
       for (let start = 0; start < ids.length; start += HISTORY_CHUNK) {
-        const page = ids.slice(start, start + HISTORY_CHUNK);
-        const size = 2 ** Math.ceil(Math.log2(page.length));
-        const padded = page.concat(Array.from({ length: size - page.length }, () => page[0]!));
-        for (const row of await existingStatement(size).all(session, ...padded)) found.add(messageKey(row.chat_id, row.id));
+        for (const row of await existing([session], ids.slice(start, start + HISTORY_CHUNK))) found.add(messageKey(row.chat_id, row.id));
       }
       return found;
     },
