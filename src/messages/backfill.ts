@@ -3,6 +3,7 @@
 // minute, so that no caller can flood the phone with them.
 import { jidKind, normalizeJid } from '../engine/jid.js';
 import { MAX_HISTORY_REQUEST } from '../engine/types.js';
+import { SlidingWindowLimiter } from '../auth/sliding-window.js';
 import { GatewayError, RateLimitedError, ValidationError } from '../errors.js';
 import type { EngineEventProcessor, SessionManager } from '../sessions/manager.js';
 import { storedChatOf } from '../chats/stored-chat.js';
@@ -36,8 +37,8 @@ const MINUTE_MS = 60_000;
 export class HistoryBackfill {
   /** session → request id → when it was sent (ms) */
   private readonly pending = new Map<string, Map<string, number>>();
-  /** session → when its requests of the last minute were sent (ms), oldest first */
-  private readonly recent = new Map<string, number[]>();
+  /** each session's requests of the last minute */
+  private readonly perMinute = new SlidingWindowLimiter(MINUTE_MS);
   /** answers that arrived before their request's own call returned (session and request id) */
   private readonly answeredEarly = new Set<string>();
   private readonly limits: BackfillLimits;
@@ -78,7 +79,6 @@ export class HistoryBackfill {
     // the place is taken before the request leaves, and given back when it could not leave
     const placeholder = `pending:${now}:${Math.random()}`;
     this.pendingOf(session).set(placeholder, now);
-    this.stamp(session, now);
     let requestId: string;
     try {
       ({ requestId } = await engine.requestHistory(anchor, count));
@@ -100,7 +100,7 @@ export class HistoryBackfill {
     };
   }
 
-  /** 429 when the session has too many requests unanswered, or made too many within the last minute. */
+  /** 429 when the session has too many requests unanswered, or made too many within the last minute; else counts this one. */
   private admit(session: string, now: number): void {
     const pending = this.pendingOf(session);
     for (const [id, at] of pending) if (now - at >= this.limits.answerTimeoutMs) pending.delete(id);
@@ -108,17 +108,11 @@ export class HistoryBackfill {
       const oldest = Math.min(...pending.values());
       throw new RateLimitedError('RATE_LIMITED', `session ${session} has ${pending.size} history requests awaiting the phone's answer (at most ${this.limits.inFlight})`, (oldest + this.limits.answerTimeoutMs - now) / 1000);
     }
-    const times = (this.recent.get(session) ?? []).filter((at) => now - at < MINUTE_MS);
-    this.recent.set(session, times);
-    if (times.length >= this.limits.perMinute) {
-      throw new RateLimitedError('RATE_LIMITED', `session ${session} asked for history ${times.length} times within a minute (at most ${this.limits.perMinute})`, (times[0]! + MINUTE_MS - now) / 1000);
+    this.perMinute.sweep(now);
+    const minute = this.perMinute.hit(session, this.limits.perMinute, now);
+    if (!minute.allowed) {
+      throw new RateLimitedError('RATE_LIMITED', `session ${session} asked for history ${this.limits.perMinute} times within a minute, the most it may`, minute.retryAfterSeconds);
     }
-  }
-
-  private stamp(session: string, now: number): void {
-    const times = this.recent.get(session) ?? [];
-    times.push(now);
-    this.recent.set(session, times);
   }
 
   private pendingOf(session: string): Map<string, number> {
