@@ -42,7 +42,8 @@ type Answer = { ok: true } | { ok: false; failure: MessageFailure };
 
 interface Expected {
   chatId: string;
-  timer: NodeJS.Timeout;
+  /** the timeout, counted from when the message was written to the socket */
+  timer?: NodeJS.Timeout;
   /** set while the send waits; cleared once it answered (later answers become events) */
   waiter?: (answer: Answer | undefined) => void;
   /** settles a turn of the event loop after the send answered: its record is written by then */
@@ -63,11 +64,9 @@ export class ServerAcks {
     private readonly report: (type: EventType, payload: Record<string, unknown>) => void,
   ) {}
 
-  /** A message is about to leave: its answer is due within the timeout. */
+  /** A message is about to leave: its answer is expected (an answer that beats the send's return is kept for it). */
   expect(messageId: string, chatId: string): void {
-    const timer = setTimeout(() => this.timedOut(messageId), this.timing.timeoutMs);
-    timer.unref();
-    this.expected.set(messageId, { chatId, timer });
+    this.expected.set(messageId, { chatId });
   }
 
   /** The chat the events name (the send settled on the phone JID of a person it named by LID). */
@@ -83,10 +82,17 @@ export class ServerAcks {
     this.expected.delete(messageId);
   }
 
-  /** Waits for the answer, a while at most; an answer after that is reported as an event. */
+  /**
+   * The message was written to the socket: waits for the answer, a while at most (an answer after that is reported as an
+   * event), and fails it with `timeout` when none comes within the timeout, counted from now.
+   */
   async outcome(messageId: string): Promise<SendOutcome> {
     const entry = this.expected.get(messageId);
     if (!entry) return { status: 'pending' };
+    if (!entry.early) {
+      entry.timer = setTimeout(() => this.timedOut(messageId), this.timing.timeoutMs);
+      entry.timer.unref();
+    }
     const answer = entry.early ? this.take(messageId, entry.early) : await new Promise<Answer | undefined>((resolve) => {
       const settle = (answer: Answer | undefined) => {
         clearTimeout(wait);
@@ -108,7 +114,6 @@ export class ServerAcks {
     const entry = this.expected.get(messageId);
     if (entry) {
       if (!entry.waiter && !entry.handedOver) {
-        clearTimeout(entry.timer);
         entry.early = answer;
         return;
       }
@@ -127,13 +132,6 @@ export class ServerAcks {
   private take(messageId: string, answer: Answer): Answer {
     this.forget(messageId);
     return answer;
-  }
-
-  /** Stops the timers (the session is gone). */
-  close(): void {
-    for (const entry of this.expected.values()) clearTimeout(entry.timer);
-    this.expected.clear();
-    this.late.clear();
   }
 
   private timedOut(messageId: string): void {
