@@ -1,6 +1,7 @@
 // The network's answer to each sent message (issue 31): a server ack (`sent`), a refusal with an error code (`failed`
 // with a reason), or none within a documented time (`failed`, reason `timeout`). Shared by both engines, so what a send
 // answers and which events follow are the same whichever engine learnt the answer.
+import { DEFAULT_CONFIG } from '../config/defaults.js';
 import type { EventType } from '../events/catalogue.js';
 import type { DeliveryStatus } from './types.js';
 
@@ -22,6 +23,8 @@ export interface MessageFailure {
  * recipient does not accept it) are the recipient's side; any other code is `refused`, with the code.
  */
 export function failureOfCode(code: string): MessageFailure {
+  // what a server sends is not trusted to be a number: anything else is words on a refusal, not a code
+  if (!/^\d{1,6}$/.test(code)) return { reason: 'refused', detail: `error ${JSON.stringify(code.slice(0, 64))}` };
   const reason: FailureReason = ({ '429': 'rate_limited', '463': 'reachout_timelocked', '404': 'not_on_whatsapp', '479': 'recipient_unreachable', '403': 'recipient_unreachable' } as Record<string, FailureReason>)[code] ?? 'refused';
   return { reason, code };
 }
@@ -33,7 +36,8 @@ export interface ServerAckTiming {
   timeoutMs: number;
 }
 
-export const DEFAULT_SERVER_ACK_TIMING: ServerAckTiming = { waitMs: 2000, timeoutMs: 60_000 };
+/** the configuration's defaults (messages.*), for sessions made without settings (tests) */
+export const DEFAULT_SERVER_ACK_TIMING: ServerAckTiming = { waitMs: DEFAULT_CONFIG.messages.sendAckWaitMs, timeoutMs: DEFAULT_CONFIG.messages.serverAckTimeoutMs };
 
 /** What a send answers: the status the network's answer gave it within the wait. */
 export type SendOutcome = { status: 'sent' | 'pending' } | { status: 'failed'; failure: MessageFailure };

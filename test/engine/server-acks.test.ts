@@ -19,6 +19,7 @@ function tracker(timing = { waitMs: 200, timeoutMs: 60_000 }) {
 test('the error codes WhatsApp answers map to reasons; any other is refused with its code', () => {
   assert.deepEqual(['429', '463', '404', '479', '403', '500'].map((code) => failureOfCode(code).reason), ['rate_limited', 'reachout_timelocked', 'not_on_whatsapp', 'recipient_unreachable', 'recipient_unreachable', 'refused']);
   assert.equal(failureOfCode('500').code, '500');
+  assert.deepEqual(failureOfCode('<b>\u0000'), { reason: 'refused', detail: 'error "<b>\\u0000"' }, 'not a number: words, not a code');
 });
 
 test('an answer within the wait, or before it, is the send\'s status, and no event', async () => {
