@@ -3,7 +3,7 @@ import { GatewayError, ValidationError } from '../../errors.js';
 import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/index.js';
 import { jidKind, jidUser, normalizeJid, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
-import { sessionParams } from '../schemas/common.js';
+import { emptyBody, sessionParams } from '../schemas/common.js';
 import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody } from '../schemas/sandbox.js';
 import { MAX_ARMED_FAULTS, type SendFault } from '../../engine/sandbox/faults.js';
 import { SEND_RULES } from '../schemas/messages.js';
@@ -171,7 +171,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       responses: { 200: { data: ref('Done') } },
       access: 'master',
       summary: 'the messages held back by a no-ack fault get their ack now and are delivered (a late ack: a message failed with timeout moves on)',
-      schema: { params: sessionParams },
+      schema: { params: sessionParams, body: emptyBody },
       async handler({ params }) {
         const released = (await sandboxSession(sessions, params.session)).faults.release();
         return done(`${released} withheld messages acked and delivered`);
@@ -184,7 +184,7 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       responses: { 200: { data: ref('Done') } },
       access: 'master',
       summary: 'disarms the faults armed and forgets the withheld messages (never acked: they fail with timeout)',
-      schema: { params: sessionParams },
+      schema: { params: sessionParams, body: emptyBody },
       async handler({ params }) {
         (await sandboxSession(sessions, params.session)).faults.clear();
         return done(`faults of ${params.session} cleared`);
