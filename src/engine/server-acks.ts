@@ -70,6 +70,9 @@ export class ServerAcks {
 
   /** A message is about to leave: its answer is expected (an answer that beats the send's return is kept for it). */
   expect(messageId: string, chatId: string): void {
+    // a message sent again under its id (a queued send's retry) starts afresh
+    this.forget(messageId);
+    this.late.delete(messageId);
     this.expected.set(messageId, { chatId });
   }
 

@@ -70,3 +70,16 @@ test('a send that never left expects nothing', async () => {
   await new Promise((resolve) => setTimeout(resolve, 40));
   assert.deepEqual(reported, []);
 });
+
+test('a message sent again under its id starts afresh: the first attempt\'s timeout does not fail the second', async () => {
+  const { acks, reported, next } = tracker({ waitMs: 10, timeoutMs: 60 });
+  acks.expect('A', 'chat');
+  assert.deepEqual(await acks.outcome('A'), { status: 'pending' });
+  acks.expect('A', 'chat');
+  const second = acks.outcome('A');
+  setTimeout(() => acks.answer('A'), 30);
+  assert.deepEqual(await second, { status: 'pending' });
+  await next(1);
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.deepEqual(reported.map((r) => [r.type, r.payload.status ?? r.payload.reason]), [['message.ack', 'sent']]);
+});
