@@ -73,6 +73,8 @@ export type ErrorCode =
   | 'REQUEST_TIMEOUT'
   | 'HEADERS_TOO_LARGE'
   | 'RATE_LIMITED'
+  | 'MESSAGE_REFUSED'
+  | 'MESSAGE_RATE_LIMITED'
   | 'DAILY_CAP_REACHED'
   | 'NETWORK_ERROR'
   | 'MEDIA_EXPIRED'
@@ -117,6 +119,32 @@ export class RateLimitedError extends GatewayError {
     super(code, message);
     this.name = 'RateLimitedError';
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+/** How long a send WhatsApp refused as rate-limited (429) should wait: the network names no time; a minute is the gateway's guess. */
+export const RATE_LIMITED_RETRY_SECONDS = 60;
+
+/**
+ * WhatsApp refused a message at once (it is stored, status `failed`): MESSAGE_RATE_LIMITED (429, Retry-After) for
+ * `rate_limited`, MESSAGE_REFUSED (422) for any other reason. The details name the message, the reason and the code.
+ */
+export class MessageRefusedError extends GatewayError {
+  readonly retryAfterSeconds?: number;
+
+  constructor(messageId: string, failure: { reason: string; code?: string; detail?: string }) {
+    const limited = failure.reason === 'rate_limited';
+    super(
+      limited ? 'MESSAGE_RATE_LIMITED' : 'MESSAGE_REFUSED',
+      `WhatsApp refused message ${messageId}: ${failure.reason}${failure.code ? ` (error ${failure.code})` : ''}${failure.detail ? `: ${failure.detail}` : ''}`,
+      [
+        { path: '/messageId', message: messageId },
+        { path: '/reason', message: failure.reason },
+        ...(failure.code ? [{ path: '/code', message: failure.code }] : []),
+      ],
+    );
+    this.name = 'MessageRefusedError';
+    if (limited) this.retryAfterSeconds = RATE_LIMITED_RETRY_SECONDS;
   }
 }
 

@@ -3,6 +3,7 @@
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { ENGINE_NAMES, type EngineName, type SessionStatus } from './engine/types.js';
 import type { GatewayEvent } from './events/catalogue.js';
+import { FAILURE_REASONS, type FailureReason } from './engine/server-acks.js';
 
 /** the label of requests answered before a route matched (unknown paths, refusals while draining or over capacity) */
 export const UNMATCHED_ROUTE = { method: '*', path: 'unmatched' } as const;
@@ -108,6 +109,13 @@ export function createMetrics(sources: MetricSources): Metrics {
   });
   messages.inc({ direction: 'in' }, 0);
   messages.inc({ direction: 'out' }, 0);
+  const failed = new Counter({
+    name: 'gateway_messages_failed_total',
+    help: 'sent messages that failed, by reason (rate_limited, reachout_timelocked, timeout, …: docs/API.md "Message status")',
+    labelNames: ['reason'],
+    registers,
+  });
+  for (const reason of FAILURE_REASONS) failed.inc({ reason }, 0);
   const webhookAttempts = new Counter({
     name: 'gateway_webhook_attempts_total',
     help: 'webhook delivery attempts by outcome: succeeded, failed (retries exhausted), retry (another attempt scheduled)',
@@ -169,6 +177,10 @@ export function createMetrics(sources: MetricSources): Metrics {
     observeEvent(event) {
       events.inc({ event: event.event });
       if (event.event === 'message.sent') messages.inc({ direction: 'out' });
+      else if (event.event === 'message.failed') {
+        const reason = (event.payload as { reason?: string }).reason;
+        if (FAILURE_REASONS.includes(reason as FailureReason)) failed.inc({ reason });
+      }
       else if (event.event === 'message.received') messages.inc({ direction: (event.payload as { fromMe?: boolean }).fromMe ? 'out' : 'in' });
     },
     observeAttempt({ status, attempts, durationMs }) {

@@ -19,7 +19,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     maxSessions: 10_000,
     restoreRatePerSecond: 20,
   },
-  messages: { retentionDays: 'keep', asyncMaxQueuedBytes: 256 * 1024 * 1024 },
+  messages: { retentionDays: 'keep', asyncMaxQueuedBytes: 256 * 1024 * 1024, sendAckWaitMs: 2000, serverAckTimeoutMs: 60_000 },
   media: {
     localCacheMaxBytes: 1024 * 1024 * 1024,
     allowPrivateUrls: false,

@@ -41,6 +41,10 @@ export interface GatewayConfig {
     retentionDays: number | 'keep';
     /** estimated bytes held by accepted `Prefer: respond-async` sends not yet done; past it 503 SERVER_BUSY */
     asyncMaxQueuedBytes: number;
+    /** how long a send waits for WhatsApp's server ack before it answers `pending`, ms; a refusal within it is a 4xx */
+    sendAckWaitMs: number;
+    /** no server ack within this many ms after a send: the message is `failed` with reason `timeout` */
+    serverAckTimeoutMs: number;
   };
   /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
   media: {

@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../config/types.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Engine, EngineName } from './types.js';
 import { createSandboxEngine } from './sandbox/index.js';
+import type { ServerAckTiming } from './server-acks.js';
 
 export interface EngineRegistry {
   has(name: EngineName): boolean;
@@ -17,7 +18,7 @@ export interface EngineRegistry {
 export function createEngines(config: GatewayConfig, logger: Logger = createLogger(config.logLevel)): EngineRegistry {
   const factories = new Map<EngineName, () => Promise<Engine>>([
     ['baileys', async () => (await import('./baileys/index.js')).createBaileysEngine(config, logger)],
-    ['sandbox', async () => createSandboxEngine(config.sessions)],
+    ['sandbox', async () => createSandboxEngine(config.sessions, serverAckTimingOf(config))],
   ]);
   const engines = new Map<EngineName, Promise<Engine>>();
   return {
@@ -39,4 +40,9 @@ export function createEngines(config: GatewayConfig, logger: Logger = createLogg
       await Promise.all(created.flatMap((r) => (r.status === 'fulfilled' ? [r.value.close()] : [])));
     },
   };
+}
+
+/** How long sends wait for the server's ack, and when its absence fails them (messages.*). */
+export function serverAckTimingOf(config: Pick<GatewayConfig, 'messages'>): ServerAckTiming {
+  return { waitMs: config.messages.sendAckWaitMs, timeoutMs: config.messages.serverAckTimeoutMs };
 }

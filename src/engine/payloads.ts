@@ -1,6 +1,6 @@
 // The normalised payloads engines emit for message events (docs/EVENTS.md documents each field).
 import type { JidRef } from './jid.js';
-import type { DeliveryStatus, LinkPreview, MediaAttachment, MessageType, OutgoingContent } from './types.js';
+import type { DeliveryStatus, LinkPreview, MediaAttachment, MessageStatus, MessageType, OutgoingContent } from './types.js';
 
 export interface MessagePayload {
   messageId: string;
@@ -30,7 +30,7 @@ export interface MessagePayload {
   displayName?: string;
   /** the preview of the text's first link */
   linkPreview?: LinkPreviewPayload;
-  status?: DeliveryStatus;
+  status?: MessageStatus;
   /** the engine's own copy of the message (kept in the store for quotes and poll votes); removed before publishing */
   raw?: unknown;
   /** raw attachment from the engine; replaced by mediaId before the event is published */

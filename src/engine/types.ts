@@ -1,6 +1,7 @@
 // The Engine interface every network implementation provides, and the normalised values it reports.
 import type { EventType } from '../events/catalogue.js';
 import type { UrlPolicy } from '../net/url-guard.js';
+import type { MessageFailure } from './server-acks.js';
 
 export type EngineName = 'baileys' | 'sandbox';
 export const ENGINE_NAMES: readonly EngineName[] = ['baileys', 'sandbox'];
@@ -183,6 +184,8 @@ export interface Engine {
 export type MediaKind = 'image' | 'video' | 'voice' | 'file' | 'sticker';
 export type MessageType = 'text' | MediaKind | 'poll' | 'location' | 'contact';
 export type DeliveryStatus = 'pending' | 'sent' | 'delivered' | 'read';
+/** a sent message's status: how far it got, or `failed` (the network refused it, or never acked it) */
+export type MessageStatus = DeliveryStatus | 'failed';
 export type TypingState = 'composing' | 'recording' | 'paused';
 
 /** A download written straight to a file (a URL send), never held in memory; the object's identity names the download. */
@@ -243,7 +246,12 @@ export interface SentMessage {
   messageId: string;
   /** ISO 8601 */
   timestamp: string;
-  status: DeliveryStatus;
+  /**
+   * what the network answered within messages.sendAckWaitMs: `sent` (server ack), `failed` (refused: `failure` says
+   * why), `pending` (no answer yet: it follows as message.ack or message.failed)
+   */
+  status: MessageStatus;
+  failure?: MessageFailure;
   /** the chat as the network addressed it */
   chatId: string;
   phoneNumber?: string;

@@ -1,10 +1,11 @@
-// The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin), and the
+// The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin, message.failed), and the
 // envelope shape.
 
 export const EVENT_TYPES = [
   'message.received',
   'message.sent',
   'message.ack',
+  'message.failed',
   'message.revoked',
   'message.reaction',
   'message.edited',

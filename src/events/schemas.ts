@@ -3,13 +3,14 @@
 // `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
+import { FAILURE_REASONS } from '../engine/server-acks.js';
 
 type Schema = Record<string, unknown>;
 
 const SESSION_STATUSES = ['CONNECTING', 'CONNECTED', 'DISCONNECTED'] as const;
 const STATUS_REASONS = ['SCAN_QR', 'AUTO_RECONNECT', 'FAILED', 'MANUAL_STOP', 'QR_TIMEOUT', 'LOGGED_OUT', 'TEMPORARY_BAN', 'STREAM_ERROR'] as const;
 const MESSAGE_TYPES = ['text', 'image', 'video', 'voice', 'file', 'sticker', 'poll', 'location', 'contact'] as const;
-const DELIVERY_STATUSES = ['pending', 'sent', 'delivered', 'read'] as const;
+const DELIVERY_STATUSES = ['pending', 'sent', 'delivered', 'read', 'failed'] as const;
 
 /** An object whose listed properties are the only ones allowed. */
 function closed(properties: Record<string, Schema>, required: string[] = Object.keys(properties), extra: Schema = {}): Schema {
@@ -116,6 +117,18 @@ const payloads: Record<EventType, Schema> = {
   'message.sent': messageSentSchema,
   'message.ack': {
     ...closed({ ...messageKey, status: { enum: ['sent', 'delivered', 'read'] }, by: jidRefSchema, timestamp: isoTime }, ['messageId', 'chatId', 'status', 'timestamp']),
+  },
+  'message.failed': {
+    ...closed(
+      {
+        ...messageKey,
+        reason: { enum: [...FAILURE_REASONS], description: 'why (docs/API.md "Message status")' },
+        code: { type: 'string', pattern: '^[0-9]{1,6}$', description: "the network's error code (the server ack's `error`), when it gave one" },
+        detail: { type: 'string', description: 'more words on it, when there are any' },
+        timestamp: isoTime,
+      },
+      ['messageId', 'chatId', 'reason', 'timestamp'],
+    ),
   },
   'message.revoked': byAuthor({}),
   'message.reaction': byAuthor({ reaction: { type: 'string', description: 'empty: the reaction was removed' } }),
@@ -271,7 +284,18 @@ const payloads: Record<EventType, Schema> = {
   'command.result': {
     oneOf: [
       closed({ commandId: id, success: { const: true }, result: sendResult }),
-      closed({ commandId: id, success: { const: false }, error: closed({ code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' }, message: { type: 'string' } }) }),
+      closed({
+        commandId: id,
+        success: { const: false },
+        error: closed(
+          {
+            code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$' },
+            message: { type: 'string' },
+            details: { type: 'array', items: closed({ path: { type: 'string' }, message: { type: 'string' } }), description: 'as in an HTTP error (a refused message: its /messageId, /reason and /code)' },
+          },
+          ['code', 'message'],
+        ),
+      }),
     ],
   },
 };

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, built from the route table and the schemas the daemon validates with, so it cannot drift:
 // paths, parameters, bodies, success responses from the route records; error responses derived from the route's kind
-// and src/http/error-status.ts; the 33 events as the document's webhooks.
+// and src/http/error-status.ts; the 34 events as the document's webhooks.
 import { actionOfRoute } from '../auth/client-actions.js';
 import type { ErrorCode } from '../errors.js';
 import { EVENT_TYPES } from '../events/catalogue.js';
@@ -277,6 +277,7 @@ export function errorStatusesOf(route: RouteDef, otherMethodsRefused = true): nu
   if (route.path.includes(':') || route.sessionFrom !== undefined) statuses.add(404);
   if (sessionScoped || route.path.startsWith('/api/sandbox/') || route.path.startsWith('/api/admin/settings')) [409, 501, 502].forEach((s) => statuses.add(s));
   if (route.schema.body) [413, 415].forEach((s) => statuses.add(s));
+  if (route.refusable) statuses.add(422);
   // what depends on the store: backups of SQLite only, the cluster on PostgreSQL only
   if ((route.path === '/api/admin/backups' && route.method === 'POST') || route.path.startsWith('/api/cluster')) statuses.add(409);
   return [...statuses].sort((a, b) => a - b);

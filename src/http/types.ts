@@ -77,6 +77,8 @@ export interface RouteDef {
    * the first answer (src/http/idempotency.ts)
    */
   idempotent?: true;
+  /** a route that sends a message WhatsApp may refuse at once: 422 MESSAGE_REFUSED (429 MESSAGE_RATE_LIMITED is listed anyway) */
+  refusable?: true;
   /** routes that take base64 media read bodies up to server.mediaBodyLimitBytes; the others up to server.bodyLimitBytes */
   bodyLimit?: 'media';
   /** an admin action: the audit log records every call of it by a known caller, answered or refused */

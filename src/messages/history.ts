@@ -28,6 +28,10 @@ const SNIPPET_AROUND = 60;
 export interface MessageDetail extends StoredMessage {
   /** each status the message reached, first time, and who gave it (a group's members each ack); null: not named */
   acks: Array<{ status: string; at: string; by: string | null }>;
+  /** a sent message's way, oldest first: pending (sent off), then each status the first time it was reached, and each failure */
+  statusHistory: Array<{ status: string; at: string; reason?: string; code?: string; detail?: string }>;
+  /** the newest failure of a sent message (it may have moved on since: `status` says where it is); null when none */
+  failure: { reason: string; code?: string; detail?: string; at: string } | null;
   /** the current reaction of each person (a removed one is gone) */
   reactions: Array<{ from: string; emoji: string; at: string }>;
   /** a poll's current vote of each person */
@@ -153,6 +157,8 @@ function detailOf(row: MessageRow, view: StoredMessage, activity: ActivityRow[],
   const detail: MessageDetail = {
     ...view,
     acks: [],
+    statusHistory: [],
+    failure: null,
     reactions: [],
     votes: [],
     edits: [],
@@ -160,10 +166,22 @@ function detailOf(row: MessageRow, view: StoredMessage, activity: ActivityRow[],
     media: media && media.session === row.session ? withoutS3Url(mediaView(media)) : null,
   };
   for (const field of ['poll', 'location', 'vcard'] as const) if (row.extra?.[field] !== undefined) detail[field] = row.extra[field];
-  // a sent message was sent at its time: that ack is not written again
-  if (row.fromMe && row.status !== 'pending' && !activity.some((entry) => entry.kind === 'sent')) detail.acks.push({ status: 'sent', at: iso(row.timestamp), by: null });
+  // a message sent and acked at once was sent at its time: that ack is not written again
+  const ackedAtOnce = row.fromMe && row.status !== 'pending' && !activity.some((entry) => entry.kind === 'sent' || entry.kind === 'failed');
+  if (ackedAtOnce) detail.acks.push({ status: 'sent', at: iso(row.timestamp), by: null });
+  if (row.fromMe) detail.statusHistory.push({ status: 'pending', at: iso(row.timestamp) }, ...(ackedAtOnce ? [{ status: 'sent', at: iso(row.timestamp) }] : []));
+  const reached = new Set<string>();
   for (const entry of activity) {
-    if (ACK_KINDS.has(entry.kind)) detail.acks.push({ status: entry.kind, at: iso(entry.at), by: entry.actor || null });
+    if (ACK_KINDS.has(entry.kind) && !reached.has(entry.kind)) {
+      reached.add(entry.kind);
+      detail.statusHistory.push({ status: entry.kind, at: iso(entry.at) });
+    }
+    if (entry.kind === 'failed') {
+      const { code, detail: words } = JSON.parse(entry.value ?? '{}') as { code?: string; detail?: string };
+      const failure = { reason: entry.actor, ...(code ? { code } : {}), ...(words ? { detail: words } : {}) };
+      detail.statusHistory.push({ status: 'failed', at: iso(entry.at), ...failure });
+      detail.failure = { ...failure, at: iso(entry.at) };
+    } else if (ACK_KINDS.has(entry.kind)) detail.acks.push({ status: entry.kind, at: iso(entry.at), by: entry.actor || null });
     else if (entry.kind === 'reaction' && entry.value) detail.reactions.push({ from: entry.actor, emoji: entry.value, at: iso(entry.at) });
     else if (entry.kind === 'vote') detail.votes.push({ voter: entry.actor, selectedOptions: JSON.parse(entry.value ?? '[]') as string[], at: iso(entry.at) });
     else if (entry.kind === 'edit' && entry.value !== null) detail.edits.push({ text: entry.value, at: iso(entry.at) });

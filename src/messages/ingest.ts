@@ -3,6 +3,7 @@ import type { EngineEventProcessor } from '../sessions/manager.js';
 import type { MessagePayload } from '../engine/payloads.js';
 import { jidKind } from '../engine/jid.js';
 import type { DeliveryStatus, MessageType } from '../engine/types.js';
+import type { MessageFailure } from '../engine/server-acks.js';
 import type { MediaRecords } from '../media/records.js';
 import type { MessageActivityRepo } from '../store/message-activity.js';
 import { HISTORY_CHUNK, messageKey, type MessagesRepo, type NewMessage } from '../store/messages.js';
@@ -16,6 +17,12 @@ const timeOf = (timestamp: unknown): number => Date.parse(String(timestamp)) || 
 /** every edit is kept in the message's activity: its actor is its time */
 export function keepEdit(activity: Pick<MessageActivityRepo, 'record'>, session: string, chatId: string, messageId: string, text: string, at: number): void {
   activity.record(session, { chatId, messageId, kind: 'edit', actor: String(at), value: text, at });
+}
+
+/** a failure is kept in the message's activity: its actor is its reason, its value the code and detail */
+export function keepFailure(activity: Pick<MessageActivityRepo, 'record'>, session: string, chatId: string, messageId: string, failure: MessageFailure, at: number): void {
+  const value = failure.code || failure.detail ? JSON.stringify({ ...(failure.code ? { code: failure.code } : {}), ...(failure.detail ? { detail: failure.detail } : {}) }) : null;
+  activity.record(session, { chatId, messageId, kind: 'failed', actor: failure.reason, value, at });
 }
 
 export function createMessageIngest(messages: MessagesRepo, media: MediaRecords, activity: Pick<MessageActivityRepo, 'record'>): EngineEventProcessor {
@@ -32,6 +39,12 @@ export function createMessageIngest(messages: MessagesRepo, media: MediaRecords,
         const { chatId, messageId, status, by, timestamp } = payload as { chatId: string; messageId: string; status: DeliveryStatus; by?: JidRef; timestamp: string };
         if (status !== 'pending') activity.record(session, { chatId, messageId, kind: status, actor: actorOf(by), value: null, at: timeOf(timestamp) });
         return applyAck(session, chatId, messageId, status);
+      }
+      case 'message.failed': {
+        const { chatId, messageId, reason, code, detail, timestamp } = payload as unknown as { chatId: string; messageId: string; timestamp: string } & MessageFailure;
+        keepFailure(activity, session, chatId, messageId, { reason, ...(code ? { code } : {}), ...(detail ? { detail } : {}) }, timeOf(timestamp));
+        messages.markFailed(session, chatId, messageId);
+        return;
       }
       case 'message.edited': {
         const { chatId, messageId, text, timestamp } = payload as { chatId: string; messageId: string; text: string; timestamp: string };

@@ -1,7 +1,7 @@
 // Messaging operations of SPEC §4 "Messages": send (sync or async), edit, delete, react, typing, seen, star.
 import { randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
-import { GatewayError, notFound, ValidationError } from '../errors.js';
+import { GatewayError, MessageRefusedError, notFound, ValidationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { jidKind, jidRef, normalizeJid, phoneOfJid } from '../engine/jid.js';
 import { nameSenders, type PairFinder } from './people.js';
@@ -14,7 +14,8 @@ import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import type { ByteBudget } from '../media/fetch-limiter.js';
 import { buildContent, checkContentFields, checkMentions, forCaller, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
 import type { Principal } from '../auth/scopes.js';
-import { extraOf, keepEdit } from './ingest.js';
+import { extraOf, keepEdit, keepFailure } from './ingest.js';
+import { failedPayload } from '../engine/server-acks.js';
 import type { MessageActivityRepo } from '../store/message-activity.js';
 import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
@@ -199,6 +200,8 @@ export class MessagingService {
       return { sent: await engine.sendMessage(chatId, content, options), from: sender };
     });
     const result = this.recordSent(session, sent, from, content, body, options);
+    // refused at once: stored as failed, with its failure and events; the caller gets the error
+    if (sent.failure) throw new MessageRefusedError(sent.messageId, sent.failure);
     return { ...result, ...(previewOutcome ? { linkPreview: previewOutcome } : {}), ...(statusViewers ? { statusViewers: statusViewers.length } : {}) };
   }
 
@@ -235,7 +238,7 @@ export class MessagingService {
       (err: unknown) => {
         const error = err instanceof GatewayError ? err : new GatewayError('INTERNAL', (err as Error).message);
         if (!(err instanceof GatewayError)) this.deps.logger.error({ err, commandId }, 'async send failed');
-        this.deps.bus.emit(body.session, 'command.result', { commandId, success: false, error: { code: error.code, message: error.message } });
+        this.deps.bus.emit(body.session, 'command.result', { commandId, success: false, error: { code: error.code, message: error.message, ...(error.details?.length ? { details: error.details } : {}) } });
       },
     );
     return { commandId, status: 'accepted' };
@@ -377,6 +380,11 @@ export class MessagingService {
       status: sent.status,
     } satisfies Partial<MessagePayload>;
     this.deps.bus.emit(session, 'message.sent', payload);
+    if (sent.failure) {
+      const failedAt = Date.now();
+      keepFailure(this.deps.activity, session, sent.chatId, sent.messageId, sent.failure, failedAt);
+      this.deps.bus.emit(session, 'message.failed', failedPayload(sent.messageId, sent.chatId, sent.failure, failedAt));
+    }
     return {
       messageId: sent.messageId,
       status: sent.status,

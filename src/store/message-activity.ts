@@ -1,16 +1,17 @@
 // Repository of what happened to messages after they were stored (migration 020): acks with their times and who gave
-// them, reactions and poll votes (the newest per person), and every edit. Written into the tick of the event that
+// them, failures (kind `failed`, actor the reason, value `{code?, detail?}` as JSON), reactions and poll votes (the
+// newest per person), and every edit. Written into the tick of the event that
 // reports it; read a page of messages at a time.
 import type { Db } from './db.js';
 import { inListQuery } from './in-list.js';
 
-export type ActivityKind = 'sent' | 'delivered' | 'read' | 'reaction' | 'vote' | 'edit';
+export type ActivityKind = 'sent' | 'delivered' | 'read' | 'failed' | 'reaction' | 'vote' | 'edit';
 
 export interface ActivityRow {
   chatId: string;
   messageId: string;
   kind: ActivityKind;
-  /** a JID, '' where nobody is named; an edit's is its time */
+  /** a JID, '' where nobody is named; an edit's is its time; a failure's is its reason */
   actor: string;
   value: string | null;
   at: number;

@@ -5,7 +5,7 @@ import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
 import { rowSealer } from './sealed-columns.js';
 import { MESSAGE_WORDS } from './migrations/019-history-search.js';
-import type { DeliveryStatus, MessageType } from '../engine/types.js';
+import type { DeliveryStatus, MessageStatus, MessageType } from '../engine/types.js';
 import { inListQuery } from './in-list.js';
 import { RecentWrites } from './recent-writes.js';
 
@@ -19,7 +19,7 @@ export interface MessageRow {
   text: string | null;
   mediaId: string | null;
   quotedId: string | null;
-  status: DeliveryStatus | 'received';
+  status: MessageStatus | 'received';
   starred: boolean;
   revoked: boolean;
   edited: boolean;
@@ -72,7 +72,7 @@ const toRowWith = (open: (sealed: string | null, r: RawMessage, column: 'secret'
 export type NewMessage = Omit<MessageRow, 'starred' | 'revoked' | 'edited'>;
 
 /** Status only moves forward: pending → sent → delivered → read. */
-const STATUS_RANK: Record<string, number> = { pending: 0, sent: 1, delivered: 2, read: 3, received: 0 };
+const STATUS_RANK: Record<string, number> = { pending: 0, failed: 0, sent: 1, delivered: 2, read: 3, received: 0 };
 
 export type MessagesRepo = ReturnType<typeof createMessagesRepo>;
 
@@ -107,10 +107,13 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
   );
   const byId = db.prepare('SELECT * FROM messages WHERE session = ? AND id = ? ORDER BY timestamp DESC LIMIT 1');
   const byChatAndId = db.prepare('SELECT * FROM messages WHERE session = ? AND chat_id = ? AND id = ?');
+  // a failed message ranks with a pending one: a late ack or receipt still moves it on (the truth wins)
   const advance = db.prepare(
     `UPDATE messages SET status = ? WHERE session = ? AND id = ? AND chat_id = ?
-       AND (CASE status WHEN 'pending' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 0 END) < ?`,
+       AND (CASE status WHEN 'pending' THEN 0 WHEN 'failed' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 0 END) < ?`,
   );
+  // only a message not yet delivered can fail: one a recipient got stays delivered (its failure is still kept)
+  const fail = db.prepare(`UPDATE messages SET status = 'failed' WHERE session = ? AND id = ? AND chat_id = ? AND status IN ('pending', 'sent')`);
   const setText = db.prepare('UPDATE messages SET text = ?, edited = 1 WHERE session = ? AND chat_id = ? AND id = ?');
   const setRevoked = db.prepare('UPDATE messages SET revoked = 1, text = NULL WHERE session = ? AND chat_id = ? AND id = ?');
   const setStarred = db.prepare('UPDATE messages SET starred = ? WHERE session = ? AND chat_id = ? AND id = ?');
@@ -297,6 +300,11 @@ export function createMessagesRepo(db: Db, box: SecretBox) {
     setText(session: string, chatId: string, id: string, text: string): void {
       beginWrite();
       setText.stage(text, session, chatId, id);
+    },
+    /** marks a sent message failed unless it was delivered or read */
+    markFailed(session: string, chatId: string, id: string): void {
+      beginWrite();
+      fail.stage(session, id, chatId);
     },
     markRevoked(session: string, chatId: string, id: string): void {
       beginWrite();

@@ -139,3 +139,33 @@ test('one message with what happened to it: acks with their times, reactions (th
   assert.deepEqual(fromPage.edits.map((e: any) => e.text), ['second words', 'third words']);
   assert.equal(page.messages.find((m: any) => m.messageId === image).media.mimeType, 'image/png');
 });
+
+test('a refused send: stored failed with its failure and history, and a later receipt still moves it on', async () => {
+  const contact = '+15550764444';
+  const armed = await daemon.request('POST', '/api/sandbox/sessions/alice/faults/nack', { code: '479', chatId: contact });
+  assert.equal(armed.status, 200, JSON.stringify(armed.body));
+  const refused = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: contact, type: 'text', text: 'stale devices' });
+  assert.equal(refused.status, 422, JSON.stringify(refused.body));
+  const details = refused.body.error.details as Array<{ path: string; message: string }>;
+  assert.deepEqual(details.filter((d) => d.path !== '/messageId'), [{ path: '/reason', message: 'recipient_unreachable' }, { path: '/code', message: '479' }]);
+  const id = details.find((d) => d.path === '/messageId')!.message;
+  const failed = (await daemon.request('GET', `/api/sessions/alice/messages/${id}`)).body.data;
+  assert.equal(failed.status, 'failed');
+  assert.equal(failed.text, 'stale devices');
+  assert.deepEqual({ reason: failed.failure.reason, code: failed.failure.code }, { reason: 'recipient_unreachable', code: '479' });
+  assert.deepEqual(failed.statusHistory.map((h: any) => [h.status, h.reason]), [['pending', undefined], ['failed', 'recipient_unreachable']]);
+  assert.deepEqual(failed.acks, []);
+  // the next send to that chat goes through: the fault was for one message
+  const next = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: contact, type: 'text', text: 'fine now' });
+  assert.equal(next.status, 200);
+  assert.equal(next.body.data.status, 'sent');
+
+  // the contact reads it after all: the truth wins over the failure, which stays in its history
+  assert.equal((await daemon.request('POST', '/api/sandbox/sessions/alice/inbound', { from: contact, type: 'read', messageId: id })).status, 200);
+  const read = await waitFor(async () => {
+    const view = (await daemon.request('GET', `/api/sessions/alice/messages/${id}`)).body.data;
+    return view.status === 'read' ? view : undefined;
+  }, 10_000, 'the refused message read');
+  assert.equal(read.failure.reason, 'recipient_unreachable');
+  assert.deepEqual(read.statusHistory.map((h: any) => h.status), ['pending', 'failed', 'read']);
+});

@@ -1,6 +1,7 @@
 // The Baileys engine's mapping of on-demand history (backfill): an ON_DEMAND messaging-history.set names the request it
 // answers (the phone's peerDataRequestSessionId, else the request pending for its chat), and a batch far larger than any
 // request is cut, as is anything posing as an answer; other history syncs name no request.
+import { DEFAULT_SERVER_ACK_TIMING, ServerAcks } from '../../src/engine/server-acks.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { proto, type BaileysEventMap, type WAMessage } from '@whiskeysockets/baileys';
@@ -24,6 +25,7 @@ function mapper() {
     groups: new Map(),
     ownSends: new TtlCache(1000),
     sendsInFlight: new Map(),
+    serverAcks: new ServerAcks(DEFAULT_SERVER_ACK_TIMING, () => undefined),
     historyRequests: new TtlCache(60_000),
     dispatcher: undefined,
     ready: () => Promise.reject(new Error('unused')),

@@ -2,6 +2,7 @@
 // when that fails the error is MEDIA_EXPIRED. (The emulator does not answer re-upload requests, so the socket is faked.)
 // The sender of a message controls its url and directPath: the download goes only to WhatsApp media hosts (or configured
 // ones), never to the host a message names otherwise, with a deadline and a byte cap.
+import { DEFAULT_SERVER_ACK_TIMING, ServerAcks } from '../../src/engine/server-acks.js';
 import assert from 'node:assert/strict';
 import { createCipheriv, randomBytes } from 'node:crypto';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -98,6 +99,7 @@ describe('baileys media download', () => {
       groups: new Map(),
       ownSends: new TtlCache(1000),
       sendsInFlight: new Map(),
+      serverAcks: new ServerAcks(DEFAULT_SERVER_ACK_TIMING, () => undefined),
       historyRequests: new TtlCache(1000),
       dispatcher,
       ready: () => Promise.reject(new Error('unused')),

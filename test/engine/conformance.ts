@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { collectEvents, type EventCollector, type StreamedEvent } from '../helpers/events.js';
 import { checkEventAsync } from '../helpers/event-contract.js';
+import { scrape, valueOf } from '../helpers/prometheus.js';
 import { mp4, ogg, pdf, png, VCARD, webp } from './samples.js';
 
 /** What an engine's test setup provides: a running daemon, and the phone side of pairing. */
@@ -53,7 +54,17 @@ export interface EngineTarget {
    * from before what it synced (oldest first, the last a day ago): a history request gets them.
    */
   seedOlderMessages(session: string, phone: string, contact: string, messages: Array<{ text: string; fromMe?: boolean }>): Promise<void>;
+  /**
+   * The network answers the next message the account `phone` (session `session`) sends to `to` with `fault`: refused with
+   * the ack error `code`, or never acked (nor delivered) until releaseWithheld.
+   */
+  failNextSend(session: string, phone: string, to: string, fault: { nack: string } | 'no-ack'): Promise<void>;
+  /** the messages a no-ack fault held back are acked and delivered now (a late server ack) */
+  releaseWithheld(session: string): Promise<void>;
 }
+
+/** The conformance daemons' configuration: a short server-ack timeout, so that the timeout scenario takes seconds. */
+export const CONFORMANCE_CONFIG = 'messages:\n  serverAckTimeoutMs: 4000\n';
 
 export type Scenario =
   | 'pair by QR'
@@ -76,6 +87,7 @@ export type Scenario =
   | 'identities'
   | 'chat actions'
   | 'backfill'
+  | 'refused and unacked sends'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -745,6 +757,71 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       await event('bob', 'history.sync', (p) => p.requestId === again.requestId && p.messageCount === 1, 'the second answer');
       await waitFor(async () => ((await stored()).length === 4 ? true : undefined), 10_000, 'the oldest stored');
       assert.deepEqual((await stored()).map((m) => m.text), ['older one', 'older two', 'older three', now]);
+    });
+
+    scenario('refused and unacked sends', async () => {
+      const failedCount = async (reason: string) => valueOf(await scrape(daemon.url, daemon.masterKey), 'gateway_messages_failed_total', { reason });
+      const before = { reachout_timelocked: await failedCount('reachout_timelocked'), rate_limited: await failedCount('rate_limited'), timeout: await failedCount('timeout') };
+      const detail = (id: string) => api('GET', `/api/sessions/alice/messages/${id}`);
+      const detailOf = (res: { body: any }, path: string) => (res.body.error.details as Array<{ path: string; message: string }>).find((d) => d.path === path)?.message;
+
+      // 463 at once: a 422 naming the message, which is stored as failed, with its event
+      await target.failNextSend('alice', ALICE, BOB, { nack: '463' });
+      const timelocked = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'timelocked' });
+      assert.equal(timelocked.status, 422, JSON.stringify(timelocked.body));
+      assert.equal(timelocked.body.error.code, 'MESSAGE_REFUSED');
+      assert.equal(detailOf(timelocked, '/reason'), 'reachout_timelocked');
+      assert.equal(detailOf(timelocked, '/code'), '463');
+      const timelockedId = detailOf(timelocked, '/messageId')!;
+      const failed = await event('alice', 'message.failed', (p) => p.messageId === timelockedId, 'message.failed 463');
+      assert.deepEqual({ reason: failed.payload.reason, code: failed.payload.code, chatId: failed.payload.chatId }, { reason: 'reachout_timelocked', code: '463', chatId: jid(BOB) });
+      const stored = await detail(timelockedId);
+      assert.equal(stored.status, 'failed');
+      assert.equal(stored.text, 'timelocked');
+      assert.deepEqual({ reason: stored.failure.reason, code: stored.failure.code }, { reason: 'reachout_timelocked', code: '463' });
+      assert.deepEqual(stored.statusHistory.map((h: { status: string }) => h.status), ['pending', 'failed']);
+
+      // 429 at once: a 429 with Retry-After
+      await target.failNextSend('alice', ALICE, BOB, { nack: '429' });
+      const limited = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'too fast' });
+      assert.equal(limited.status, 429, JSON.stringify(limited.body));
+      assert.equal(limited.body.error.code, 'MESSAGE_RATE_LIMITED');
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      assert.equal(detailOf(limited, '/reason'), 'rate_limited');
+      assert.equal((await detail(detailOf(limited, '/messageId')!)).status, 'failed');
+
+      // an async send refused: command.result says so, with the same error
+      await target.failNextSend('alice', ALICE, BOB, { nack: '463' });
+      const accepted = await daemon.request('POST', '/api/messages/send', { session: 'alice', chatId: jid(BOB), type: 'text', text: 'async timelocked' }, undefined, { Prefer: 'respond-async' });
+      assert.equal(accepted.status, 202);
+      const result = await event('alice', 'command.result', (p) => p.commandId === accepted.body.data.commandId, 'command.result');
+      assert.equal(result.payload.success, false);
+      assert.equal(result.payload.error.code, 'MESSAGE_REFUSED');
+      const asyncId = (result.payload.error.details as Array<{ path: string; message: string }>).find((d) => d.path === '/messageId')!.message;
+      assert.equal((await detail(asyncId)).status, 'failed');
+
+      // no ack: pending, then failed with timeout; the late ack moves it on, and it is delivered
+      await target.failNextSend('alice', ALICE, BOB, 'no-ack');
+      const unacked = await send('alice', jid(BOB), { type: 'text', text: 'slow server' });
+      assert.equal(unacked.status, 'pending');
+      const timedOut = await event('alice', 'message.failed', (p) => p.messageId === unacked.messageId, 'message.failed timeout', 15_000);
+      assert.equal(timedOut.payload.reason, 'timeout');
+      assert.equal(timedOut.payload.code, undefined);
+      assert.equal((await detail(unacked.messageId)).status, 'failed');
+      await target.releaseWithheld('alice');
+      await event('alice', 'message.ack', (p) => p.messageId === unacked.messageId && p.status === 'sent', 'late server ack');
+      await received('bob', (p) => p.messageId === unacked.messageId, 'the late message at bob');
+      await event('alice', 'message.ack', (p) => p.messageId === unacked.messageId && p.status === 'delivered', 'delivered after the timeout');
+      const movedOn = await detail(unacked.messageId);
+      assert.equal(movedOn.status, 'delivered');
+      assert.equal(movedOn.failure.reason, 'timeout', 'the failure stays in its history');
+      assert.deepEqual(movedOn.statusHistory.map((h: { status: string }) => h.status), ['pending', 'failed', 'sent', 'delivered']);
+
+      // nothing refused reached bob; the metrics counted each failure
+      for (const id of [timelockedId, asyncId]) assert.equal(events.all((e) => e.session === 'bob' && e.event === 'message.received' && e.payload.messageId === id).length, 0);
+      assert.equal(await failedCount('reachout_timelocked'), before.reachout_timelocked + 2);
+      assert.equal(await failedCount('rate_limited'), before.rate_limited + 1);
+      assert.equal(await failedCount('timeout'), before.timeout + 1);
     });
 
     scenario('logout', async () => {

@@ -126,6 +126,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
         })),
       );
     },
+    async failNextSend(_session, phone, to, fault) {
+      emu.control.failMessages(fault === 'no-ack' ? { kind: 'withhold' } : { kind: 'nack', code: fault.nack }, { from: phone, to });
+    },
+    async releaseWithheld() {
+      await emu.control.releaseWithheld();
+    },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
       const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
@@ -153,10 +159,10 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   return target;
 }
 
-export async function startSandboxTarget(): Promise<EngineTarget> {
+export async function startSandboxTarget(options: { config?: string } = {}): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' } });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' }, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
@@ -214,6 +220,16 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     },
     // the simulated network lives in the daemon: what reached it shows only in the daemon's answers and events
     chatActionsReceived: async () => undefined,
+    async failNextSend(session, _phone, to, fault) {
+      const res = fault === 'no-ack'
+        ? await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/no-ack`, { chatId: `+${to}` })
+        : await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/nack`, { chatId: `+${to}`, code: fault.nack });
+      if (res.status !== 200) throw new Error(`sandbox fault: ${res.status} ${JSON.stringify(res.body)}`);
+    },
+    async releaseWithheld(session) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/release`);
+      if (res.status !== 200) throw new Error(`sandbox release: ${res.status} ${JSON.stringify(res.body)}`);
+    },
     async close() {
       await daemon.cleanup();
       rmSync(dataDir, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pairedSession, ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 import { scrape, valueOf, type Sample } from '../helpers/prometheus.js';
+import { FAILURE_REASONS } from '../../src/engine/server-acks.js';
 import { startReceiver, type Receiver } from '../helpers/webhook-receiver.js';
 
 let daemon: TestDaemon;
@@ -54,6 +55,12 @@ describe('GET /metrics after traffic', () => {
     assert.equal(valueOf(samples, 'gateway_messages_total', { direction: 'out' }), 1);
     assert.equal(valueOf(samples, 'gateway_messages_total', { direction: 'in' }), 2);
     assert.equal(valueOf(samples, 'gateway_events_total', { event: 'message.sent' }), 1);
+  });
+
+  test('failed sends by reason: every reason a series from 0', () => {
+    const failed = samples.filter((s) => s.name === 'gateway_messages_failed_total');
+    assert.deepEqual(failed.map((s) => s.labels.reason).sort(), [...FAILURE_REASONS].sort());
+    assert.ok(failed.every((s) => s.value === 0), JSON.stringify(failed));
   });
 
   test('HTTP duration by route pattern, never the raw path; unknown paths under one label', () => {

@@ -3,6 +3,7 @@ import type { GroupMetadata, WASocket } from '@whiskeysockets/baileys';
 import type { Dispatcher } from 'undici';
 import { GatewayError, NetworkError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
+import type { ServerAcks } from '../server-acks.js';
 import type { EngineSessionHooks, MessageRef } from '../types.js';
 import type { TtlCache } from './cache.js';
 import type { Identities } from './identities.js';
@@ -21,6 +22,8 @@ export interface SessionContext {
    * recorded the message by then): a receipt of one of them waits, else its ack could reach the store before the row
    */
   readonly sendsInFlight: Map<string, Promise<void>>;
+  /** the server's answers to the messages sent (acks, refusals, none in time) */
+  readonly serverAcks: ServerAcks;
   /** history requests sent to the phone (request id → chat), so their ON_DEMAND answer names the request */
   readonly historyRequests: TtlCache;
   /** the fetch dispatcher of the session's proxy, if any */

@@ -209,10 +209,8 @@ export class EventMapper {
       }
       if (typeof update.status === 'number' && key.fromMe) {
         const status = STATUS[update.status];
+        // a refusal (Status.ERROR) is reported by the server-ack tracker, which saw the ack itself (session.ts)
         if (status) this.ack(key, status);
-        else if (update.status === proto.WebMessageInfo.Status.ERROR) {
-          this.ctx.logger.warn({ messageId: key.id, code: update.messageStubParameters?.[0] }, 'the network refused a sent message');
-        }
       }
       if (typeof update.starred === 'boolean') this.emit('message.update', { messageId: key.id, chatId: this.chatOf(key), starred: update.starred, timestamp: now() });
     }

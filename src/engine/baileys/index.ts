@@ -10,7 +10,7 @@ export { BaileysSession } from './session.js';
 
 export const DEFAULT_BROWSER: [string, string, string] = ['Session Gateway', 'Chrome', '1.0'];
 
-export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logLevel' | 'sessions'>, logger: Logger): Engine {
+export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logLevel' | 'sessions' | 'messages'>, logger: Logger): Engine {
   guardConsoleFromLibsignal(logger);
   const settings = {
     ...(config.engine.baileys.websocketUrl ? { websocketUrl: config.engine.baileys.websocketUrl } : {}),
@@ -18,6 +18,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
     logger,
     baileysLogLevel: baileysLevel(config.logLevel),
     qr: { rotationSeconds: config.sessions.qrRotationSeconds, maxRotations: config.sessions.qrMaxRotations },
+    serverAck: { waitMs: config.messages.sendAckWaitMs, timeoutMs: config.messages.serverAckTimeoutMs },
     mediaDownload: {
       trustedHosts: config.engine.baileys.mediaHosts ?? [],
       timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,

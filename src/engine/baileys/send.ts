@@ -32,6 +32,7 @@ export class BaileysMessenger implements MessengerOps {
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
     const messageId = generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
+    this.ctx.serverAcks.expect(messageId, chatId);
     // its receipts wait until the caller has recorded it: a turn of the event loop after this returns (events.ts)
     let recorded!: () => void;
     this.ctx.sendsInFlight.set(messageId, new Promise<void>((resolve) => (recorded = resolve)));
@@ -58,6 +59,7 @@ export class BaileysMessenger implements MessengerOps {
       sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
     } catch (err) {
       this.ctx.ownSends.del(messageId);
+      this.ctx.serverAcks.forget(messageId);
       // a file Baileys could not read (the staged download) is the daemon's failure: its path stays in the log
       if ((err as NodeJS.ErrnoException).syscall !== undefined) throw new GatewayError('INTERNAL', 'send: the media file could not be read', undefined, { cause: err });
       // sending to a group reads its metadata first: the group errors of that query mean what they say
@@ -66,11 +68,14 @@ export class BaileysMessenger implements MessengerOps {
         403: () => new GatewayError('NOT_GROUP_MEMBER', `this session is not a member of ${chatId}`),
       } : {});
     }
-    if (!sent?.key.id) throw new GatewayError('NETWORK_ERROR', 'send: the network did not accept the message');
+    if (!sent?.key.id) {
+      this.ctx.serverAcks.forget(messageId);
+      throw new GatewayError('NETWORK_ERROR', 'send: the network did not accept the message');
+    }
     const result: SentMessage = {
       messageId: sent.key.id,
       timestamp: isoOf(sent.messageTimestamp),
-      status: 'sent',
+      status: 'pending',
       chatId,
       raw: toRaw(sent),
     };
@@ -88,7 +93,8 @@ export class BaileysMessenger implements MessengerOps {
         this.ctx.ownSends.set(messageId, pn);
       }
     }
-    return result;
+    this.ctx.serverAcks.rename(messageId, result.chatId);
+    return { ...result, ...(await this.ctx.serverAcks.outcome(messageId)) };
   }
 
   async editMessage(target: MessageRef, text: string): Promise<void> {

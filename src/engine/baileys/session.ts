@@ -33,6 +33,7 @@ import type { MediaDownloadSettings } from './media-download.js';
 import { PollVotes } from './polls.js';
 import { proxyRoute, type ProxyRoute } from './proxy.js';
 import { BaileysMessenger } from './send.js';
+import { DEFAULT_SERVER_ACK_TIMING, ServerAcks, type ServerAckTiming } from '../server-acks.js';
 
 export interface BaileysSettings {
   websocketUrl?: string;
@@ -44,6 +45,8 @@ export interface BaileysSettings {
   mediaDownload?: MediaDownloadSettings;
   /** how long each QR code lives (Baileys' `qrTimeout`) and how many are shown before QR_TIMEOUT (sessions.qr*) */
   qr: { rotationSeconds: number; maxRotations: number };
+  /** how long a send waits for the server's ack, and when its absence fails the message (messages.*; defaults when absent) */
+  serverAck?: ServerAckTiming;
 }
 
 /** how long an operation waits for a reconnect the engine does by itself (515) */
@@ -118,6 +121,10 @@ export class BaileysSession implements EngineSession {
       groups,
       ownSends: new TtlCache(15 * 60_000, 50_000),
       sendsInFlight: new Map(),
+      // a late answer is reported behind the events being mapped, in order with the receipts
+      serverAcks: new ServerAcks(settings.serverAck ?? DEFAULT_SERVER_ACK_TIMING, (type, payload) => {
+        this.events = this.events.then(() => options.hooks.event(type, payload)).catch((err: unknown) => this.log.error({ err, type }, 'reporting a server ack failed'));
+      }),
       historyRequests: new TtlCache(10 * 60_000, 100),
       dispatcher: undefined,
       ready: () => this.ready(),
@@ -311,6 +318,10 @@ export class BaileysSession implements EngineSession {
     });
     sock.ev.on('connection.update', (update) => {
       if (this.sock === sock) this.onConnection(sock, update);
+    });
+    // the server's answer to each message sent: Baileys reports a refusal (messages.update ERROR) but never an accept
+    sock.ws.on('CB:ack,class:message', (node: BinaryNode) => {
+      if (this.sock === sock && node.attrs.id) this.ctx.serverAcks.answer(node.attrs.id, node.attrs.error);
     });
     sock.ev.process((events) => {
       if (this.sock !== sock) return;

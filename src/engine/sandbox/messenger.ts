@@ -65,22 +65,7 @@ export class SandboxMessenger {
       ...(options.mentions?.length ? { mentions: options.mentions } : {}),
       ...(options.forwarded ? { isForwarded: true } : {}),
     };
-    setImmediate(() => {
-      for (const digits of recipients) {
-        const recipient = this.network.sessionFor(digits);
-        if (recipient) {
-          // a channel post reaches its followers from the channel itself, and the network sends no per-follower acks
-          const payload: MessagePayload = { ...common, chatId: this.chatSeenBy(trace), from: this.authorSeenBy(trace) } as MessagePayload;
-          recipient.deliver('message.received', payload as unknown as Record<string, unknown>);
-          if (target.kind !== 'channel') this.ack(trace, 'delivered', digits);
-        } else if (target.kind === 'user' && target.registered) {
-          setTimeout(() => this.ack(trace, 'delivered', digits), VIRTUAL_DELIVERED_MS).unref();
-          setTimeout(() => this.ack(trace, 'read', digits), VIRTUAL_READ_MS).unref();
-        }
-      }
-    });
-
-    const sent: SentMessage = { messageId: id, timestamp, status: 'sent', chatId };
+    const sent: SentMessage = { messageId: id, timestamp, status: 'pending', chatId };
     if (target.kind === 'user' && target.registered) {
       sent.phoneNumber = `+${target.digits}`;
       sent.lid = this.network.lidOf(target.digits);
@@ -91,7 +76,34 @@ export class SandboxMessenger {
       sent.phoneNumber = `+${target.digits}`;
       sent.lid = this.network.lidOf(target.digits);
     }
-    return sent;
+    // the network's answer first (an ack, a refusal, or none), then the deliveries, a turn later: the send is recorded by then
+    const acks = this.session.serverAcks;
+    acks.expect(id, sent.chatId);
+    const deliver = () => {
+      acks.answer(id);
+      setImmediate(() => this.deliverTo(trace, target, recipients, common));
+    };
+    const fault = this.session.faults.take([chatId, sent.chatId]);
+    if (fault?.kind === 'nack') setImmediate(() => acks.answer(id, fault.code));
+    else if (fault?.kind === 'no-ack') this.session.faults.withhold(deliver);
+    else setImmediate(deliver);
+    return { ...sent, ...(await acks.outcome(id)) };
+  }
+
+  /** The message reaches its recipients (the accounts online, and the virtual contacts, who ack it). */
+  private deliverTo(trace: MessageTrace, target: Target, recipients: string[], common: Record<string, unknown>): void {
+    for (const digits of recipients) {
+      const recipient = this.network.sessionFor(digits);
+      if (recipient) {
+        // a channel post reaches its followers from the channel itself, and the network sends no per-follower acks
+        const payload: MessagePayload = { ...common, chatId: this.chatSeenBy(trace), from: this.authorSeenBy(trace) } as MessagePayload;
+        recipient.deliver('message.received', payload as unknown as Record<string, unknown>);
+        if (target.kind !== 'channel') this.ack(trace, 'delivered', digits);
+      } else if (target.kind === 'user' && target.registered) {
+        setTimeout(() => this.ack(trace, 'delivered', digits), VIRTUAL_DELIVERED_MS).unref();
+        setTimeout(() => this.ack(trace, 'read', digits), VIRTUAL_READ_MS).unref();
+      }
+    }
   }
 
   edit(target: MessageRef, text: string): void {

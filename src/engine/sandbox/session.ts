@@ -25,11 +25,15 @@ import { identityEventPayload, IdentityPairs } from '../identities.js';
 import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
+import { SendFaults } from './faults.js';
+import { DEFAULT_SERVER_ACK_TIMING, ServerAcks, type ServerAckTiming } from '../server-acks.js';
 import type { SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
   qrRotationSeconds: number;
   qrMaxRotations: number;
+  /** how long a send waits for the network's ack, and when its absence fails the message (messages.*) */
+  serverAck?: ServerAckTiming;
 }
 
 interface SandboxCreds {
@@ -82,6 +86,10 @@ export class SandboxSession implements EngineSession {
   private creds: SandboxCreds | undefined;
   /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
   private attempts = 0;
+  /** the network's answers to this account's sends */
+  readonly serverAcks: ServerAcks;
+  /** the refusals the network plays on this account's next sends (sandbox routes) */
+  readonly faults = new SendFaults();
 
   constructor(
     private readonly options: SessionOptions,
@@ -89,6 +97,7 @@ export class SandboxSession implements EngineSession {
     private readonly timing: SandboxTiming,
   ) {
     this.identities = new IdentityPairs(options.identities, options.knownIdentities);
+    this.serverAcks = new ServerAcks(timing.serverAck ?? DEFAULT_SERVER_ACK_TIMING, (type, payload) => this.options.hooks.event(type, payload));
     // a pair learnt for the first time or changed is news to the application
     this.identities.onChange = (change) => this.options.hooks.event('contact.identity', identityEventPayload(change));
   }

@@ -1,6 +1,6 @@
 // The one place that writes error responses: {error:{code,message,details}} with the status of the code.
 import type { ParameterizedContext } from 'koa';
-import { GatewayError, RateLimitedError, ServerBusyError } from '../../errors.js';
+import { GatewayError, MessageRefusedError, RateLimitedError, ServerBusyError } from '../../errors.js';
 import type { Logger } from '../../logger.js';
 import { errorStatus } from '../error-status.js';
 import type { AppState } from '../types.js';
@@ -22,6 +22,7 @@ export function writeError(ctx: ParameterizedContext<AppState>, err: unknown, lo
     logger.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
   }
   if (error instanceof RateLimitedError || error instanceof ServerBusyError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  if (error instanceof MessageRefusedError && error.retryAfterSeconds) ctx.set('Retry-After', String(error.retryAfterSeconds));
   if (error.code === 'STORE_UNAVAILABLE') ctx.set('Retry-After', '1');
   ctx.status = status;
   ctx.body = {

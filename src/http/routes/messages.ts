@@ -33,6 +33,7 @@ export function messageRoutes({ messaging, history }: Services): RouteDef[] {
       access: 'messages:send',
       sessionFrom: inPath ? 'params' : 'body',
       idempotent: true,
+      refusable: true,
       summary: 'send a message of any type (Prefer: respond-async answers 202 and reports through command.result)',
       schema: inPath ? { params: sessionParams, body: sendMessageBody } : { body: sendMessageBodyWithSession },
       bodyLimit: 'media',

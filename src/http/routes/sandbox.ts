@@ -3,8 +3,9 @@ import { GatewayError, ValidationError } from '../../errors.js';
 import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/index.js';
 import { jidKind, jidUser, normalizeJid, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
-import { sessionParams } from '../schemas/common.js';
-import { burstBody, disconnectBody, historyBody, inboundBody, olderHistoryBody, pairBody } from '../schemas/sandbox.js';
+import { emptyBody, sessionParams } from '../schemas/common.js';
+import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody } from '../schemas/sandbox.js';
+import { MAX_ARMED_FAULTS, type SendFault } from '../../engine/sandbox/faults.js';
 import { SEND_RULES } from '../schemas/messages.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
 import { newMessageId, type ContactAction } from '../../engine/sandbox/messenger.js';
@@ -141,6 +142,56 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     },
     {
       method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/nack',
+      operationId: 'sandboxFaultNack',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: "the network refuses the session's next `count` sends (to `chatId`, or any chat) with the ack error `code`: they are not delivered, and fail with its reason",
+      schema: { params: sessionParams, body: nackFaultBody },
+      async handler({ params, body }) {
+        return armFault(await sandboxSession(sessions, params.session), { kind: 'nack', code: body.code }, body);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/no-ack',
+      operationId: 'sandboxFaultNoAck',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: "the network never acks the session's next `count` sends (to `chatId`, or any chat), nor delivers them, until …/faults/release: they stay pending, then fail with reason timeout",
+      schema: { params: sessionParams, body: noAckFaultBody },
+      async handler({ params, body }) {
+        return armFault(await sandboxSession(sessions, params.session), { kind: 'no-ack' }, body ?? {});
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/release',
+      operationId: 'sandboxFaultRelease',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: 'the messages held back by a no-ack fault get their ack now and are delivered (a late ack: a message failed with timeout moves on)',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        const released = (await sandboxSession(sessions, params.session)).faults.release();
+        return done(`${released} withheld messages acked and delivered`);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/sandbox/sessions/:session/faults',
+      operationId: 'sandboxFaultsClear',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: 'disarms the faults armed and forgets the withheld messages (never acked: they fail with timeout)',
+      schema: { params: sessionParams, body: emptyBody },
+      async handler({ params }) {
+        (await sandboxSession(sessions, params.session)).faults.clear();
+        return done(`faults of ${params.session} cleared`);
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/sandbox/sessions/:session/disconnect',
       operationId: 'sandboxDisconnect',
       responses: { 200: { data: ref('Done') } },
@@ -153,6 +204,16 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       },
     },
   ];
+}
+
+function armFault(sandbox: SandboxSession, fault: SendFault, target: { chatId?: string; count?: number }) {
+  let chat: string | undefined;
+  if (target.chatId !== undefined) {
+    chat = normalizeJid(target.chatId) ?? undefined;
+    if (!chat) throw ValidationError.field('/chatId', 'is not a phone number or JID');
+  }
+  if (!sandbox.faults.arm(fault, chat, target.count ?? 1)) throw new GatewayError('LIMIT_REACHED', `at most ${MAX_ARMED_FAULTS} faults are armed at once; clear them (DELETE …/faults)`);
+  return done(`the next ${target.count ?? 1} sends${chat ? ` to ${chat}` : ''} meet ${fault.kind === 'nack' ? `ack error ${fault.code}` : 'no ack'}`);
 }
 
 function contactDigits(raw: string): string {

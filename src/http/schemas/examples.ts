@@ -38,6 +38,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   sandboxInboundBurst: { count: 100, contacts: 10 },
   sandboxHistorySync: { messages: 50, chats: 5 },
   sandboxSeedOlderHistory: { chatId: '+15550002222', messages: [{ text: 'Is the shop open on Sunday?' }, { text: 'Yes, from 10 to 4.', fromMe: true }] },
+  sandboxFaultNack: { code: '463', chatId: '+15550002222' },
+  sandboxFaultNoAck: { chatId: '+15550002222', count: 1 },
   sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
   sandboxPresence: { from: '+15550002222', presence: 'composing' },
   sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },

@@ -2,6 +2,7 @@
 // They become the OpenAPI document's components.schemas; routes name them with ref('Session'), listOf('Session').
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES, STATUS_REASONS } from '../../engine/types.js';
+import { FAILURE_REASONS } from '../../engine/server-acks.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
@@ -44,7 +45,7 @@ const storedMessageFields = {
   text: { ...nullableStr, description: 'the text or caption; null for other messages and deleted ones' },
   mediaId: { ...nullableStr, description: 'the media record of a media message' },
   quotedMessageId: nullableStr,
-  status: { enum: ['pending', 'sent', 'delivered', 'read', 'received'] },
+  status: { enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'received'], description: 'a sent message: pending (no server ack yet), sent, delivered, read, or failed (see statusHistory and failure); a received one: received' },
   starred: bool,
   revoked: bool,
   edited: bool,
@@ -134,6 +135,32 @@ export const resourceSchemas = {
         description: "each status the message reached (a message the session sent), oldest first: the first time, and who gave it (a group's members each ack)",
         items: resource('an ack', { status: { enum: ['sent', 'delivered', 'read'] }, at: dateTime, by: { ...nullableStr, description: 'the JID that acked; null when none is named' } }),
       },
+      statusHistory: {
+        type: 'array',
+        description: "a sent message's way, oldest first: `pending` when it was sent off, each status the first time it was reached, and each failure with its reason (a late ack after a `timeout` moves it on); empty for a received message",
+        items: resource(
+          'a status the message reached',
+          {
+            status: { enum: ['pending', 'sent', 'delivered', 'read', 'failed'] },
+            at: dateTime,
+            reason: { enum: [...FAILURE_REASONS], description: 'a failure: why (docs/API.md "Message status")' },
+            code: { type: 'string', description: "a failure: the network's error code, when it gave one" },
+            detail: { type: 'string', description: 'a failure: more words on it' },
+          },
+          ['reason', 'code', 'detail'],
+        ),
+      },
+      failure: {
+        oneOf: [
+          { type: 'null' },
+          resource(
+            'the newest failure',
+            { reason: { enum: [...FAILURE_REASONS] }, code: { type: 'string', description: "the network's error code, when it gave one" }, detail: str, at: dateTime },
+            ['code', 'detail'],
+          ),
+        ],
+        description: 'the newest failure of a sent message (it may have moved on since: `status` says where it is); null when none',
+      },
       reactions: { type: 'array', description: 'the current reaction of each person', items: resource('a reaction', { from: jid, emoji: str, at: dateTime }) },
       votes: { type: 'array', description: "a poll's current vote of each person", items: resource('a poll vote', { voter: jid, selectedOptions: { type: 'array', items: str }, at: dateTime }) },
       edits: { type: 'array', description: 'every edit, oldest first (`text` holds the newest)', items: resource('an edit', { text: str, at: dateTime }) },
@@ -148,7 +175,7 @@ export const resourceSchemas = {
     'a sent message',
     {
       messageId: str,
-      status: { const: 'sent' },
+      status: { enum: ['sent', 'pending'], description: "`sent`: WhatsApp's server acked it within messages.sendAckWaitMs; `pending`: no answer yet (message.ack or message.failed follows). A refusal is an error (422 MESSAGE_REFUSED, 429 MESSAGE_RATE_LIMITED)" },
       timestamp: dateTime,
       chatId: jid,
       phoneNumber: { type: 'string', description: 'the target, when it is a person' },

@@ -99,6 +99,25 @@ export const disconnectBody = {
   },
 } as const;
 
+const faultTarget = {
+  chatId: { ...chatId, description: 'only sends to this chat (a phone number or JID) meet the fault; any chat when absent' },
+  count: { type: 'integer', minimum: 1, maximum: 1000, description: 'how many sends meet it (default 1)' },
+};
+
+/** The network refuses the next sends with an ack error code (WhatsApp's `<ack error>`). */
+export const nackFaultBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['code'],
+  properties: {
+    code: { type: 'string', pattern: '^[0-9]{3}$', description: "the ack's error code: 429 (rate_limited), 463 (reachout_timelocked), 404 (not_on_whatsapp), 479 or 403 (recipient_unreachable), any other (refused)" },
+    ...faultTarget,
+  },
+} as const;
+
+/** The network never acks the next sends (nor delivers them) until they are released. */
+export const noAckFaultBody = { type: 'object', additionalProperties: false, properties: faultTarget } as const;
+
 const { type: _contentType, ...contentFields } = contentProperties;
 
 const inboundProperties = (): Record<string, object> => ({

@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { proto, type BinaryNode } from '@whiskeysockets/baileys';
 import type { CallAddressing, CallRecord, Calls } from './calls.js';
 import type { Groups, GroupInfo } from './groups.js';
+import type { MessageFault, MessageFaults } from './message-faults.js';
+import type { Router } from './routing.js';
 import type { Confirmation, Hub } from './hub.js';
 import type { MediaStore, UploadedMedia } from './media-store.js';
 import type { Pictures } from './pictures.js';
@@ -26,6 +28,8 @@ export interface ControlDeps {
   pictures: Pictures;
   calls: Calls;
   appState: AppState;
+  messageFaults: MessageFaults;
+  router: Router;
 }
 
 export const CLOSE_CODES: readonly CloseCode[] = [401, 403, 408, 428, 440, 500, 503, 515];
@@ -252,6 +256,27 @@ export class EmulatorControl {
     };
   }
 
+  /**
+   * The server answers the next `count` (default 1) messages a companion of `from` sends to `to` (each any when absent;
+   * `to` a user or a group jid) with `fault`: `{kind: 'nack', code}` acks them with that error code
+   * (`<ack class="message" error="463">`), `{kind: 'withhold'}` sends no ack; neither is routed to the recipient.
+   */
+  failMessages(fault: MessageFault, options: { from?: string; to?: string; count?: number } = {}): void {
+    this.deps.messageFaults.arm(fault, options);
+  }
+
+  /** The withheld messages are acked and routed now, oldest first (a late server ack); returns how many. */
+  async releaseWithheld(): Promise<number> {
+    const withheld = this.deps.messageFaults.withheld.splice(0);
+    for (const { connection, node } of withheld) if (connection.open) await this.deps.router.acceptMessage(connection, node);
+    return withheld.filter((w) => w.connection.open).length;
+  }
+
+  /** Disarms every message fault and forgets the withheld messages. */
+  clearMessageFaults(): void {
+    this.deps.messageFaults.clear();
+  }
+
   /** Signal decryption failures of the virtual phones (should stay empty). */
   phoneFailures(): Array<{ phone: string; id: string; error: string }> {
     return [...this.deps.phones.failures];
@@ -365,6 +390,23 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     const call = c.call(q.get('id') ?? '');
     if (!call) throw new HttpError(404, 'no such call');
     return call;
+  },
+  'POST /control/message-faults': (c, b) => {
+    const kind = str(b, 'kind');
+    if (kind !== 'nack' && kind !== 'withhold') throw new HttpError(400, 'kind must be nack or withhold');
+    const count = b.count === undefined ? undefined : Number(b.count);
+    if (count !== undefined && (!Number.isInteger(count) || count < 1 || count > 1000)) throw new HttpError(400, 'count must be an integer from 1 to 1000');
+    try {
+      c.failMessages(kind === 'nack' ? { kind, code: String(b.code ?? '') } : { kind }, { from: str(b, 'from', true), to: str(b, 'to', true), ...(count ? { count } : {}) });
+    } catch (error) {
+      throw new HttpError(400, (error as Error).message);
+    }
+    return { ok: true };
+  },
+  'POST /control/message-faults/release': async (c) => ({ released: await c.releaseWithheld() }),
+  'DELETE /control/message-faults': (c) => {
+    c.clearMessageFaults();
+    return { ok: true };
   },
   'GET /control/inbox': (c, _b, q) => c.inbox(q.get('phone') ?? '').map(messageJson),
   'POST /control/wait-inbox': async (c, b) => {

@@ -2,6 +2,7 @@
 import { getBinaryNodeChild, getBinaryNodeChildren, jidDecode, S_WHATSAPP_NET, type BinaryNode } from '@whiskeysockets/baileys';
 import type { Connection } from './connection.js';
 import type { Groups } from './groups.js';
+import type { MessageFaults } from './message-faults.js';
 import { unixNow, type Hub } from './hub.js';
 import { STATUS_BROADCAST, type Phones } from './phones.js';
 import { profile, type AddressingMode } from './profile.js';
@@ -15,9 +16,28 @@ export class Router {
     private readonly hub: Hub,
     private readonly groups: Groups,
     private readonly phones: Phones,
+    private readonly faults: MessageFaults,
   ) {}
 
   async handleMessage(connection: Connection, node: BinaryNode): Promise<void> {
+    const sender = connection.device;
+    const to = node.attrs.to;
+    if (!sender || !to) return;
+    // a refused or withheld message goes nowhere (a retry of one, `recipient` set, is the device's own business)
+    const fault = node.attrs.recipient ? undefined : this.faults.take(sender.account.phone, node);
+    if (fault?.kind === 'nack') {
+      connection.send({ tag: 'ack', attrs: { class: 'message', id: node.attrs.id ?? '', from: to, t: unixNow(), error: fault.code } });
+      return;
+    }
+    if (fault?.kind === 'withhold') {
+      this.faults.withhold({ connection, node });
+      return;
+    }
+    return this.acceptMessage(connection, node);
+  }
+
+  /** The server acks the message and routes it (a withheld message, when released). */
+  async acceptMessage(connection: Connection, node: BinaryNode): Promise<void> {
     const sender = connection.device;
     const to = node.attrs.to;
     if (!sender || !to) return;

@@ -27,6 +27,7 @@ import { StanzaRecorder } from './recorder.js';
 import { ConnectionStats } from './stats.js';
 import { Registry } from './registry.js';
 import { Router } from './routing.js';
+import { MessageFaults } from './message-faults.js';
 import { createTlsIdentity, type TlsIdentity } from './tls-cert.js';
 import { createWsServer } from './ws.js';
 
@@ -97,13 +98,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<WaEm
   const phones = new Phones(hub, groups);
   const presence = new Presence(hub, groups);
   const pairing = new Pairing(hub);
-  const router = new Router(hub, groups, phones);
+  const messageFaults = new MessageFaults(registry);
+  const router = new Router(hub, groups, phones, messageFaults);
   const calls = new Calls(hub);
   hub.onActive = (device) => {
     phones.bootstrap(device).catch((error: unknown) => log('phone bootstrap failed', { device: device.jid, error: String(error) }));
   };
   const stats = new ConnectionStats();
-  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures, calls, appState });
+  const control = new EmulatorControl({ hub, pairing, groups, phones, presence, media, stats, pictures, calls, appState, messageFaults, router });
   const connections = new Set<Connection>();
 
   const onNode = async (connection: Connection, node: BinaryNode): Promise<void> => {
