@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../config/types.js';
 import { createLogger, type Logger } from '../logger.js';
 import type { Engine, EngineName } from './types.js';
 import { createSandboxEngine } from './sandbox/index.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from './decryption.js';
 
 export interface EngineRegistry {
   has(name: EngineName): boolean;
@@ -17,7 +18,7 @@ export interface EngineRegistry {
 export function createEngines(config: GatewayConfig, logger: Logger = createLogger(config.logLevel)): EngineRegistry {
   const factories = new Map<EngineName, () => Promise<Engine>>([
     ['baileys', async () => (await import('./baileys/index.js')).createBaileysEngine(config, logger)],
-    ['sandbox', async () => createSandboxEngine(config.sessions)],
+    ['sandbox', async () => createSandboxEngine({ ...config.sessions, undecryptableAfterSeconds: config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS })],
   ]);
   const engines = new Map<EngineName, Promise<Engine>>();
   return {

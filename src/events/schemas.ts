@@ -3,6 +3,7 @@
 // `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
+import { DECRYPTION_FAILURE_KINDS } from '../engine/decryption.js';
 
 type Schema = Record<string, unknown>;
 
@@ -124,6 +125,27 @@ const payloads: Record<EventType, Schema> = {
   'message.delete': { ...closed({ ...messageKey, timestamp: isoTime }) },
   'message.vote': {
     ...closed({ pollMessageId: id, chatId: jid, voter: jidRefSchema, selectedOptions: { type: 'array', items: { type: 'string' } }, timestamp: isoTime }),
+  },
+  'message.failed': {
+    ...closed(
+      {
+        ...messageKey,
+        reason: { type: 'string', description: 'why, as a code: decryption_retry_exhausted (a recipient could not decrypt it however often it was re-sent)' },
+        code: { type: ['string', 'integer'], description: "the network's own error code, when it gave one" },
+        detail: { type: 'string' },
+        timestamp: isoTime,
+      },
+      ['messageId', 'chatId', 'reason', 'timestamp'],
+    ),
+  },
+  'message.undecryptable': {
+    ...closed({
+      ...messageKey,
+      sender: jidRefSchema,
+      kind: { enum: [...DECRYPTION_FAILURE_KINDS], description: 'the first failure: bad_mac, no_session, invalid_prekey, spent_key, absent (no encrypted content), other' },
+      retries: { type: 'integer', minimum: 0, description: 'retry receipts the session sent for it' },
+      timestamp: isoTime,
+    }),
   },
   'session.status': {
     ...closed({

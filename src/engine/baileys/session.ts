@@ -33,6 +33,8 @@ import type { MediaDownloadSettings } from './media-download.js';
 import { PollVotes } from './polls.js';
 import { proxyRoute, type ProxyRoute } from './proxy.js';
 import { BaileysMessenger } from './send.js';
+import { BaileysDecryptionHealth } from './decryption.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
 
 export interface BaileysSettings {
   websocketUrl?: string;
@@ -44,6 +46,8 @@ export interface BaileysSettings {
   mediaDownload?: MediaDownloadSettings;
   /** how long each QR code lives (Baileys' `qrTimeout`) and how many are shown before QR_TIMEOUT (sessions.qr*) */
   qr: { rotationSeconds: number; maxRotations: number };
+  /** engine.decryption.undecryptableAfterSeconds, in ms */
+  undecryptableAfterMs?: number;
 }
 
 /** how long an operation waits for a reconnect the engine does by itself (515) */
@@ -93,13 +97,16 @@ export class BaileysSession implements EngineSession {
   readonly chats: BaileysChats;
   readonly media: BaileysMedia;
   private readonly mapper: EventMapper;
+  private readonly decryption: BaileysDecryptionHealth;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly settings: BaileysSettings,
   ) {
     this.log = settings.logger.child({ session: options.name });
-    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields) => {
+    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields, level) => {
+      this.decryption.noticeLog(msg, fields);
+      if (level !== 'debug') return;
       this.gate?.noticeLog(msg, fields);
       this.noticeSpentRedelivery(msg, fields);
     });
@@ -140,6 +147,12 @@ export class BaileysSession implements EngineSession {
     this.groups = new BaileysGroups(this.ctx, (id) => this.mapper.pendingJoins.add(id));
     this.chats = new BaileysChats(this.ctx);
     this.media = new BaileysMedia(this.ctx, settings.mediaDownload);
+    this.decryption = new BaileysDecryptionHealth(this.ctx, {
+      giveUpMs: settings.undecryptableAfterMs ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS * 1000,
+      chatOf: (key) => this.mapper.chatOf(key),
+      authorOf: (key) => this.mapper.authorOf(key),
+      isStored: (id) => this.isStored(id),
+    });
   }
 
   get name(): string {
@@ -164,6 +177,7 @@ export class BaileysSession implements EngineSession {
 
   async disconnect(): Promise<void> {
     this.attempts += 1;
+    this.decryption.close();
     await this.endSocket();
     this.failWaiters('the session was stopped');
     await this.closeRoute();
@@ -172,6 +186,7 @@ export class BaileysSession implements EngineSession {
   /** Unlinks the device (remove-companion-device) when the socket is open; the credentials go either way. */
   async logout(): Promise<void> {
     this.attempts += 1;
+    this.decryption.close();
     const open = this.phase === 'open';
     const sock = this.detach();
     if (sock && !open) await sock.end(undefined).catch(() => undefined);
@@ -312,10 +327,14 @@ export class BaileysSession implements EngineSession {
     sock.ev.on('connection.update', (update) => {
       if (this.sock === sock) this.onConnection(sock, update);
     });
+    sock.ws.on('CB:receipt', (node: BinaryNode) => {
+      if (this.sock === sock) this.decryption.receipt(node);
+    });
     sock.ev.process((events) => {
       if (this.sock !== sock) return;
       const upserts = events['messages.upsert']?.messages ?? [];
       this.confirmStoredRedeliveries(sock, upserts);
+      this.decryption.upserted(upserts);
       this.events = this.events
         .then(() => this.mapper.handle(events as Partial<BaileysEventMap>))
         .catch((err: unknown) => {

@@ -25,11 +25,15 @@ import { identityEventPayload, IdentityPairs } from '../identities.js';
 import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
+import { SandboxDecryptionFaults } from './decryption-faults.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
 import type { SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
   qrRotationSeconds: number;
   qrMaxRotations: number;
+  /** engine.decryption.undecryptableAfterSeconds */
+  undecryptableAfterSeconds?: number;
 }
 
 interface SandboxCreds {
@@ -78,6 +82,8 @@ export class SandboxSession implements EngineSession {
   private readonly contactUpdates = new ContactUpdates();
   /** the calls that reached this account lately (kept across reconnects, like the network's record of them) */
   readonly calls = new CallBook();
+  /** the decryption faults the sandbox's fault routes inject */
+  readonly decryptionFaults: SandboxDecryptionFaults;
   /** the stored creds (read at connect, written at pairing, gone at logout) */
   private creds: SandboxCreds | undefined;
   /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
@@ -91,6 +97,10 @@ export class SandboxSession implements EngineSession {
     this.identities = new IdentityPairs(options.identities, options.knownIdentities);
     // a pair learnt for the first time or changed is news to the application
     this.identities.onChange = (change) => this.options.hooks.event('contact.identity', identityEventPayload(change));
+    this.decryptionFaults = new SandboxDecryptionFaults((timing.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS) * 1000, {
+      signal: (signal) => this.options.hooks.decryption?.(signal),
+      deliver: (type, payload) => this.deliver(type, payload),
+    });
   }
 
   get name(): string {
@@ -342,6 +352,7 @@ export class SandboxSession implements EngineSession {
     if (digits) this.network.detach(digits, this);
     this.messenger = undefined;
     this.chats = undefined;
+    this.decryptionFaults.close();
     this.phase = 'idle';
     this.pairingCode = undefined;
   }

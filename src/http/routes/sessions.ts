@@ -83,9 +83,9 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       responses: { 200: { data: ref('Session') } },
       access: 'sessions:read',
       sessionFrom: 'params',
-      summary: 'get one session',
+      summary: 'get one session, with its decryption health counters when this daemon runs (or ran) it',
       schema: { params: sessionParams },
-      handler: async ({ params }) => sessionView(await sessions.get(params.session)),
+      handler: async ({ params }) => sessionView(await sessions.get(params.session), sessions.decryptionOf(params.session)),
     },
     {
       method: 'PATCH',
