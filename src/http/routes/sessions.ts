@@ -70,10 +70,10 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
         if (allowed) {
           const rows = (await Promise.all(allowed.map((name) => sessions.find(name)))).filter((row) => row !== undefined);
           const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
-          return paged(ctx, page.map(sessionView), rows.length);
+          return paged(ctx, page.map((row) => sessionView(row)), rows.length);
         }
         const { rows, total } = await sessions.list(query.limit ?? 1000, query.offset ?? 0);
-        return paged(ctx, rows.map(sessionView), total);
+        return paged(ctx, rows.map((row) => sessionView(row)), total);
       },
     },
     {
