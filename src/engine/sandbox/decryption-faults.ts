@@ -61,22 +61,24 @@ export class SandboxDecryptionFaults {
   }
 
   /**
-   * A message is being sent to `chatId`: under an armed plan its recipient asks for it again `count` times. Up to
-   * MAX_RESENDS the session re-sends it and `deliver` runs (it arrives); past them it is failed and `deliver` never runs.
-   * Without a plan `deliver` runs at once.
+   * A message is being sent to `chatId`: under an armed plan its recipient fails to decrypt the first `count` copies it
+   * gets, asking again for each. Up to MAX_RESENDS copies are re-sent: if one is left to decrypt, `deliver` runs (it
+   * arrives); otherwise the last retry receipt is refused, the message fails and `deliver` never runs. Without a plan
+   * `deliver` runs at once.
    */
   sending(messageId: string, chatId: string, deliver: () => void): void {
     const index = this.plans.findIndex((plan) => plan.chatId === undefined || plan.chatId === chatId);
     if (index < 0) return deliver();
     const [plan] = this.plans.splice(index, 1);
-    for (let asked = 1; asked <= plan!.count; asked++) this.hooks.signal({ kind: 'retry_receipt', direction: 'received' });
+    const asks = Math.min(plan!.count, MAX_RESENDS + 1);
+    for (let asked = 1; asked <= asks; asked++) this.hooks.signal({ kind: 'retry_receipt', direction: 'received' });
     if (plan!.count <= MAX_RESENDS) return deliver();
     this.hooks.signal({ kind: 'exhausted', direction: 'outgoing' });
     this.hooks.deliver('message.failed', {
       messageId,
       chatId,
       reason: RETRY_EXHAUSTED,
-      detail: `the recipient asked for it again ${plan!.count} times; it was re-sent ${MAX_RESENDS} times`,
+      detail: `the recipient asked for it again ${asks} times; it was re-sent ${MAX_RESENDS} times`,
       timestamp: isoTimestamp(),
     });
   }
