@@ -39,6 +39,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   sandboxHistorySync: { messages: 50, chats: 5 },
   sandboxSeedOlderHistory: { chatId: '+15550002222', messages: [{ text: 'Is the shop open on Sunday?' }, { text: 'Yes, from 10 to 4.', fromMe: true }] },
   sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
+  sandboxFaultUndecryptable: { from: '+15550002222', recovered: false, kind: 'bad_mac' },
+  sandboxFaultRetryReceipts: { chatId: '+15550002222', count: 3 },
   sandboxPresence: { from: '+15550002222', presence: 'composing' },
   sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },
   sandboxUpdateContact: { phoneNumber: '+15550002222', pushName: 'Alice' },
