@@ -6,6 +6,7 @@ import type { JidRef } from '../jid.js';
 import { RETRY_EXHAUSTED, UndecryptableWatch, type DecryptionFailureKind } from '../decryption.js';
 import { TtlCache } from './cache.js';
 import type { SessionContext } from './context.js';
+import { bare } from './identities.js';
 
 /** The Baileys log lines read here (lib/Utils/decode-wa-message.js, lib/Socket/messages-recv.js). */
 const LINES = {
@@ -97,13 +98,21 @@ export class BaileysDecryptionHealth {
   }
 
   private async failed(key: WAMessageKey | undefined, error: string): Promise<void> {
-    if (!key?.id || !key.remoteJid) return;
+    if (!key?.id || !key.remoteJid || this.fromOwnPhone(key)) return;
     try {
       if (await this.options.isStored(key.id)) return;
     } catch {
       // unknown: counted as a failure (the store's own failure is logged where it happened)
     }
     this.watch.failed({ messageId: key.id, chatId: this.options.chatOf(key), sender: key.fromMe ? this.own() : this.options.authorOf(key), kind: failureKind(error) });
+  }
+
+  /** A message of the account's own devices to the account (protocol messages: keys, history, app state): no user's. */
+  private fromOwnPhone(key: WAMessageKey): boolean {
+    if (!key.fromMe) return false;
+    const me = this.ctx.me();
+    const chat = bare(key.remoteJid);
+    return chat !== undefined && (chat === me.pn || chat === me.lid);
   }
 
   private own(): JidRef {
