@@ -87,6 +87,22 @@ describe('wa-emulator retry receipts and decryption faults', () => {
     assert.equal(emu.control.inbox(CAROL).filter((m) => m.id === id)[1]!.text, 'kept by the app');
     assert.deepEqual(emu.control.phoneFailures(), []);
   });
+
+  it('the control HTTP routes: faults, a retry request and the log; bad input is a 400', async () => {
+    const post = (path: string, body: unknown) => fetch(`${emu.controlUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    assert.equal((await post('/control/fail-decryption', { phone: CAROL, retries: 0 })).status, 400);
+    assert.equal((await post('/control/send-undecryptable', { from: CAROL, to: ALICE, text: 'x' })).status, 400);
+    const stub = waitForMessage(alice.sock, (m) => isCiphertextStub(m));
+    const recovered = waitForMessage(alice.sock, (m) => textOf(m) === 'over http');
+    const sentUndecryptable = await post('/control/send-undecryptable', { from: CAROL, to: ALICE, text: 'over http', answerRetries: true });
+    assert.equal(sentUndecryptable.status, 200);
+    const { id } = (await sentUndecryptable.json()) as { id: string };
+    assert.equal((await stub).key.id, id);
+    assert.equal((await recovered).key.id, id);
+    const log = (await (await fetch(`${emu.controlUrl}/control/retries?phone=${CAROL}`)).json()) as Array<{ id: string; kind: string }>;
+    assert.deepEqual(log.filter((r) => r.id === id).map((r) => r.kind), ['answered']);
+    assert.equal((await post('/control/request-retry', { phone: CAROL, id: 'NOPE' })).status, 500);
+  });
 });
 
 async function waitFor(check: () => boolean, timeoutMs = 10_000): Promise<void> {
