@@ -303,6 +303,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   };
   bus.subscribe(metrics.observeEvent);
   sessions.onReconnecting(metrics.observeReconnect);
+  sessions.onDecryption(metrics.observeDecryption);
+  sessions.onDeleted(metrics.forgetSession);
 
   let draining = false;
   /** open event streams, ended at shutdown so they do not hold the server open */

@@ -4,6 +4,7 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { ENGINE_NAMES, type EngineName, type SessionStatus } from './engine/types.js';
 import type { GatewayEvent } from './events/catalogue.js';
 import { FAILURE_REASONS, type FailureReason } from './engine/server-acks.js';
+import { DECRYPTION_FAILURE_KINDS, type DecryptionSignal } from './engine/decryption.js';
 
 /** the label of requests answered before a route matched (unknown paths, refusals while draining or over capacity) */
 export const UNMATCHED_ROUTE = { method: '*', path: 'unmatched' } as const;
@@ -44,6 +45,10 @@ export interface Metrics {
   observeEvent(event: GatewayEvent): void;
   observeAttempt(attempt: AttemptObservation): void;
   observeReconnect(engine: EngineName, reason: string): void;
+  /** a decryption fact of a session (retry receipt, failure, exhausted retries) */
+  observeDecryption(session: string, signal: DecryptionSignal): void;
+  /** drops a deleted session's decryption series */
+  forgetSession(session: string): void;
   /** one commit of the tick transaction, seconds */
   observeCommit(seconds: number): void;
   render(): Promise<string>;
@@ -166,6 +171,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     registers,
   });
   const commitSeries = commits.series();
+  const decryption = decryptionCounters(registers);
 
   return {
     registry,
@@ -189,8 +195,57 @@ export function createMetrics(sources: MetricSources): Metrics {
       if (status !== 'pending') finalSeries[status].observe(attempts);
     },
     observeReconnect: (engine, reason) => reconnects.inc({ engine, reason }),
+    observeDecryption: decryption.observe,
+    forgetSession: decryption.forget,
     observeCommit: (seconds) => commitSeries.observe(seconds),
     render: () => registry.metrics(),
+  };
+}
+
+/**
+ * Decryption health per session: retry receipts by direction, failures by kind, exhausted retries by direction. A
+ * session's series start at zero at its first signal; a deleted session's are removed.
+ */
+function decryptionCounters(registers: Registry[]) {
+  const retryReceipts = new Counter({
+    name: 'gateway_decryption_retry_receipts_total',
+    help: 'retry receipts by session and direction: sent (the session could not decrypt a message and asked its sender again), received (a recipient asked the session to send one again)',
+    labelNames: ['session', 'direction'],
+    registers,
+  });
+  const failures = new Counter({
+    name: 'gateway_decryption_failures_total',
+    help: 'incoming messages that could not be decrypted, by session and kind (bad_mac, no_session, invalid_prekey, spent_key, absent, other)',
+    labelNames: ['session', 'kind'],
+    registers,
+  });
+  const exhausted = new Counter({
+    name: 'gateway_decryption_retries_exhausted_total',
+    help: 'messages whose decryption retries were exhausted, by session and direction: incoming (message.undecryptable), outgoing (message.failed, decryption_retry_exhausted)',
+    labelNames: ['session', 'direction'],
+    registers,
+  });
+  const seen = new Set<string>();
+  const start = (session: string) => {
+    if (seen.has(session)) return;
+    seen.add(session);
+    for (const direction of ['sent', 'received']) retryReceipts.inc({ session, direction }, 0);
+    for (const kind of DECRYPTION_FAILURE_KINDS) failures.inc({ session, kind }, 0);
+    for (const direction of ['incoming', 'outgoing']) exhausted.inc({ session, direction }, 0);
+  };
+  return {
+    observe(session: string, signal: DecryptionSignal): void {
+      start(session);
+      if (signal.kind === 'retry_receipt') retryReceipts.inc({ session, direction: signal.direction });
+      else if (signal.kind === 'failure') failures.inc({ session, kind: signal.failure });
+      else exhausted.inc({ session, direction: signal.direction });
+    },
+    forget(session: string): void {
+      if (!seen.delete(session)) return;
+      for (const direction of ['sent', 'received']) retryReceipts.remove({ session, direction });
+      for (const kind of DECRYPTION_FAILURE_KINDS) failures.remove({ session, kind });
+      for (const direction of ['incoming', 'outgoing']) exhausted.remove({ session, direction });
+    },
   };
 }
 

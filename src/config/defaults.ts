@@ -9,7 +9,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
   auth: {},
   store: { kind: 'sqlite', postgres: {} },
   cluster: { leaseSeconds: 20 },
-  engine: { default: 'baileys', baileys: { mediaHosts: [], mediaDownloadTimeoutMs: 300_000, mediaDownloadMaxBytes: 2 * 1024 * 1024 * 1024 + 1024 * 1024 } },
+  engine: { default: 'baileys', baileys: { mediaHosts: [], mediaDownloadTimeoutMs: 300_000, mediaDownloadMaxBytes: 2 * 1024 * 1024 * 1024 + 1024 * 1024 }, decryption: { undecryptableAfterSeconds: 300 } },
   sessions: {
     qrRotationSeconds: 20,
     qrMaxRotations: 6,

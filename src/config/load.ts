@@ -41,6 +41,7 @@ const ENV_VARS: Record<string, EnvRule> = {
   GATEWAY_DEFAULT_ENGINE: { path: ['engine', 'default'], type: 'string' },
   GATEWAY_BAILEYS_WS_URL: { path: ['engine', 'baileys', 'websocketUrl'], type: 'string' },
   GATEWAY_BAILEYS_MEDIA_HOSTS: { path: ['engine', 'baileys', 'mediaHosts'], type: 'list' },
+  GATEWAY_UNDECRYPTABLE_AFTER_SECONDS: { path: ['engine', 'decryption', 'undecryptableAfterSeconds'], type: 'integer' },
   GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: { path: ['media', 'allowPrivateUrls'], type: 'boolean' },
   GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: { path: ['media', 's3AllowPrivateEndpoint'], type: 'boolean' },
   GATEWAY_WEBHOOKS_ALLOW_PRIVATE_TARGETS: { path: ['webhooks', 'allowPrivateTargets'], type: 'boolean' },

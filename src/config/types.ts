@@ -24,6 +24,8 @@ export interface GatewayConfig {
       /** and may be at most this many encrypted bytes */
       mediaDownloadMaxBytes: number;
     };
+    /** an incoming message that failed to decrypt and got no decrypted copy within this is message.undecryptable */
+    decryption: { undecryptableAfterSeconds: number };
   };
   sessions: {
     qrRotationSeconds: number;

@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../logger.js';
 import type { Engine, EngineName } from './types.js';
 import { createSandboxEngine } from './sandbox/index.js';
 import type { ServerAckTiming } from './server-acks.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from './decryption.js';
 
 export interface EngineRegistry {
   has(name: EngineName): boolean;
@@ -18,7 +19,7 @@ export interface EngineRegistry {
 export function createEngines(config: GatewayConfig, logger: Logger = createLogger(config.logLevel)): EngineRegistry {
   const factories = new Map<EngineName, () => Promise<Engine>>([
     ['baileys', async () => (await import('./baileys/index.js')).createBaileysEngine(config, logger)],
-    ['sandbox', async () => createSandboxEngine(config.sessions, serverAckTimingOf(config))],
+    ['sandbox', async () => createSandboxEngine({ ...config.sessions, undecryptableAfterSeconds: config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS }, serverAckTimingOf(config))],
   ]);
   const engines = new Map<EngineName, Promise<Engine>>();
   return {

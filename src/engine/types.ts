@@ -1,5 +1,6 @@
 // The Engine interface every network implementation provides, and the normalised values it reports.
 import type { EventType } from '../events/catalogue.js';
+import type { DecryptionSignal } from './decryption.js';
 import type { UrlPolicy } from '../net/url-guard.js';
 import type { MessageFailure } from './server-acks.js';
 
@@ -139,6 +140,8 @@ export interface EngineSessionHooks {
    * included; rejects when one of them could not be stored. Engines confirm to the network only after it settles.
    */
   committed?(alsoWrite?: () => Promise<void> | undefined | void): Promise<void>;
+  /** a fact for the session's decryption counters (retry receipts, failures, exhausted retries); src/engine/decryption.ts */
+  decryption?(signal: DecryptionSignal): void;
 }
 
 export interface SessionOptions {

@@ -1,5 +1,5 @@
-// The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin, message.failed), and the
-// envelope shape.
+// The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin,
+// message.failed, message.undecryptable), and the envelope shape.
 
 export const EVENT_TYPES = [
   'message.received',
@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'message.update',
   'message.delete',
   'message.vote',
+  'message.undecryptable',
   'session.status',
   'session.qr',
   'session.connected',

@@ -4,6 +4,7 @@
 import { EVENT_TYPES, type EventType } from './catalogue.js';
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
 import { FAILURE_REASONS } from '../engine/server-acks.js';
+import { DECRYPTION_FAILURE_KINDS } from '../engine/decryption.js';
 
 type Schema = Record<string, unknown>;
 
@@ -137,6 +138,15 @@ const payloads: Record<EventType, Schema> = {
   'message.delete': { ...closed({ ...messageKey, timestamp: isoTime }) },
   'message.vote': {
     ...closed({ pollMessageId: id, chatId: jid, voter: jidRefSchema, selectedOptions: { type: 'array', items: { type: 'string' } }, timestamp: isoTime }),
+  },
+  'message.undecryptable': {
+    ...closed({
+      ...messageKey,
+      sender: jidRefSchema,
+      kind: { enum: [...DECRYPTION_FAILURE_KINDS], description: 'the first failure: bad_mac, no_session, invalid_prekey, spent_key, absent (no encrypted content), other' },
+      retries: { type: 'integer', minimum: 0, description: 'retry receipts the session sent for it' },
+      timestamp: isoTime,
+    }),
   },
   'session.status': {
     ...closed({

@@ -13,6 +13,8 @@ import type { EngineRegistry } from '../engine/index.js';
 import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
 import type { SessionPlacement } from '../cluster/cluster.js';
+import type { DecryptionSignal } from '../engine/decryption.js';
+import { DecryptionCounters, type DecryptionCounts } from './decryption-counters.js';
 
 export interface ManagerSettings {
   reconnectBaseMs: number;
@@ -86,6 +88,8 @@ export class SessionManager {
   private readonly processors: EngineEventProcessor[] = [];
   private readonly deletedListeners: ((name: string) => void | Promise<void>)[] = [];
   private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
+  private readonly decryptionListeners: ((session: string, signal: DecryptionSignal) => void)[] = [];
+  private readonly decryption = new DecryptionCounters();
   private messageLookup: MessageLookup | undefined;
   private messageExists: MessageExists | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
@@ -156,6 +160,16 @@ export class SessionManager {
   /** Told each time a dropped session is scheduled to reconnect, with the reason it dropped (metrics). */
   onReconnecting(listener: (engine: EngineName, reason: StatusReason) => void): void {
     this.reconnectListeners.push(listener);
+  }
+
+  /** Told each decryption fact an engine reports (retry receipts, failures, exhausted retries), with its session (metrics). */
+  onDecryption(listener: (session: string, signal: DecryptionSignal) => void): void {
+    this.decryptionListeners.push(listener);
+  }
+
+  /** The decryption counters of a session this daemon runs or ran since it started; undefined otherwise. */
+  decryptionOf(name: string): DecryptionCounts | undefined {
+    return this.decryption.of(name);
   }
 
   /** How engines find stored messages (quotes, re-sends on retry receipts, poll secrets). */
@@ -324,6 +338,7 @@ export class SessionManager {
     await this.teardown(name);
     await this.deps.sessions.delete(name);
     this.statuses.delete(name);
+    this.decryption.forget(name);
     for (const listener of this.deletedListeners) await listener(name);
   }
 
@@ -536,11 +551,17 @@ export class SessionManager {
           }
         },
         committed: (alsoWrite) => this.committed(row.name, alsoWrite),
+        decryption: (signal) => {
+          if (this.runtimes.get(row.name) !== runtime) return;
+          this.decryption.record(row.name, signal);
+          for (const listener of this.decryptionListeners) listener(row.name, signal);
+        },
       },
       lookupMessage: async (id, chatId) => this.messageLookup?.(row.name, id, chatId),
       ...(this.messageExists ? { messageStored: (id: string) => this.messageExists!(row.name, id) } : {}),
     });
     this.runtimes.set(row.name, runtime);
+    this.decryption.open(row.name);
     this.setStatus(row.name, 'CONNECTING', reason);
     await this.connect(row.name, runtime);
   }

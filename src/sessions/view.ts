@@ -1,5 +1,6 @@
 // The public shape of a session (SPEC §2 "Session"), built from its stored row.
 import type { LastError, SessionRow } from '../store/sessions.js';
+import type { DecryptionCounts } from './decryption-counters.js';
 
 export interface SessionView {
   name: string;
@@ -17,6 +18,8 @@ export interface SessionView {
   lastError: LastError | null;
   createdAt: string;
   updatedAt: string;
+  /** decryption health counters, in the answer of GET /api/sessions/{session} (the node running the session keeps them) */
+  decryption?: DecryptionCounts;
 }
 
 /** Hides a proxy password: `socks5://user:***@host:1080`. */
@@ -33,7 +36,7 @@ export function maskProxy(proxy: string): string {
   }
 }
 
-export function sessionView(row: SessionRow): SessionView {
+export function sessionView(row: SessionRow, decryption?: DecryptionCounts): SessionView {
   const view: SessionView = {
     name: row.name,
     engine: row.engine,
@@ -50,5 +53,6 @@ export function sessionView(row: SessionRow): SessionView {
   if (row.platform) view.platform = row.platform;
   if (row.lid) view.lid = row.lid;
   if (row.proxy) view.proxy = maskProxy(row.proxy);
+  if (decryption) view.decryption = decryption;
   return view;
 }

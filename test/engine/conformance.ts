@@ -61,6 +61,14 @@ export interface EngineTarget {
   failNextSend(session: string, phone: string, to: string, fault: { nack: string } | 'no-ack'): Promise<void>;
   /** the messages a no-ack fault held back are acked and delivered now (a late server ack) */
   releaseWithheld(session: string): Promise<void>;
+  /**
+   * The contact `phone` sends `text` to the account `accountPhone` of session `session` encrypted to a pre-key the
+   * session's device no longer has: it cannot decrypt it and asks the contact again; the contact answers with a copy
+   * that decrypts (`recovered`) or never answers. Resolves with the message id.
+   */
+  contactSendsUndecryptable(phone: string, session: string, accountPhone: string, text: string, recovered: boolean): Promise<string>;
+  /** The contact `phone` cannot decrypt the next message session `session` sends it, and asks for it again `count` times. */
+  contactAsksAgain(phone: string, session: string, count: number): Promise<void>;
 }
 
 /** The conformance daemons' configuration: a short server-ack timeout, so that the timeout scenario takes seconds. */
@@ -88,6 +96,7 @@ export type Scenario =
   | 'chat actions'
   | 'backfill'
   | 'refused and unacked sends'
+  | 'decryption failures and retries'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -107,6 +116,8 @@ const DAVE = '15550104004';
 const NOBODY = '99955501234';
 /** a contact whose older messages only the phone holds (the backfill scenario) */
 const FRANK = '15550106006';
+/** a contact whose messages alice cannot decrypt at first, and who cannot decrypt alice's (decryption scenario) */
+const GRACE = '15550107007';
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -822,6 +833,53 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(await failedCount('reachout_timelocked'), before.reachout_timelocked + 2);
       assert.equal(await failedCount('rate_limited'), before.rate_limited + 1);
       assert.equal(await failedCount('timeout'), before.timeout + 1);
+    });
+
+    scenario('decryption failures and retries', async () => {
+      await target.addContact(GRACE);
+      const counts = async () => (await status('alice')).decryption;
+      const before = await counts();
+      assert.ok(before, 'a running session has decryption counters');
+
+      // a message alice cannot decrypt, recovered by the contact's answer to her retry receipt
+      const recoveredId = await target.contactSendsUndecryptable(GRACE, 'alice', ALICE, 'readable on the second try', true);
+      const recovered = await received('alice', (p) => p.messageId === recoveredId, 'the recovered message');
+      assert.equal(recovered.text, 'readable on the second try');
+      assert.equal(recovered.from.phoneNumber, `+${GRACE}`);
+
+      // one the contact never sends again: given up on after engine.decryption.undecryptableAfterSeconds
+      const lostId = await target.contactSendsUndecryptable(GRACE, 'alice', ALICE, 'never readable', false);
+      const lost = await event('alice', 'message.undecryptable', (p) => p.messageId === lostId, 'message.undecryptable', 30_000);
+      assert.equal(lost.payload.chatId, jid(GRACE));
+      assert.equal(lost.payload.sender.phoneNumber, `+${GRACE}`);
+      assert.equal(lost.payload.kind, 'invalid_prekey');
+      assert.equal(lost.payload.retries, 1);
+      // the recovered one failed first: had it been followed still, it would have been reported before this one
+      assert.equal(events.all((e) => e.event === 'message.undecryptable' && e.payload.messageId === recoveredId).length, 0);
+      assert.equal(events.all((e) => e.event === 'message.received' && e.payload.messageId === lostId).length, 0);
+
+      // alice's message the contact cannot decrypt once: re-sent (from the store or Baileys' cache) and delivered
+      await target.contactAsksAgain(GRACE, 'alice', 1);
+      const once = await send('alice', jid(GRACE), { type: 'text', text: 'sent again once' });
+      await target.contactReceived(GRACE, 'alice', once.messageId, 'sent again once');
+
+      // asked for past the retry limit: failed
+      await target.contactAsksAgain(GRACE, 'alice', 5);
+      const tooOften = await send('alice', jid(GRACE), { type: 'text', text: 'asked for too often' });
+      const failed = await event('alice', 'message.failed', (p) => p.messageId === tooOften.messageId, 'message.failed');
+      assert.equal(failed.payload.reason, 'decryption_retry_exhausted');
+      assert.equal(failed.payload.chatId, jid(GRACE));
+
+      const after = await counts();
+      assert.equal(after.failures.invalid_prekey - before.failures.invalid_prekey, 2);
+      assert.equal(after.retryReceiptsSent - before.retryReceiptsSent, 2, 'one retry receipt for each undecryptable message');
+      assert.equal(after.retryReceiptsReceived - before.retryReceiptsReceived, 4, 'once for the first send, three times (two answered) for the second');
+      assert.equal(after.retriesExhausted.incoming - before.retriesExhausted.incoming, 1);
+      assert.equal(after.retriesExhausted.outgoing - before.retriesExhausted.outgoing, 1);
+      const samples = await scrape(daemon.url, daemon.masterKey);
+      assert.equal(valueOf(samples, 'gateway_decryption_failures_total', { session: 'alice', kind: 'invalid_prekey' }), after.failures.invalid_prekey);
+      assert.equal(valueOf(samples, 'gateway_decryption_retries_exhausted_total', { session: 'alice', direction: 'incoming' }), after.retriesExhausted.incoming);
+      assert.equal(valueOf(samples, 'gateway_decryption_retry_receipts_total', { session: 'alice', direction: 'received' }), after.retryReceiptsReceived);
     });
 
     scenario('logout', async () => {

@@ -28,12 +28,15 @@ export function quietLibsignal(): void {
   }
 }
 
+/** an incoming message nobody could decrypt is given up on after 3 s (the decryption scenario waits for that) */
+const UNDECRYPTABLE_AFTER = { GATEWAY_UNDECRYPTABLE_AFTER_SECONDS: '3' };
+
 export async function startBaileysTarget(options: { config?: string; env?: Record<string, string>; emulator?: EmulatorOptions } = {}): Promise<BaileysTarget> {
   quietLibsignal();
   const emu = await startEmulator(options.emulator);
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-baileys-'));
   const port = await freePort();
-  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...options.env };
+  const env = { ...emu.daemonEnv(dataDir), GATEWAY_BAILEYS_WS_URL: emu.wsUrl, GATEWAY_BAILEYS_MEDIA_HOSTS: emu.mediaHost, GATEWAY_DEFAULT_ENGINE: 'baileys', ...UNDECRYPTABLE_AFTER, ...options.env };
   // the daemon imports Baileys before it listens (a restored session needs it): slow on a loaded machine
   const boot = () => startDaemon({ dataDir, port, env, listenTimeoutMs: 60_000, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon;
@@ -132,6 +135,14 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
     async releaseWithheld() {
       await emu.control.releaseWithheld();
     },
+    async contactSendsUndecryptable(phone, _session, accountPhone, text, recovered) {
+      ensureAccount(phone);
+      return (await emu.control.sendUndecryptable(phone, accountPhone, text, { answerRetries: recovered })).id;
+    },
+    async contactAsksAgain(phone, _session, count) {
+      ensureAccount(phone);
+      emu.control.failNextDecryption(phone, count);
+    },
     async pairedSession(session, phone, pushName) {
       if (!emu.control.account(phone)) emu.control.createAccount({ phone, pushName: pushName ?? `Phone ${phone.slice(-4)}` });
       const created = await daemon.request('POST', '/api/sessions', { name: session, start: true, engine: 'baileys' });
@@ -162,7 +173,7 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
 export async function startSandboxTarget(options: { config?: string } = {}): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' }, ...(options.config !== undefined ? { config: options.config } : {}) });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', ...UNDECRYPTABLE_AFTER }, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
@@ -217,6 +228,15 @@ export async function startSandboxTarget(options: { config?: string } = {}): Pro
         const res = await daemon.request('GET', `/api/sessions/${session}/messages/${messageId}`);
         return res.status === 200 && res.body.data.text === text && ['delivered', 'read'].includes(res.body.data.status);
       }, 10_000, `message ${messageId} delivered`);
+    },
+    async contactSendsUndecryptable(phone, session, _accountPhone, text, recovered) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/undecryptable`, { from: `+${phone}`, recovered, text, kind: 'invalid_prekey' });
+      if (res.status !== 200) throw new Error(`sandbox undecryptable fault: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body.data.messageId as string;
+    },
+    async contactAsksAgain(phone, session, count) {
+      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/retry-receipts`, { chatId: `+${phone}`, count });
+      if (res.status !== 200) throw new Error(`sandbox retry-receipts fault: ${res.status} ${JSON.stringify(res.body)}`);
     },
     // the simulated network lives in the daemon: what reached it shows only in the daemon's answers and events
     chatActionsReceived: async () => undefined,

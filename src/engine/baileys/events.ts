@@ -434,7 +434,7 @@ export class EventMapper {
   }
 
   /** Groups and status posts name their author in `participant`; 1:1 chats are the author. */
-  private authorOf(key: WAMessageKey): JidRef {
+  authorOf(key: WAMessageKey): JidRef {
     const remote = key.remoteJid ?? '';
     return isJidGroup(remote) || isJidStatusBroadcast(remote) ? this.ctx.ids.ref(key.participant, key.participantAlt) : this.ctx.ids.ref(key.remoteJid, key.remoteJidAlt);
   }

@@ -5,6 +5,7 @@ import type { Engine, EngineSession, SessionOptions } from '../types.js';
 import { baileysLevel, guardConsoleFromLibsignal } from './logger.js';
 import { BaileysSession } from './session.js';
 import { DEFAULT_DOWNLOAD_SETTINGS } from './media-download.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
 
 export { BaileysSession } from './session.js';
 
@@ -19,6 +20,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
     baileysLogLevel: baileysLevel(config.logLevel),
     qr: { rotationSeconds: config.sessions.qrRotationSeconds, maxRotations: config.sessions.qrMaxRotations },
     serverAck: { waitMs: config.messages.sendAckWaitMs, timeoutMs: config.messages.serverAckTimeoutMs },
+    undecryptableAfterMs: (config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS) * 1000,
     mediaDownload: {
       trustedHosts: config.engine.baileys.mediaHosts ?? [],
       timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,

@@ -18,31 +18,39 @@ export function baileysLevel(daemonLevel: string): string {
 /**
  * A Baileys logger over a pino child. Baileys reports expected events (a 515 "stream errored" after pairing, a
  * closed socket) at `error`; they reach our log as `warn`, because the session's status already says what happened.
+ * `tap` sees every line Baileys writes from debug up, whatever the level: the confirmation gate and the decryption
+ * health read a few of them (the facts Baileys reports nowhere else).
  */
-/**
- * `onDebug` sees every debug line Baileys writes, whatever the level (the confirmation gate reads two of them).
- */
-export function bridgeLogger(parent: Logger, bindings: Record<string, unknown>, level: string, onDebug?: DebugTap): ILogger {
+export function bridgeLogger(parent: Logger, bindings: Record<string, unknown>, level: string, tap?: LogTap): ILogger {
   const pinoChild = parent.child({ component: 'baileys', ...bindings }, { level });
-  return wrap(pinoChild, onDebug);
+  return wrap(pinoChild, tap);
 }
 
-export type DebugTap = (msg: string | undefined, fields: unknown) => void;
+export type LogTap = (msg: string | undefined, fields: unknown, level: 'debug' | 'info' | 'warn' | 'error') => void;
 
-function wrap(target: Logger, onDebug?: DebugTap): ILogger {
+function wrap(target: Logger, tap?: LogTap): ILogger {
   return {
     get level() {
       return target.level;
     },
-    child: (obj) => wrap(target.child(obj), onDebug),
+    child: (obj) => wrap(target.child(obj), tap),
     trace: (obj, msg) => target.trace(obj as object, msg),
     debug: (obj, msg) => {
       target.debug(obj as object, msg);
-      onDebug?.(msg, obj);
+      tap?.(msg, obj, 'debug');
     },
-    info: (obj, msg) => target.info(obj as object, msg),
-    warn: (obj, msg) => target.warn(obj as object, msg),
-    error: (obj, msg) => target.warn(obj as object, msg),
+    info: (obj, msg) => {
+      target.info(obj as object, msg);
+      tap?.(msg, obj, 'info');
+    },
+    warn: (obj, msg) => {
+      target.warn(obj as object, msg);
+      tap?.(msg, obj, 'warn');
+    },
+    error: (obj, msg) => {
+      target.warn(obj as object, msg);
+      tap?.(msg, obj, 'error');
+    },
   };
 }
 

@@ -34,6 +34,8 @@ import { PollVotes } from './polls.js';
 import { proxyRoute, type ProxyRoute } from './proxy.js';
 import { BaileysMessenger } from './send.js';
 import { DEFAULT_SERVER_ACK_TIMING, ServerAcks, type ServerAckTiming } from '../server-acks.js';
+import { BaileysDecryptionHealth } from './decryption.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
 
 export interface BaileysSettings {
   websocketUrl?: string;
@@ -47,6 +49,8 @@ export interface BaileysSettings {
   qr: { rotationSeconds: number; maxRotations: number };
   /** how long a send waits for the server's ack, and when its absence fails the message (messages.*; defaults when absent) */
   serverAck?: ServerAckTiming;
+  /** engine.decryption.undecryptableAfterSeconds, in ms */
+  undecryptableAfterMs?: number;
 }
 
 /** how long an operation waits for a reconnect the engine does by itself (515) */
@@ -96,13 +100,16 @@ export class BaileysSession implements EngineSession {
   readonly chats: BaileysChats;
   readonly media: BaileysMedia;
   private readonly mapper: EventMapper;
+  private readonly decryption: BaileysDecryptionHealth;
 
   constructor(
     private readonly options: SessionOptions,
     private readonly settings: BaileysSettings,
   ) {
     this.log = settings.logger.child({ session: options.name });
-    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields) => {
+    this.baileysLog = bridgeLogger(settings.logger, { session: options.name }, settings.baileysLogLevel, (msg, fields, level) => {
+      this.decryption.noticeLog(msg, fields);
+      if (level !== 'debug') return;
       this.gate?.noticeLog(msg, fields);
       this.noticeSpentRedelivery(msg, fields);
     });
@@ -147,6 +154,12 @@ export class BaileysSession implements EngineSession {
     this.groups = new BaileysGroups(this.ctx, (id) => this.mapper.pendingJoins.add(id));
     this.chats = new BaileysChats(this.ctx);
     this.media = new BaileysMedia(this.ctx, settings.mediaDownload);
+    this.decryption = new BaileysDecryptionHealth(this.ctx, {
+      giveUpMs: settings.undecryptableAfterMs ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS * 1000,
+      chatOf: (key) => this.mapper.chatOf(key),
+      authorOf: (key) => this.mapper.authorOf(key),
+      isStored: (id) => this.isStored(id),
+    });
   }
 
   get name(): string {
@@ -171,6 +184,7 @@ export class BaileysSession implements EngineSession {
 
   async disconnect(): Promise<void> {
     this.attempts += 1;
+    this.decryption.close();
     await this.endSocket();
     this.failWaiters('the session was stopped');
     await this.closeRoute();
@@ -179,6 +193,7 @@ export class BaileysSession implements EngineSession {
   /** Unlinks the device (remove-companion-device) when the socket is open; the credentials go either way. */
   async logout(): Promise<void> {
     this.attempts += 1;
+    this.decryption.close();
     const open = this.phase === 'open';
     const sock = this.detach();
     if (sock && !open) await sock.end(undefined).catch(() => undefined);
@@ -323,10 +338,14 @@ export class BaileysSession implements EngineSession {
     sock.ws.on('CB:ack,class:message', (node: BinaryNode) => {
       if (this.sock === sock && node.attrs.id) this.ctx.serverAcks.answer(node.attrs.id, node.attrs.error);
     });
+    sock.ws.on('CB:receipt', (node: BinaryNode) => {
+      if (this.sock === sock) this.decryption.receipt(node);
+    });
     sock.ev.process((events) => {
       if (this.sock !== sock) return;
       const upserts = events['messages.upsert']?.messages ?? [];
       this.confirmStoredRedeliveries(sock, upserts);
+      this.decryption.upserted(upserts);
       this.events = this.events
         .then(() => this.mapper.handle(events as Partial<BaileysEventMap>))
         .catch((err: unknown) => {

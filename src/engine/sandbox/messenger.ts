@@ -4,6 +4,7 @@ import { GatewayError } from '../../errors.js';
 import { isoTimestamp } from '../../timestamp.js';
 import { jidKind, jidRef, jidUser, type JidRef } from '../jid.js';
 import { contentFields, type MessagePayload } from '../payloads.js';
+import type { DecryptionFailureKind } from '../decryption.js';
 import type { CastVote, DeliveryStatus, HistoryAnchor, MessageRef, OutgoingContent, SendOptions, SentMessage, TypingState } from '../types.js';
 import { isRegisteredNumber, type MessageTrace, type OlderMessage, type SandboxNetwork } from './network.js';
 import type { SandboxSession } from './session.js';
@@ -81,7 +82,8 @@ export class SandboxMessenger {
     acks.expect(id, sent.chatId);
     const deliver = () => {
       acks.answer(id);
-      setImmediate(() => this.deliverTo(trace, target, recipients, common));
+      // a recipient may ask for it again (a decryption fault): it is re-sent, or fails, before it is delivered
+      setImmediate(() => this.session.decryptionFaults.sending(id, sent.chatId, () => this.deliverTo(trace, target, recipients, common)));
     };
     const fault = this.session.faults.take([chatId, sent.chatId]);
     if (fault?.kind === 'nack') setImmediate(() => acks.answer(id, fault.code));
@@ -171,9 +173,8 @@ export class SandboxMessenger {
   // ---- virtual contacts acting on this account (sandbox control routes) ----
 
   /** `senderLidOnly`: the network names the sender (of a 1:1 message) by LID only, as WhatsApp does in LID-addressed chats. */
-  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions, senderLidOnly = false): string {
+  receiveFromContact(fromDigits: string, groupId: string | undefined, content: OutgoingContent, options: SendOptions, senderLidOnly = false, id = newMessageId()): string {
     if (groupId) this.requireGroup(groupId);
-    const id = newMessageId();
     const byLid = senderLidOnly && !groupId;
     const from = byLid ? this.session.personByLid(this.network.lidOf(fromDigits)) : this.ref(fromDigits);
     this.network.remember({
@@ -198,6 +199,18 @@ export class SandboxMessenger {
       ...(options.forwarded ? { isForwarded: true } : {}),
     };
     this.session.deliver('message.received', payload);
+    return id;
+  }
+
+  /**
+   * A virtual contact's message that the session cannot decrypt (of kind `kind`): the session asks the contact for it
+   * again, and the contact answers with a copy that decrypts (`recovered`) or never answers.
+   */
+  receiveUndecryptable(fromDigits: string, content: OutgoingContent, kind: DecryptionFailureKind, recovered: boolean): string {
+    const id = newMessageId();
+    const sender = this.ref(fromDigits);
+    const resend = () => this.receiveFromContact(fromDigits, undefined, content, {}, false, id);
+    this.session.decryptionFaults.undecryptable({ messageId: id, chatId: sender.jid, sender, kind }, recovered ? resend : undefined);
     return id;
   }
 

@@ -27,6 +27,8 @@ import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import { SendFaults } from './faults.js';
 import { DEFAULT_SERVER_ACK_TIMING, ServerAcks, type ServerAckTiming } from '../server-acks.js';
+import { SandboxDecryptionFaults } from './decryption-faults.js';
+import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
 import type { SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
@@ -34,6 +36,8 @@ export interface SandboxTiming {
   qrMaxRotations: number;
   /** how long a send waits for the network's ack, and when its absence fails the message (messages.*) */
   serverAck?: ServerAckTiming;
+  /** engine.decryption.undecryptableAfterSeconds */
+  undecryptableAfterSeconds?: number;
 }
 
 interface SandboxCreds {
@@ -82,6 +86,8 @@ export class SandboxSession implements EngineSession {
   private readonly contactUpdates = new ContactUpdates();
   /** the calls that reached this account lately (kept across reconnects, like the network's record of them) */
   readonly calls = new CallBook();
+  /** the decryption faults the sandbox's fault routes inject */
+  readonly decryptionFaults: SandboxDecryptionFaults;
   /** the stored creds (read at connect, written at pairing, gone at logout) */
   private creds: SandboxCreds | undefined;
   /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
@@ -100,6 +106,10 @@ export class SandboxSession implements EngineSession {
     this.serverAcks = new ServerAcks(timing.serverAck ?? DEFAULT_SERVER_ACK_TIMING, (type, payload) => this.options.hooks.event(type, payload));
     // a pair learnt for the first time or changed is news to the application
     this.identities.onChange = (change) => this.options.hooks.event('contact.identity', identityEventPayload(change));
+    this.decryptionFaults = new SandboxDecryptionFaults((timing.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS) * 1000, {
+      signal: (signal) => this.options.hooks.decryption?.(signal),
+      deliver: (type, payload) => this.deliver(type, payload),
+    });
   }
 
   get name(): string {
@@ -351,6 +361,7 @@ export class SandboxSession implements EngineSession {
     if (digits) this.network.detach(digits, this);
     this.messenger = undefined;
     this.chats = undefined;
+    this.decryptionFaults.close();
     this.phase = 'idle';
     this.pairingCode = undefined;
   }

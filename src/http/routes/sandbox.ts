@@ -4,7 +4,7 @@ import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/inde
 import { jidKind, jidUser, normalizeJid, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { emptyBody, sessionParams } from '../schemas/common.js';
-import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody } from '../schemas/sandbox.js';
+import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody, retryReceiptsFaultBody, undecryptableFaultBody } from '../schemas/sandbox.js';
 import { MAX_ARMED_FAULTS, type SendFault } from '../../engine/sandbox/faults.js';
 import { SEND_RULES } from '../schemas/messages.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
@@ -154,6 +154,21 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
     },
     {
       method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/undecryptable',
+      operationId: 'sandboxFaultUndecryptable',
+      responses: { 200: { data: ref('SandboxMessage') } },
+      access: 'master',
+      summary: 'a virtual contact sends a message the session cannot decrypt; the session asks for it again, and the contact answers with a copy that decrypts (`recovered`) or never does (message.undecryptable)',
+      schema: { params: sessionParams, body: undecryptableFaultBody },
+      async handler({ params, body }) {
+        const messenger = await connectedMessenger(sessions, params.session);
+        const from = contactDigits(body.from);
+        const content: OutgoingContent = { type: 'text', text: body.text ?? 'message sent again' };
+        return { messageId: messenger.receiveUndecryptable(from, content, body.kind ?? 'bad_mac', body.recovered) };
+      },
+    },
+    {
+      method: 'POST',
       path: '/api/sandbox/sessions/:session/faults/no-ack',
       operationId: 'sandboxFaultNoAck',
       responses: { 200: { data: ref('Done') } },
@@ -188,6 +203,27 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       async handler({ params }) {
         (await sandboxSession(sessions, params.session)).faults.clear();
         return done(`faults of ${params.session} cleared`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/retry-receipts',
+      operationId: 'sandboxFaultRetryReceipts',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: "the recipient of the session's next sent message (to `chatId`, or to any chat) cannot decrypt it and asks for it again `count` times",
+      schema: { params: sessionParams, body: retryReceiptsFaultBody },
+      rulesBeyondSchema: [{ path: '/chatId', rule: 'must be a person or a group' }],
+      async handler({ params, body }) {
+        const sandbox = await sandboxSession(sessions, params.session);
+        if (!sandbox.messenger) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${params.session} is not connected`);
+        let chat: string | undefined;
+        if (body.chatId !== undefined) {
+          chat = normalizeJid(body.chatId) ?? undefined;
+          if (!chat || (jidKind(chat) !== 'user' && jidKind(chat) !== 'group')) throw ValidationError.field('/chatId', 'must be a person or a group');
+        }
+        sandbox.decryptionFaults.arm(chat, body.count);
+        return done(`the next message sent${chat ? ` to ${chat}` : ''} is asked for again ${body.count} times`);
       },
     },
     {

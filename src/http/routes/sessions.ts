@@ -70,10 +70,10 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
         if (allowed) {
           const rows = (await Promise.all(allowed.map((name) => sessions.find(name)))).filter((row) => row !== undefined);
           const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
-          return paged(ctx, page.map(sessionView), rows.length);
+          return paged(ctx, page.map((row) => sessionView(row)), rows.length);
         }
         const { rows, total } = await sessions.list(query.limit ?? 1000, query.offset ?? 0);
-        return paged(ctx, rows.map(sessionView), total);
+        return paged(ctx, rows.map((row) => sessionView(row)), total);
       },
     },
     {
@@ -83,9 +83,9 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       responses: { 200: { data: ref('Session') } },
       access: 'sessions:read',
       sessionFrom: 'params',
-      summary: 'get one session',
+      summary: 'get one session, with its decryption health counters when this daemon runs (or ran) it',
       schema: { params: sessionParams },
-      handler: async ({ params }) => sessionView(await sessions.get(params.session)),
+      handler: async ({ params }) => sessionView(await sessions.get(params.session), sessions.decryptionOf(params.session)),
     },
     {
       method: 'PATCH',

@@ -16,6 +16,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'message.update': "A message's own flags changed (starred).",
   'message.delete': 'A message was deleted on this device only ("delete for me").',
   'message.vote': 'A vote on a poll the session can see.',
+  'message.undecryptable': 'An incoming message could not be decrypted and the retries did not recover it: ask the sender to send it again.',
   'group.update': 'A group was created, renamed, had its description or picture changed, its invite revoked, was joined by invite or deleted.',
   'group.participant': 'Group members were added, removed, promoted, demoted, joined by invite or left.',
   'presence.update': "A subscribed contact's availability, or a chat state (typing, recording).",

@@ -8,6 +8,7 @@ import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
 import { EVENT_TYPES } from '../../events/catalogue.js';
 import { SCOPES } from '../../auth/scopes.js';
+import { DECRYPTION_FAILURE_KINDS } from '../../engine/decryption.js';
 import { ACTOR_KINDS, AUDIT_ACTIONS } from '../../audit/actions.js';
 import { ACTIVITY_WINDOWS } from '../../ops/activity.js';
 import { sessionName } from './common.js';
@@ -86,8 +87,24 @@ export const resourceSchemas = {
       },
       createdAt: dateTime,
       updatedAt: dateTime,
+      decryption: resource(
+        'decryption health since the daemon running the session started it (GET /api/sessions/{session} only): retry receipts, decryption failures by kind, exhausted retries',
+        {
+          retryReceiptsSent: { ...int, description: 'the session could not decrypt a message and asked its sender for it again' },
+          retryReceiptsReceived: { ...int, description: 'a recipient could not decrypt a message of the session and asked for it again' },
+          failures: resource(
+            'messages that could not be decrypted, by the kind of their first failure',
+            Object.fromEntries(DECRYPTION_FAILURE_KINDS.map((kind) => [kind, int])),
+          ),
+          retriesExhausted: resource('messages whose retries were exhausted', {
+            incoming: { ...int, description: 'message.undecryptable events' },
+            outgoing: { ...int, description: 'message.failed events with reason decryption_retry_exhausted' },
+          }),
+          since: { ...dateTime, description: 'when counting started' },
+        },
+      ),
     },
-    ['phoneNumber', 'pushName', 'businessName', 'platform', 'lid', 'proxy'],
+    ['phoneNumber', 'pushName', 'businessName', 'platform', 'lid', 'proxy', 'decryption'],
   ),
   PairingQr: resource(
     'the current pairing QR code',

@@ -1,5 +1,6 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
+import { DECRYPTION_FAILURE_KINDS } from '../../engine/decryption.js';
 import { chatId, groupId, phoneNumber, phoneOrUserJid, requiredWhen } from './common.js';
 import { contentProperties, contentRules } from './messages.js';
 
@@ -162,3 +163,38 @@ export const burstBody = {
   },
 } as const;
 
+
+/** A virtual contact's message that the session cannot decrypt at first. */
+export const undecryptableFaultBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'recovered'],
+  properties: {
+    from: { ...phoneOrUserJid, description: 'the virtual contact who sends it (a phone number or user JID)' },
+    recovered: {
+      type: 'boolean',
+      description: 'true: the contact answers the retry receipt with a copy that decrypts (message.received); false: it never answers (message.undecryptable after engine.decryption.undecryptableAfterSeconds)',
+    },
+    text: { type: 'string', minLength: 1, maxLength: 4096, description: 'the text of the copy that decrypts (default "message sent again")' },
+    kind: { enum: [...DECRYPTION_FAILURE_KINDS], description: 'why it did not decrypt (default bad_mac)' },
+  },
+} as const;
+
+/** The most retry receipts one fault asks for (past MAX_RESENDS every count has the same outcome). */
+export const MAX_RETRY_RECEIPTS = 20;
+
+/** The recipient of the session's next sent message asks for it again. */
+export const retryReceiptsFaultBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['count'],
+  properties: {
+    chatId: { ...chatId, description: 'only the next message sent to this chat (a phone number or JID, as the send names it); default: the next message sent to any chat' },
+    count: {
+      type: 'integer',
+      minimum: 1,
+      maximum: MAX_RETRY_RECEIPTS,
+      description: 'retry receipts the recipient sends for it: up to 2 it is re-sent and delivered; more and it fails (message.failed, decryption_retry_exhausted)',
+    },
+  },
+} as const;

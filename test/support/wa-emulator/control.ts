@@ -11,6 +11,7 @@ import type { Pictures } from './pictures.js';
 import type { AppState, AppStatePatchRecord } from './app-state.js';
 import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
+import type { RetryRecord } from './retries.js';
 import type { ChatState, Presence } from './presence.js';
 import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
 import type { StanzaFilter, StanzaRecord } from './recorder.js';
@@ -110,6 +111,41 @@ export class EmulatorControl {
   send(from: string, to: string, content: string | proto.IMessage, options: { id?: string; withoutAlt?: boolean } = {}): Promise<SendResult> {
     const message: proto.IMessage = typeof content === 'string' ? { conversation: content } : content;
     return this.deps.phones.send(this.need(from), toJid(to), message, options.id, options.withoutAlt === true);
+  }
+
+  /**
+   * The phone of `from` sends a 1:1 message that `to`'s companions cannot decrypt: it is encrypted to a one-time pre-key
+   * they do not have (a stale bundle from the server), so each fails with 'Invalid PreKey ID' and sends a retry receipt.
+   * `answerRetries`: the phone re-sends it on a fresh session for each retry receipt (recovered), or ignores them.
+   */
+  sendUndecryptable(from: string, to: string, content: string | proto.IMessage, options: { id?: string; answerRetries: boolean }): Promise<SendResult> {
+    const message: proto.IMessage = typeof content === 'string' ? { conversation: content } : content;
+    return this.deps.phones.send(this.need(from), toJid(to), message, options.id, false, { stalePreKey: true, ignoreRetries: !options.answerRetries });
+  }
+
+  /**
+   * The phone of `phone` fails to decrypt the next message a companion sends it: it sends the companion a retry
+   * receipt for it, and for each copy re-sent, another one, `retries` times in all; it accepts the copy after that.
+   */
+  failNextDecryption(phone: string, retries: number): void {
+    this.deps.phones.retries.failNext(this.need(phone), retries);
+  }
+
+  /**
+   * The phone of `phone` asks again for message `id` it received from a companion (a retry receipt with `count`, 1 by
+   * default, to the device that sent it): the companion re-sends it, and the copy lands in the inbox again.
+   */
+  requestRetry(phone: string, id: string, count = 1): void {
+    const account = this.need(phone);
+    const got = this.deps.phones.inbox(account).find((m) => m.id === id && !m.ownDevice);
+    const device = got ? this.registry.device(got.fromDevice) : undefined;
+    if (!device) throw new Error(`phone ${phone} has no message ${id} from a companion`);
+    this.deps.phones.retries.request(account, device, id, 'pn', count);
+  }
+
+  /** Retry receipts the virtual phones sent (`asked`), answered (`answered`) and ignored (`ignored`), oldest first. */
+  retryLog(phone?: string): RetryRecord[] {
+    return this.deps.phones.retries.log.filter((r) => phone === undefined || r.phone === phone);
   }
 
   /** The phone of `from` sends a receipt for `ids` in `chat`; `participant` names the author in a group. */
@@ -348,6 +384,21 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     const content = b.message !== undefined ? proto.Message.fromObject(b.message as object) : str(b, 'text');
     return c.send(str(b, 'from'), str(b, 'to'), content, { ...(typeof b.id === 'string' ? { id: b.id } : {}), withoutAlt: b.withoutAlt === true });
   },
+  'POST /control/send-undecryptable': async (c, b) => {
+    if (typeof b.answerRetries !== 'boolean') throw new HttpError(400, '"answerRetries" must be a boolean');
+    return c.sendUndecryptable(str(b, 'from'), str(b, 'to'), str(b, 'text'), { ...(typeof b.id === 'string' ? { id: b.id } : {}), answerRetries: b.answerRetries });
+  },
+  'POST /control/fail-decryption': (c, b) => {
+    const retries = Number(b.retries);
+    if (!Number.isInteger(retries) || retries < 1 || retries > 20) throw new HttpError(400, '"retries" must be an integer from 1 to 20');
+    c.failNextDecryption(str(b, 'phone'), retries);
+    return { ok: true };
+  },
+  'POST /control/request-retry': (c, b) => {
+    c.requestRetry(str(b, 'phone'), str(b, 'id'), typeof b.count === 'number' ? b.count : undefined);
+    return { ok: true };
+  },
+  'GET /control/retries': (c, _b, q) => c.retryLog(q.get('phone') ?? undefined),
   'POST /control/receipt': (c, b) => {
     const ids = Array.isArray(b.ids) ? b.ids.map(String) : [str(b, 'id')];
     c.sendReceipt(str(b, 'from'), str(b, 'chat'), ids, b.type as 'read' | 'played' | undefined, str(b, 'participant', true));

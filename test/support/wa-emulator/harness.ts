@@ -62,7 +62,7 @@ export async function waitForMessage(sock: WASocket, match: (m: WAMessage, type:
 
 export interface ClientOptions {
   /** extra makeWASocket config (overrides the quiet test defaults) */
-  config?: UserFacingSocketConfig;
+  config?: Partial<UserFacingSocketConfig>;
   /** Baileys log level (default: WA_EMULATOR_BAILEYS_LOG or 'silent') */
   logLevel?: string;
   /** keep Baileys' default history-sync settings instead of turning history off (as a gateway might) */

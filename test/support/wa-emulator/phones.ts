@@ -6,6 +6,8 @@ import type { Groups, Group } from './groups.js';
 import { unixNow, type Hub } from './hub.js';
 import { profile, type AddressingMode } from './profile.js';
 import type { Account, Device } from './registry.js';
+import { encNode } from './enc.js';
+import { Retries } from './retries.js';
 
 export interface PhoneMessage {
   id: string;
@@ -41,6 +43,14 @@ export interface SendResult {
 
 export const STATUS_BROADCAST = 'status@broadcast';
 
+/** Decryption faults of a phone's 1:1 send (control.sendUndecryptable). */
+export interface SendFault {
+  /** encrypted to a one-time pre-key the recipient's companions do not have: they cannot decrypt it */
+  stalePreKey?: boolean;
+  /** the phone never answers their retry receipts for it */
+  ignoreRetries?: boolean;
+}
+
 export const messageText = (message: proto.IMessage | null | undefined): string | undefined =>
   message?.conversation ??
   message?.extendedTextMessage?.text ??
@@ -71,11 +81,15 @@ export class Phones extends EventEmitter {
   /** the on-demand history requests companions sent to each phone */
   readonly historyRequests: Array<{ phone: string; id: string; chatJid: string; count: number; oldestMsgId: string; oldestMsgTimestampMs: number; answered: number }> = [];
 
+  /** retry receipts both ways between the phones and companions */
+  readonly retries: Retries;
+
   constructor(
     private readonly hub: Hub,
     private readonly groups: Groups,
   ) {
     super();
+    this.retries = new Retries(hub);
   }
 
   inbox(account: Account): PhoneMessage[] {
@@ -97,6 +111,7 @@ export class Phones extends EventEmitter {
       const message = decrypted.deviceSentMessage?.message ?? decrypted;
       if (message.senderKeyDistributionMessage) await account.primary.processSenderKey(sender.lid, message.senderKeyDistributionMessage);
       if (isOnlySenderKey(message)) return;
+      if (!ownDevice && this.retries.askAgain(account, sender, id, mode)) return;
       const onDemand = ownDevice ? message.protocolMessage?.peerDataOperationRequestMessage : undefined;
       if (onDemand?.peerDataOperationRequestType === proto.Message.PeerDataOperationRequestType.HISTORY_SYNC_ON_DEMAND && onDemand.historySyncOnDemandRequest) {
         await this.answerHistoryRequest(account, id, onDemand.historySyncOnDemandRequest);
@@ -160,8 +175,10 @@ export class Phones extends EventEmitter {
 
   /** The phone of `from` sends `message` to a user (PN or LID jid) or a group. */
   /** `withoutAlt`: the stanza names the sender only in the addressing used (no `sender_pn`/`sender_lid`). */
-  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId(), withoutAlt = false): Promise<SendResult> {
+  /** `fault` (1:1 only): the companions of `to` cannot decrypt it, and the phone may ignore their retry receipts. */
+  async send(from: Account, to: string, message: proto.IMessage, id = this.hub.messageId(), withoutAlt = false, fault: SendFault = {}): Promise<SendResult> {
     if (jidDecode(to)?.server === 'g.us') {
+      if (fault.stalePreKey || fault.ignoreRetries) throw new Error('decryption faults are for 1:1 messages');
       const group = this.groups.get(to);
       if (!group) throw new Error(`unknown group ${to}`);
       if (!group.participants.has(from)) throw new Error(`${from.phone} is not in ${to}`);
@@ -178,14 +195,17 @@ export class Phones extends EventEmitter {
       ...this.hub.registry.companions(target).map((device) => ({ device, content: message, own: false })),
       ...(target === from ? [] : this.hub.registry.companions(from).map((device) => ({ device, content: { deviceSentMessage: { destinationJid: chat, message } }, own: true }))),
     ];
+    const contactAttrs = { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, ...(withoutAlt ? {} : { [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') }) };
     for (const { device, content, own } of sends) {
-      const encrypted = await from.primary.encrypt(device.lid, content, () => this.hub.registry.takeBundle(device));
-      const attrs: Record<string, string> = own
-        ? { from: this.hub.registry.userJid(from, mode), recipient: chat, id, type, t }
-        : { from: this.hub.registry.userJid(from, mode), id, type, t, notify: from.pushName, ...(withoutAlt ? {} : { [profile.senderAltAttr(mode)]: this.hub.registry.userJid(from, mode === 'lid' ? 'pn' : 'lid') }) };
+      const encrypted =
+        fault.stalePreKey && !own
+          ? await from.primary.encryptFresh(device.lid, content, this.hub.registry.staleBundle(device), false)
+          : await from.primary.encrypt(device.lid, content, () => this.hub.registry.takeBundle(device));
+      const attrs: Record<string, string> = own ? { from: this.hub.registry.userJid(from, mode), recipient: chat, id, type, t } : { ...contactAttrs };
       this.hub.deliver(device, { tag: 'message', attrs, content: [encNode(encrypted.type, encrypted.ciphertext, message)] });
       devices.push(device.jid);
     }
+    this.retries.remember(id, { from, message, attrs: contactAttrs, ignoreRetries: fault.ignoreRetries === true });
     if (target !== from) {
       this.push(target, { id, chat: from.pnJid, from: from.pnJid, fromDevice: from.pnJid, ownDevice: false, message, at: Date.now() });
     }
@@ -409,19 +429,6 @@ export class Phones extends EventEmitter {
     this.failures.push({ phone: account.phone, id, error: text });
     this.hub.log('virtual phone could not decrypt', { phone: account.phone, id, error: text });
   }
-}
-
-const MEDIA_TYPES: Record<string, string> = {
-  imageMessage: 'image',
-  videoMessage: 'video',
-  audioMessage: 'audio',
-  documentMessage: 'document',
-  stickerMessage: 'sticker',
-};
-
-function encNode(type: string, ciphertext: Uint8Array, message?: proto.IMessage): BinaryNode {
-  const mediaKey = message ? Object.keys(MEDIA_TYPES).find((key) => (message as Record<string, unknown>)[key]) : undefined;
-  return { tag: 'enc', attrs: { v: '2', type, ...(mediaKey ? { mediatype: MEDIA_TYPES[mediaKey]! } : {}) }, content: ciphertext };
 }
 
 const isOnlySenderKey = (message: proto.IMessage): boolean =>

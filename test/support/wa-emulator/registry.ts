@@ -1,9 +1,12 @@
 // Accounts (phone numbers with a virtual primary phone) and their devices, looked up by PN or LID jid.
 import { createHash, randomBytes } from 'node:crypto';
-import { jidDecode, type BinaryNode } from '@whiskeysockets/baileys';
+import { Curve, jidDecode, type BinaryNode } from '@whiskeysockets/baileys';
 import { uintBE } from './crypto.js';
 import { profile, type AddressingMode } from './profile.js';
 import { VirtualPhone, type PreKeyBundle } from './virtual-phone.js';
+
+/** A one-time pre-key id no companion holds (Baileys numbers its pre-keys from 1 up; ids are 3 bytes) */
+const STALE_PREKEY_ID = 0xfffff0;
 
 export interface AccountOptions {
   /** digits only, with country code (a leading + is stripped) */
@@ -246,6 +249,15 @@ export class Registry {
       signedPreKey: device.signedPreKey,
       ...(preKey ? { preKey } : {}),
     };
+  }
+
+  /**
+   * A bundle of a companion as a stale server copy would hand it out: its identity and signed pre-key, but a one-time
+   * pre-key the companion never had (or dropped), so a pkmsg built on it fails there with 'Invalid PreKey ID'.
+   */
+  staleBundle(device: Device): PreKeyBundle {
+    const { preKey: _dropped, ...bundle } = this.takeBundle(device);
+    return { ...bundle, preKey: { keyId: STALE_PREKEY_ID, publicKey: Curve.generateKeyPair().public } };
   }
 
   /** `<user>` of an `encrypt/key` answer. */

@@ -79,6 +79,9 @@ export class Router {
         for (const id of ids) {
           this.phones.recordReceipt(target.account, { id, chat: group?.jid ?? sender.account.pnJid, from: sender.account.pnJid, ...(type ? { type } : {}), at: Date.now() });
         }
+        if (type === 'retry' && !group) {
+          this.phones.retries.answer(target.account, sender, node).catch((error: unknown) => this.hub.log('virtual phone could not answer a retry receipt', { id: node.attrs.id, error: String(error) }));
+        }
         continue;
       }
       this.hub.deliver(target, { tag: 'receipt', attrs: { ...attrs }, ...(node.content ? { content: node.content } : {}) });

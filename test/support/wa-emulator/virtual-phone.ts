@@ -103,6 +103,20 @@ export class VirtualPhone {
     });
   }
 
+  /**
+   * Encrypts `message` for one device on a new session built from `bundle`, whatever session there was. With
+   * `keepSession: false` that session is dropped after (the next message builds one from a fresh bundle again).
+   */
+  encryptFresh(recipientJid: string, message: proto.IMessage, bundle: PreKeyBundle, keepSession: boolean): Promise<Ciphertext> {
+    return this.serial(async () => {
+      await this.repository.deleteSession([recipientJid]);
+      await this.repository.injectE2ESession({ jid: recipientJid, session: toE2ESession(bundle) });
+      const encrypted = await this.repository.encryptMessage({ jid: recipientJid, data: encodeWAMessage(message) });
+      if (!keepSession) await this.repository.deleteSession([recipientJid]);
+      return encrypted;
+    });
+  }
+
   /** Sender-key encrypts for a group; returns the skmsg and the distribution message to send alongside. */
   encryptGroup(group: string, meId: string, message: proto.IMessage): Promise<{ ciphertext: Uint8Array; senderKeyDistributionMessage: Uint8Array }> {
     return this.serial(() => this.repository.encryptGroupMessage({ group, meId, data: encodeWAMessage(message) }));
