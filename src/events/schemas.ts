@@ -3,6 +3,8 @@
 // `#/components/schemas/…` references name the OpenAPI document's resources (src/http/schemas/resources.ts).
 import { EVENT_TYPES, type EventType } from './catalogue.js';
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
+import { LOGOUT_REASONS } from '../engine/logouts.js';
+import { HEALTH_REASONS, HEALTH_STEPS } from '../sessions/watchdog.js';
 
 type Schema = Record<string, unknown>;
 
@@ -131,7 +133,7 @@ const payloads: Record<EventType, Schema> = {
       statusReason: { enum: [...STATUS_REASONS, null] },
       previousStatus: { enum: [...SESSION_STATUSES] },
       previousStatusReason: { enum: [...STATUS_REASONS, null] },
-      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime }),
+      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime, logoutReason: { enum: [...LOGOUT_REASONS] } }),
     }, ['status', 'statusReason', 'previousStatus', 'previousStatusReason']),
   },
   'session.qr': {
@@ -147,6 +149,17 @@ const payloads: Record<EventType, Schema> = {
     ),
   },
   'session.logged_out': { ...closed({ reason: { enum: ['LOGOUT', 'UNLINKED'] }, detail: { type: 'string' } }, ['reason']) },
+  'session.health': {
+    ...closed(
+      {
+        state: { enum: ['degraded', 'recovered'] },
+        step: { enum: [...HEALTH_STEPS], description: 'degraded: the step taken; recovered: the step that brought frames back' },
+        reason: { enum: [...HEALTH_REASONS], description: 'why the step was taken: the silence, or the step before it did not bring frames back' },
+        lastFrameAt: { oneOf: [isoTime, { type: 'null' }], description: 'when the last frame came from the network (keep-alive answers included)' },
+      },
+      ['state', 'step', 'reason', 'lastFrameAt'],
+    ),
+  },
   'group.update': {
     ...closed(
       {

@@ -18,6 +18,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
     logger,
     baileysLogLevel: baileysLevel(config.logLevel),
     qr: { rotationSeconds: config.sessions.qrRotationSeconds, maxRotations: config.sessions.qrMaxRotations },
+    ...(config.sessions.health ? { keepAlive: { intervalSeconds: config.sessions.health.keepAliveSeconds, watchdog: config.sessions.health.silenceSeconds > 0 } } : {}),
     mediaDownload: {
       trustedHosts: config.engine.baileys.mediaHosts ?? [],
       timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,

@@ -1,5 +1,6 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
@@ -23,6 +24,7 @@ import { CallBook } from '../calls.js';
 import { ContactUpdates } from '../contact-updates.js';
 import { identityEventPayload, IdentityPairs } from '../identities.js';
 import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
+import { logoutReport, type LogoutReason } from '../logouts.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import type { SandboxNetwork } from './network.js';
@@ -57,6 +59,9 @@ export interface SeededHistory {
 
 type Phase = 'idle' | 'awaiting-pairing' | 'pairing' | 'open';
 
+/** How long a silence fault lasts: until the next connection (a soft reconnect ends it), or until the session restarts. */
+export type SilenceUntil = 'reconnect' | 'restart';
+
 const PAIRING_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
 const CREDS_KEY = 'creds';
 
@@ -82,6 +87,11 @@ export class SandboxSession implements EngineSession {
   private creds: SandboxCreds | undefined;
   /** counts connects and closes: a connect that waited on the store gives way to a later one, or to a stop */
   private attempts = 0;
+  /**
+   * A silence fault: the simulated network sends nothing (keep-alive answers included) while the connection stays open;
+   * `since`: when its last frame came. A restart makes a new session object, so no silence outlives one.
+   */
+  private silence: { since: number; until: SilenceUntil } | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -128,6 +138,36 @@ export class SandboxSession implements EngineSession {
     this.close();
     this.creds = undefined;
     await this.options.auth.clear();
+  }
+
+  /** The simulated network answers every keep-alive at once: the last frame is now, unless it went silent. */
+  lastFrameAt(): number | undefined {
+    if (this.phase !== 'open') return undefined;
+    return this.silence ? this.silence.since : Date.now();
+  }
+
+  async probe(timeoutMs: number): Promise<void> {
+    if (this.phase !== 'open') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    if (!this.silence) return;
+    await delay(timeoutMs);
+    throw new GatewayError('NETWORK_ERROR', `no answer to the probe within ${timeoutMs} ms`);
+  }
+
+  async reconnect(): Promise<void> {
+    const creds = this.creds;
+    if (this.phase !== 'open' || !creds) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    this.close();
+    const attempt = this.attempts;
+    // the network answers a login on the next tick, as a real socket would after its handshake
+    await new Promise((resolve) => setImmediate(resolve));
+    if (attempt !== this.attempts) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} was stopped during its reconnect`);
+    this.open(creds);
+  }
+
+  /** The silence fault (sandbox route …/faults/silence): from now on the network sends this connection nothing. */
+  silenceNetwork(until: SilenceUntil): void {
+    if (this.phase !== 'open') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    this.silence = { since: Date.now(), until };
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -301,6 +341,18 @@ export class SandboxSession implements EngineSession {
     this.report({ kind: 'close', reason, detail: 'dropped by the sandbox network' });
   }
 
+  /** The network logs the session out for a classified reason (docs/ENGINES.md, forced logouts). */
+  async logOut(reason: LogoutReason): Promise<void> {
+    if (this.phase === 'idle') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not running`);
+    this.close();
+    const report = logoutReport(reason, `logged out by the sandbox network (${reason})`);
+    if (report.credentialsCleared) {
+      this.creds = undefined;
+      await this.options.auth.clear();
+    }
+    this.report(report);
+  }
+
   get phoneDigits(): string | undefined {
     return this.phase === 'open' ? this.creds?.phoneNumber : undefined;
   }
@@ -320,6 +372,9 @@ export class SandboxSession implements EngineSession {
   private open(creds: SandboxCreds): void {
     this.clearQrTimer();
     this.phase = 'open';
+    // a new connection ends a silence that lasts until one; one that outlives it starts again after the login's frames
+    if (this.silence?.until === 'reconnect') this.silence = undefined;
+    else if (this.silence) this.silence.since = Date.now();
     this.network.attach(creds.phoneNumber, this);
     this.messenger = new SandboxMessenger(this.network, creds.phoneNumber, this);
     this.chats = new SandboxChats(this.network, creds.phoneNumber, this, { pushName: creds.pushName, business: creds.business, ...(creds.businessName ? { businessName: creds.businessName } : {}) });

@@ -3,6 +3,7 @@ import { assertAccess, type Principal } from '../../auth/scopes.js';
 import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
+import type { SessionRow } from '../../store/sessions.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { createSessionBody, pairingCodeBody, qrQuery, updateSessionBody, type CreateSessionBody, type UpdateSessionBody } from '../schemas/sessions.js';
 import { done, paged } from '../respond.js';
@@ -11,6 +12,7 @@ import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function sessionRoutes({ sessions, messaging, clientRules }: Services): RouteDef[] {
+  const view = (row: SessionRow) => sessionView(row, sessions.healthOf(row.name));
   return [
     {
       method: 'POST',
@@ -53,7 +55,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
           start: input.start ?? false,
         });
         ctx.status = 201;
-        return sessionView(row);
+        return view(row);
       },
     },
     {
@@ -70,10 +72,10 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
         if (allowed) {
           const rows = (await Promise.all(allowed.map((name) => sessions.find(name)))).filter((row) => row !== undefined);
           const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
-          return paged(ctx, page.map(sessionView), rows.length);
+          return paged(ctx, page.map(view), rows.length);
         }
         const { rows, total } = await sessions.list(query.limit ?? 1000, query.offset ?? 0);
-        return paged(ctx, rows.map(sessionView), total);
+        return paged(ctx, rows.map(view), total);
       },
     },
     {
@@ -85,7 +87,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       sessionFrom: 'params',
       summary: 'get one session',
       schema: { params: sessionParams },
-      handler: async ({ params }) => sessionView(await sessions.get(params.session)),
+      handler: async ({ params }) => view(await sessions.get(params.session)),
     },
     {
       method: 'PATCH',
@@ -107,7 +109,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       schema: { params: sessionParams, body: updateSessionBody },
       async handler({ params, body, ctx }) {
         mayReplyToCalls(ctx.state.principal, (body as UpdateSessionBody).config, params.session);
-        return sessionView(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
+        return view(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
       },
     },
     {
