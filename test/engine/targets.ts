@@ -52,6 +52,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
     if (process.env.ENGINE_TEST_LOG) writeFileSync(`${process.env.ENGINE_TEST_LOG}.${suffix}`, daemon.output());
   };
   let restarts = 0;
+  /** the account's linked companion (one per account in these tests) */
+  const deviceOf = (phone: string) => {
+    const device = emu.control.devices(phone)[0];
+    if (!device) throw new Error(`no linked device of ${phone}`);
+    return device.jid;
+  };
   const target: BaileysTarget = {
     emu,
     dataDir,
@@ -137,6 +143,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       await emu.control.scanQr(qr, phone);
       await waitFor(async () => (await daemon.request('GET', `/api/sessions/${session}`)).body.data.status === 'CONNECTED', 10_000, `${session} CONNECTED`);
     },
+    async forceLogout(_session, phone, reason) {
+      if (!emu.control.logOut(deviceOf(phone), reason)) throw new Error(`${phone} has no connected device to log out`);
+    },
+    async silence(_session, phone, until) {
+      if (!emu.control.silence(deviceOf(phone), until === 'reconnect' ? 1 : 2)) throw new Error(`${phone} has no active connection to silence`);
+    },
     async chatActionsReceived(phone) {
       return emu.control.appStatePatches(phone).flatMap((p) => {
         const action = chatActionOf(p.index[0], p.value);
@@ -153,10 +165,14 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   return target;
 }
 
-export async function startSandboxTarget(): Promise<EngineTarget> {
+export async function startSandboxTarget(options: { config?: string } = {}): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' } });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' }, ...(options.config !== undefined ? { config: options.config } : {}) });
+  const control = async (session: string, fault: string, body: Record<string, unknown>) => {
+    const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/${fault}`, body);
+    if (res.status !== 200) throw new Error(`sandbox ${fault} ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
@@ -214,6 +230,8 @@ export async function startSandboxTarget(): Promise<EngineTarget> {
     },
     // the simulated network lives in the daemon: what reached it shows only in the daemon's answers and events
     chatActionsReceived: async () => undefined,
+    forceLogout: (session, _phone, reason) => control(session, 'disconnect', { logoutReason: reason }),
+    silence: (session, _phone, until) => control(session, 'faults/silence', { until }),
     async close() {
       await daemon.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
