@@ -133,7 +133,7 @@ const payloads: Record<EventType, Schema> = {
       statusReason: { enum: [...STATUS_REASONS, null] },
       previousStatus: { enum: [...SESSION_STATUSES] },
       previousStatusReason: { enum: [...STATUS_REASONS, null] },
-      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime, logoutReason: { enum: [...LOGOUT_REASONS] } }),
+      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime, logoutReason: { enum: [...LOGOUT_REASONS], description: 'when the network forced a logout' } }, ['code', 'message', 'at']),
     }, ['status', 'statusReason', 'previousStatus', 'previousStatusReason']),
   },
   'session.qr': {

@@ -101,7 +101,8 @@ export function closeCause(code: number, ctx: Pick<CloseContext, 'message' | 'er
   if (ctx.viaProxy && /proxy|socks/i.test(ctx.message ?? '')) return { code: 'NETWORK_PROXY', message };
   switch (code) {
     case DisconnectReason.loggedOut:
-      return { code: 'LOGGED_OUT', message };
+      // a paired device's 401 is a forced logout (classifyClose); before pairing it is a refused login
+      return { code: ctx.paired ? 'LOGGED_OUT' : 'LOGIN_REFUSED', message };
     case DisconnectReason.timedOut:
       return !ctx.paired && ctx.message?.includes('QR refs') ? { code: 'QR_TIMEOUT', message } : { code: 'NETWORK_TIMEOUT', message };
     case DisconnectReason.connectionClosed:
