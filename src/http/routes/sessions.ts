@@ -28,6 +28,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
           statusReason: 'SCAN_QR',
           config: {},
           lastError: null,
+          health: null,
+          lastFrameAt: null,
           createdAt: '2026-01-01T00:00:00.000Z',
           updatedAt: '2026-01-01T00:00:00.000Z',
         },

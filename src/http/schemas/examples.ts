@@ -39,6 +39,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   sandboxHistorySync: { messages: 50, chats: 5 },
   sandboxSeedOlderHistory: { chatId: '+15550002222', messages: [{ text: 'Is the shop open on Sunday?' }, { text: 'Yes, from 10 to 4.', fromMe: true }] },
   sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
+  sandboxSilence: { until: 'restart' },
   sandboxPresence: { from: '+15550002222', presence: 'composing' },
   sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },
   sandboxUpdateContact: { phoneNumber: '+15550002222', pushName: 'Alice' },
