@@ -528,11 +528,17 @@ export class SessionManager {
   private async restartDeaf(name: string): Promise<void> {
     if (!this.runtimes.has(name) || this.stopping) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not running`);
     this.deps.logger.warn({ session: name }, 'the session stayed silent after a reconnect: restarting it');
-    await this.holdingLease(name, async () => {
-      await this.teardown(name, false);
-      const row = await this.get(name);
-      await this.launch(row, await this.engine(row.engine));
-    });
+    try {
+      await this.holdingLease(name, async () => {
+        await this.teardown(name, false);
+        const row = await this.get(name);
+        await this.launch(row, await this.engine(row.engine));
+      });
+    } catch (err) {
+      // stopped here and not started again (the store failed meanwhile): the status must not go on saying CONNECTED
+      if (!this.runtimes.has(name)) this.setStatus(name, 'DISCONNECTED', 'FAILED');
+      throw err;
+    }
   }
 
   private reportHealth(name: string, report: HealthReport): void {

@@ -100,24 +100,27 @@ export class Watchdog {
     this.connectedWaiters.clear();
   }
 
-  /** Wakes up when the silence would reach its limit, counted from the last frame. */
+  /**
+   * Wakes up when the silence would reach its limit, counted from the last frame; an engine between two connections of
+   * its own (a restart the server asked for) while the session is still CONNECTED is looked at again a silence later.
+   */
   private watch(): void {
     clearTimeout(this.timer);
-    const last = this.session.connection()?.lastFrameAt();
-    if (last === undefined) return;
-    this.timer = setTimeout(() => this.check(), Math.max(0, last + this.settings.silenceMs - Date.now()));
+    const connection = this.session.connection();
+    // not CONNECTED: connected() starts the watch again
+    if (!connection) return;
+    const last = connection.lastFrameAt();
+    const due = last === undefined ? this.settings.silenceMs : last + this.settings.silenceMs - Date.now();
+    this.timer = setTimeout(() => this.check(), Math.max(0, due));
     this.timer.unref?.();
   }
 
   private check(): void {
     const last = this.session.connection()?.lastFrameAt();
-    if (last === undefined) return;
-    if (Date.now() - last < this.settings.silenceMs) {
-      // frames came back on their own after a failed restart
-      if (this.state === 'degraded') this.recovered(this.lastStep);
-      return this.watch();
-    }
-    void this.ladder();
+    if (last !== undefined && Date.now() - last >= this.settings.silenceMs) return void this.ladder();
+    // frames came back on their own after a restart that did not help
+    if (last !== undefined && this.state === 'degraded') this.recovered(this.lastStep);
+    this.watch();
   }
 
   private async ladder(): Promise<unknown> {

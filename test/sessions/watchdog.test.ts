@@ -175,6 +175,30 @@ test('a stop during the steps ends them: no later step or report', async () => {
   assert.equal(restarts(), 0);
 });
 
+test('an engine between two connections of its own while the session stays CONNECTED is still watched', async () => {
+  const connection = new FakeConnection(false, true);
+  let between = false;
+  const reports: HealthReport[] = [];
+  const watchdog = new Watchdog(
+    {
+      connection: () => ({ lastFrameAt: () => (between ? undefined : connection.lastFrameAt()), probe: () => connection.probe(), reconnect: () => connection.reconnect() }),
+      restart: async () => {},
+      report: (report) => reports.push(report),
+    },
+    SETTINGS,
+  );
+  watchdog.connected();
+  between = true;
+  await advance(SETTINGS.silenceMs);
+  assert.equal(reports.length, 0, 'no frame time to judge by: no step');
+  // the engine's new connection opened, then went deaf
+  between = false;
+  connection.deaf = true;
+  await advance(SETTINGS.silenceMs);
+  assert.deepEqual(steps(reports), ['degraded probe silence']);
+  watchdog.stop();
+});
+
 test('a session that leaves CONNECTED outside the steps has no health until it is back', async () => {
   const connection = new FakeConnection(false, true);
   const { watchdog, reports } = watched(connection);
