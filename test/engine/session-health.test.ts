@@ -76,14 +76,19 @@ for (const [engine, start] of TARGETS) {
       assert.deepEqual(healthSteps(0), []);
     });
 
-    it('a session deaf until its next connection is probed, reconnected, and recovers', async () => {
+    it('a session deaf until its next connection is probed, reconnected, and recovers; what came meanwhile arrives after the reconnect', async () => {
       const from = events.events.length;
       await target.silence('hana', PHONE, 'reconnect');
       const degraded = await nextHealth(from, 'degraded', 'probe');
       assert.equal(degraded.payload.reason, 'silence');
+      // a contact writes while the session is deaf: the network holds the message
+      await target.contactSends(CONTACT, 'hana', PHONE, 'while deaf');
       const recovered = await nextHealth(from, 'recovered', 'reconnect');
       assert.deepEqual(healthSteps(from), ['degraded probe silence', 'degraded reconnect probe_failed', 'recovered reconnect probe_failed']);
       assert.ok(Date.parse(recovered.payload.lastFrameAt) > Date.parse(degraded.payload.lastFrameAt), 'frames came again after the silence');
+      const held = await events.next((e) => e.session === 'hana' && e.event === 'message.received' && e.payload.text === 'while deaf', 20_000, 'the message sent while deaf');
+      const reconnecting = events.events.findIndex((e, i) => i >= from && e.session === 'hana' && e.event === 'session.health' && e.payload.step === 'reconnect');
+      assert.ok(events.events.indexOf(held) > reconnecting, 'the message held during the silence came with the new connection');
       const current = await view();
       assert.equal(current.status, 'CONNECTED');
       assert.equal(current.health, 'healthy');

@@ -27,7 +27,7 @@ import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
 import { logoutReport, type LogoutReason } from '../logouts.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
-import type { SandboxNetwork } from './network.js';
+import { MAX_HELD_EVENTS, type HeldEvent, type SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
   qrRotationSeconds: number;
@@ -89,9 +89,11 @@ export class SandboxSession implements EngineSession {
   private attempts = 0;
   /**
    * A silence fault: the simulated network sends nothing (keep-alive answers included) while the connection stays open;
-   * `since`: when its last frame came. A restart makes a new session object, so no silence outlives one.
+   * `since`: when its last frame came; `held`: the events it did not send, sent on the connection that ends the silence
+   * (a stop hands them to the network for the account's next session). A restart makes a new session object, so no
+   * silence outlives one.
    */
-  private silence: { since: number; until: SilenceUntil } | undefined;
+  private silence: { since: number; until: SilenceUntil; held: HeldEvent[] } | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -131,6 +133,9 @@ export class SandboxSession implements EngineSession {
   }
 
   async disconnect(): Promise<void> {
+    const digits = this.creds?.phoneNumber;
+    if (digits && this.silence) this.network.holdOffline(digits, this.silence.held);
+    this.silence = undefined;
     this.close();
   }
 
@@ -167,7 +172,7 @@ export class SandboxSession implements EngineSession {
   /** The silence fault (sandbox route …/faults/silence): from now on the network sends this connection nothing. */
   silenceNetwork(until: SilenceUntil): void {
     if (this.phase !== 'open') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
-    this.silence = { since: Date.now(), until };
+    this.silence = { since: Date.now(), until, held: this.silence?.held ?? [] };
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -234,6 +239,10 @@ export class SandboxSession implements EngineSession {
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
   deliver(type: EventType, payload: Record<string, unknown>): void {
     if (this.phase !== 'open') return;
+    if (this.silence) {
+      if (this.silence.held.length < MAX_HELD_EVENTS) this.silence.held.push([type, payload]);
+      return;
+    }
     // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
     if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
     this.learnFrom(type, payload);
@@ -373,8 +382,11 @@ export class SandboxSession implements EngineSession {
     this.clearQrTimer();
     this.phase = 'open';
     // a new connection ends a silence that lasts until one; one that outlives it starts again after the login's frames
-    if (this.silence?.until === 'reconnect') this.silence = undefined;
-    else if (this.silence) this.silence.since = Date.now();
+    let held: HeldEvent[] = this.network.takeOffline(creds.phoneNumber);
+    if (this.silence?.until === 'reconnect') {
+      held = [...held, ...this.silence.held];
+      this.silence = undefined;
+    } else if (this.silence) this.silence.since = Date.now();
     this.network.attach(creds.phoneNumber, this);
     this.messenger = new SandboxMessenger(this.network, creds.phoneNumber, this);
     this.chats = new SandboxChats(this.network, creds.phoneNumber, this, { pushName: creds.pushName, business: creds.business, ...(creds.businessName ? { businessName: creds.businessName } : {}) });
@@ -388,6 +400,8 @@ export class SandboxSession implements EngineSession {
         lid: this.network.lidOf(creds.phoneNumber),
       },
     });
+    // what the network held while the account was deaf comes after the login, as WhatsApp's offline queue does
+    for (const [type, payload] of held) this.deliver(type, payload);
   }
 
   private close(): void {
