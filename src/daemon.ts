@@ -141,6 +141,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     sessionCounts: () => sessionsRepo.counts(),
     sessionStates: () => sessionsRepo.countByState(),
     webhookBacklog: () => outboxRepo.backlog(),
+    degradedSessions: () => sessions.degradedCount(),
   });
   let afterLostTick = (): void => {};
   const tick = createTickTransaction(
@@ -305,6 +306,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.onReconnecting(metrics.observeReconnect);
   sessions.onDecryption(metrics.observeDecryption);
   sessions.onDeleted(metrics.forgetSession);
+  sessions.onHealth(metrics.observeHealth);
 
   let draining = false;
   /** open event streams, ended at shutdown so they do not hold the server open */

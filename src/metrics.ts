@@ -5,6 +5,7 @@ import { ENGINE_NAMES, type EngineName, type SessionStatus } from './engine/type
 import type { GatewayEvent } from './events/catalogue.js';
 import { FAILURE_REASONS, type FailureReason } from './engine/server-acks.js';
 import { DECRYPTION_FAILURE_KINDS, type DecryptionSignal } from './engine/decryption.js';
+import type { HealthReport } from './sessions/watchdog.js';
 
 /** the label of requests answered before a route matched (unknown paths, refusals while draining or over capacity) */
 export const UNMATCHED_ROUTE = { method: '*', path: 'unmatched' } as const;
@@ -24,6 +25,8 @@ export interface MetricSources {
   sessionStates(): MaybePromise<Array<{ engine: EngineName; status: SessionStatus; statusReason: string | null; count: number }>>;
   /** pending webhook deliveries, and when the oldest of them was written (ms since the epoch; null when none) */
   webhookBacklog(): MaybePromise<{ pending: number; oldestCreatedAt: number | null }>;
+  /** sessions of this daemon its health watchdog found deaf and has not seen recover */
+  degradedSessions(): number;
 }
 
 /** The result of one webhook delivery attempt: `pending` means another attempt is scheduled. */
@@ -49,6 +52,8 @@ export interface Metrics {
   observeDecryption(session: string, signal: DecryptionSignal): void;
   /** drops a deleted session's decryption series */
   forgetSession(session: string): void;
+  /** a step of a session's health watchdog (degraded) or a recovery */
+  observeHealth(report: Pick<HealthReport, 'state' | 'step' | 'reason'>): void;
   /** one commit of the tick transaction, seconds */
   observeCommit(seconds: number): void;
   render(): Promise<string>;
@@ -95,6 +100,20 @@ export function createMetrics(sources: MetricSources): Metrics {
     help: 'reconnects scheduled after a dropped connection, by engine and the reason it dropped',
     labelNames: ['engine', 'reason'],
     registers,
+  });
+  const healthTransitions = new Counter({
+    name: 'gateway_session_health_transitions_total',
+    help: "the health watchdog's steps (state degraded: the step taken) and recoveries (state recovered: the step that brought frames back), by the reason the step was taken",
+    labelNames: ['state', 'step', 'reason'],
+    registers,
+  });
+  new Gauge({
+    name: 'gateway_sessions_degraded',
+    help: 'sessions of this daemon its health watchdog found deaf (no frame for sessions.health.silenceSeconds) and has not seen recover',
+    registers,
+    collect() {
+      this.set(sources.degradedSessions());
+    },
   });
   const httpRequests = new Counter({ name: 'gateway_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'status'], registers });
   const httpLatency = new SeriesHistogram({
@@ -197,6 +216,7 @@ export function createMetrics(sources: MetricSources): Metrics {
     observeReconnect: (engine, reason) => reconnects.inc({ engine, reason }),
     observeDecryption: decryption.observe,
     forgetSession: decryption.forget,
+    observeHealth: ({ state, step, reason }) => healthTransitions.inc({ state, step, reason }),
     observeCommit: (seconds) => commitSeries.observe(seconds),
     render: () => registry.metrics(),
   };

@@ -111,10 +111,20 @@ function LiveEvents({ session, stream }) {
   </section>`;
 }
 
+/** Why the network ended the session (lastError.logoutReason), in words an operator acts on. */
+const LOGOUT_WORDS = {
+  unlinked: 'unlinked from the phone: pair again',
+  replaced: 'replaced by another client using the same credentials',
+  banned: 'the account is banned',
+  temporarily_banned: 'the account is banned for a while',
+  locked: 'the account is locked: open WhatsApp on the phone',
+  key_error: "the server rejected the device's keys: pair again",
+};
+
 export function Session({ id, caps, stream }) {
   const session = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(id)}`)).data, [id]);
   useEvents((event) => {
-    if (event.session === id && ['session.status', 'session.connected', 'session.logged_out'].includes(event.event)) session.reload();
+    if (event.session === id && ['session.status', 'session.connected', 'session.logged_out', 'session.health'].includes(event.event)) session.reload();
   });
   const s = session.value;
   const shownStatus = useShownStatus(s?.status);
@@ -131,6 +141,8 @@ export function Session({ id, caps, stream }) {
         <h2 id="h-account">Account</h2>
         <dl>
           <dt>Status</dt><dd data-testid="status">${shownStatus}</dd>
+          <dt>Health</dt><dd data-testid="health">${s.health ?? '—'}${s.lastFrameAt ? html` <span class="muted">last frame <time datetime=${s.lastFrameAt}>${formatTime(s.lastFrameAt)}</time></span>` : null}</dd>
+          ${s.lastError?.logoutReason ? html`<dt>Logged out</dt><dd data-testid="logout-reason">${LOGOUT_WORDS[s.lastError.logoutReason] ?? s.lastError.logoutReason}</dd>` : null}
           <dt>Phone</dt><dd>${s.phoneNumber ?? '—'}</dd>
           <dt>Name</dt><dd>${s.pushName ?? '—'}</dd>
           ${s.businessName ? html`<dt>Business</dt><dd>${s.businessName}</dd>` : null}

@@ -18,6 +18,7 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     reconnectMaxAttempts: 10,
     maxSessions: 10_000,
     restoreRatePerSecond: 20,
+    health: { silenceSeconds: 45, keepAliveSeconds: 30, probeTimeoutSeconds: 10, recoverSeconds: 60 },
   },
   messages: { retentionDays: 'keep', asyncMaxQueuedBytes: 256 * 1024 * 1024, sendAckWaitMs: 2000, serverAckTimeoutMs: 60_000 },
   media: {

@@ -74,6 +74,11 @@ export function loadConfig(options: LoadOptions = {}): GatewayConfig {
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['server.headersTimeoutMs: must not exceed server.requestTimeoutMs']);
   }
+  const health = config.sessions.health;
+  if (health.silenceSeconds > 0 && health.keepAliveSeconds >= health.silenceSeconds) {
+    // an idle healthy session gets a frame only when its keep-alive is answered: it would be probed at every silence
+    throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['sessions.health.keepAliveSeconds: must be less than sessions.health.silenceSeconds']);
+  }
   if (config.store.kind === 'postgres' && !config.store.postgres.url) {
     throw new ConfigError(`invalid configuration${path ? ` in ${path}` : ''}`, ['store.postgres.url: required when store.kind is postgres (or set GATEWAY_DATABASE_URL)']);
   }

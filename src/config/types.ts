@@ -37,6 +37,8 @@ export interface GatewayConfig {
     maxSessions: number;
     /** at start, sessions of a networked engine (Baileys) reconnect at most this many per second; 0 = all at once */
     restoreRatePerSecond: number;
+    /** the session health watchdog (docs/ENGINES.md, Session health) */
+    health: SessionHealthConfig;
   };
   messages: {
     /** messages (and their media files) older than this many days are deleted (at start, then hourly); 'keep': never */
@@ -110,4 +112,16 @@ export interface GatewayConfig {
   /** the web console at /console; false: its routes do not exist (404) */
   console: { enabled: boolean };
   shutdownTimeoutMs: number;
+}
+
+/** The session health watchdog's times (docs/ENGINES.md has their reasons). */
+export interface SessionHealthConfig {
+  /** no frame for this long (keep-alive answers included) makes a CONNECTED session degraded; 0 = no watchdog */
+  silenceSeconds: number;
+  /** how often an open connection pings the server */
+  keepAliveSeconds: number;
+  /** how long the probe waits for its answer */
+  probeTimeoutSeconds: number;
+  /** how long a soft reconnect, then a restart, has to bring the session back before its probe */
+  recoverSeconds: number;
 }

@@ -67,6 +67,9 @@ export type CloseCauseCode =
   | 'SERVICE_UNAVAILABLE'
   | 'LOGGED_OUT'
   | 'BANNED'
+  | 'TEMPORARILY_BANNED'
+  | 'ACCOUNT_LOCKED'
+  | 'KEY_ERROR'
   | 'CONNECTION_REPLACED'
   | 'LOGIN_REFUSED'
   | 'QR_TIMEOUT';
@@ -81,6 +84,9 @@ export const CLOSE_CAUSE_CODES: readonly CloseCauseCode[] = [
   'SERVICE_UNAVAILABLE',
   'LOGGED_OUT',
   'BANNED',
+  'TEMPORARILY_BANNED',
+  'ACCOUNT_LOCKED',
+  'KEY_ERROR',
   'CONNECTION_REPLACED',
   'LOGIN_REFUSED',
   'QR_TIMEOUT',
@@ -172,6 +178,15 @@ export interface EngineSession extends MessagingOps, ChatOps, CallOps {
   /** unlink the device and forget credentials */
   logout(): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
+  /** when the last frame came from the network (keep-alive answers included), ms since the epoch; undefined when not open */
+  lastFrameAt(): number | undefined;
+  /** asks the network for an answer (a ping); resolves when a frame answers within `timeoutMs`, rejects otherwise */
+  probe(timeoutMs: number): Promise<void>;
+  /**
+   * A soft reconnect: the open connection is dropped without a close report and a new one opens with the same
+   * credentials; resolves once it is open, rejects when it closes instead (that close is reported as usual).
+   */
+  reconnect(): Promise<void>;
 }
 
 export interface Engine {

@@ -1,5 +1,5 @@
 // The event catalogue: the 31 event types of SPEC §6 and those the gateway added (contact.identity, chat.pin,
-// message.failed, message.undecryptable), and the envelope shape.
+// message.failed, message.undecryptable, session.health), and the envelope shape.
 
 export const EVENT_TYPES = [
   'message.received',
@@ -17,6 +17,7 @@ export const EVENT_TYPES = [
   'session.qr',
   'session.connected',
   'session.logged_out',
+  'session.health',
   'group.update',
   'group.participant',
   'presence.update',

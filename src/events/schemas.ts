@@ -5,6 +5,8 @@ import { EVENT_TYPES, type EventType } from './catalogue.js';
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES } from '../engine/types.js';
 import { FAILURE_REASONS } from '../engine/server-acks.js';
 import { DECRYPTION_FAILURE_KINDS } from '../engine/decryption.js';
+import { LOGOUT_REASONS } from '../engine/logouts.js';
+import { HEALTH_REASONS, HEALTH_STEPS } from '../sessions/watchdog.js';
 
 type Schema = Record<string, unknown>;
 
@@ -154,7 +156,7 @@ const payloads: Record<EventType, Schema> = {
       statusReason: { enum: [...STATUS_REASONS, null] },
       previousStatus: { enum: [...SESSION_STATUSES] },
       previousStatusReason: { enum: [...STATUS_REASONS, null] },
-      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime }),
+      lastError: closed({ code: { enum: [...CLOSE_CAUSE_CODES] }, message: { type: 'string' }, at: isoTime, logoutReason: { enum: [...LOGOUT_REASONS], description: 'when the network forced a logout' } }, ['code', 'message', 'at']),
     }, ['status', 'statusReason', 'previousStatus', 'previousStatusReason']),
   },
   'session.qr': {
@@ -170,6 +172,17 @@ const payloads: Record<EventType, Schema> = {
     ),
   },
   'session.logged_out': { ...closed({ reason: { enum: ['LOGOUT', 'UNLINKED'] }, detail: { type: 'string' } }, ['reason']) },
+  'session.health': {
+    ...closed(
+      {
+        state: { enum: ['degraded', 'recovered'] },
+        step: { enum: [...HEALTH_STEPS], description: 'degraded: the step taken; recovered: the step that brought frames back' },
+        reason: { enum: [...HEALTH_REASONS], description: 'why the step was taken: the silence, or the step before it did not bring frames back' },
+        lastFrameAt: { oneOf: [isoTime, { type: 'null' }], description: 'when the last frame came from the network (keep-alive answers included)' },
+      },
+      ['state', 'step', 'reason', 'lastFrameAt'],
+    ),
+  },
   'group.update': {
     ...closed(
       {

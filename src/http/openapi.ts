@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 document, built from the route table and the schemas the daemon validates with, so it cannot drift:
 // paths, parameters, bodies, success responses from the route records; error responses derived from the route's kind
-// and src/http/error-status.ts; the 34 events as the document's webhooks.
+// and src/http/error-status.ts; the 36 events as the document's webhooks.
 import { actionOfRoute } from '../auth/client-actions.js';
 import type { ErrorCode } from '../errors.js';
 import { EVENT_TYPES } from '../events/catalogue.js';

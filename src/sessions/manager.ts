@@ -12,6 +12,10 @@ import type { TickTransaction } from '../store/sql.js';
 import type { EngineRegistry } from '../engine/index.js';
 import type { CloseCause, ConnectionUpdate, Engine, EngineName, EngineSession, MessageRef, SessionStatus, StatusReason } from '../engine/types.js';
 import { reconnectDelayMs } from './backoff.js';
+import { withLogoutReason } from '../engine/logouts.js';
+import { SessionHealth, type HealthView } from './health.js';
+import type { HealthReport } from './watchdog.js';
+import type { SessionHealthConfig } from '../config/types.js';
 import type { SessionPlacement } from '../cluster/cluster.js';
 import type { DecryptionSignal } from '../engine/decryption.js';
 import { DecryptionCounters, type DecryptionCounts } from './decryption-counters.js';
@@ -27,6 +31,8 @@ export interface ManagerSettings {
    * restart does not storm the network; 0 (or absent) starts them all at once.
    */
   restoreRatePerSecond?: number;
+  /** the health watchdog's times (absent, or silenceSeconds 0: no watchdog) */
+  health?: SessionHealthConfig;
 }
 
 export interface CreateSessionInput {
@@ -72,7 +78,7 @@ const CAUSE_OF_REASON: Record<CloseReason, CloseCause['code']> = {
   AUTO_RECONNECT: 'NETWORK_LOST',
   STREAM_ERROR: 'STREAM_ERROR',
   LOGGED_OUT: 'LOGGED_OUT',
-  TEMPORARY_BAN: 'BANNED',
+  TEMPORARY_BAN: 'TEMPORARILY_BANNED',
   QR_TIMEOUT: 'QR_TIMEOUT',
   FAILED: 'LOGIN_REFUSED',
 };
@@ -90,6 +96,7 @@ export class SessionManager {
   private readonly reconnectListeners: ((engine: EngineName, reason: StatusReason) => void)[] = [];
   private readonly decryptionListeners: ((session: string, signal: DecryptionSignal) => void)[] = [];
   private readonly decryption = new DecryptionCounters();
+  private readonly healthListeners: ((report: HealthReport) => void)[] = [];
   private messageLookup: MessageLookup | undefined;
   private messageExists: MessageExists | undefined;
   /** per session: the event still being processed asynchronously, which later events queue behind */
@@ -141,9 +148,32 @@ export class SessionManager {
     },
   ) {
     this.placement = deps.placement ?? HERE;
+    const health = deps.settings.health;
+    this.health = new SessionHealth({
+      settings: health && health.silenceSeconds > 0 ? { silenceMs: health.silenceSeconds * 1000, probeTimeoutMs: health.probeTimeoutSeconds * 1000, recoverMs: health.recoverSeconds * 1000 } : undefined,
+      connection: (name) => (this.statuses.get(name)?.status === 'CONNECTED' ? this.runtimes.get(name)?.engine : undefined),
+      restart: (name) => this.restartDeaf(name),
+      report: (name, report) => this.reportHealth(name, report),
+    });
   }
 
   private readonly placement: SessionPlacement;
+  private readonly health: SessionHealth;
+
+  /** Called with each step of a session's health watchdog and each recovery (metrics). */
+  onHealth(listener: (report: HealthReport) => void): void {
+    this.healthListeners.push(listener);
+  }
+
+  /** The session's health and last frame, as this daemon sees it (null, null when it does not run here). */
+  healthOf(name: string): HealthView {
+    return this.health.view(name);
+  }
+
+  /** Sessions whose watchdog found them deaf and has not seen them recover. */
+  degradedCount(): number {
+    return this.health.degradedCount();
+  }
 
   addEventProcessor(processor: EngineEventProcessor): void {
     this.processors.push(processor);
@@ -335,6 +365,7 @@ export class SessionManager {
 
   async delete(name: string): Promise<void> {
     await this.get(name);
+    this.health.forget(name);
     await this.teardown(name);
     await this.deps.sessions.delete(name);
     this.statuses.delete(name);
@@ -411,6 +442,7 @@ export class SessionManager {
    */
   async shutdown(): Promise<void> {
     this.stopping = true;
+    this.health.stopAll();
     clearTimeout(this.statusRewrite);
     this.restoreQueue?.clear();
     await this.restoreQueue?.onIdle();
@@ -450,6 +482,7 @@ export class SessionManager {
   async relinquish(name: string): Promise<void> {
     const runtime = this.runtimes.get(name);
     if (!runtime) return;
+    this.health.forget(name);
     this.forget(name, runtime);
     await runtime.engine.disconnect().catch((err: unknown) => this.deps.logger.warn({ err, session: name }, 'engine disconnect failed'));
     // the lease is handed on only once the session's last events are committed: the next node numbers on from the
@@ -503,6 +536,35 @@ export class SessionManager {
       const left = this.starting.get(name)! - 1;
       if (left === 0) this.starting.delete(name);
       else this.starting.set(name, left);
+    }
+  }
+
+  /** The watchdog's last step: the session stops and starts again here (its lease kept), its state read from the store. */
+  private async restartDeaf(name: string): Promise<void> {
+    if (!this.runtimes.has(name) || this.stopping) throw new GatewayError('SESSION_NOT_STARTED', `session ${name} is not running`);
+    this.deps.logger.warn({ session: name }, 'the session stayed silent after a reconnect: restarting it');
+    try {
+      await this.holdingLease(name, async () => {
+        await this.teardown(name, false);
+        const row = await this.get(name);
+        await this.launch(row, await this.engine(row.engine));
+      });
+    } catch (err) {
+      // stopped here and not started again (the store failed meanwhile): the status must not go on saying CONNECTED
+      if (!this.runtimes.has(name)) this.setStatus(name, 'DISCONNECTED', 'FAILED');
+      throw err;
+    }
+  }
+
+  private reportHealth(name: string, report: HealthReport): void {
+    const lastFrameAt = report.lastFrameAt === undefined ? null : new Date(report.lastFrameAt).toISOString();
+    const log = report.state === 'degraded' ? this.deps.logger.warn.bind(this.deps.logger) : this.deps.logger.info.bind(this.deps.logger);
+    log({ session: name, state: report.state, step: report.step, reason: report.reason, lastFrameAt }, report.state === 'degraded' ? 'session deaf: taking a step' : 'session frames back');
+    for (const listener of this.healthListeners) listener(report);
+    try {
+      this.emit(name, 'session.health', { state: report.state, step: report.step, reason: report.reason, lastFrameAt });
+    } catch (err) {
+      this.deps.logger.error({ err, session: name }, 'could not record a session.health event');
     }
   }
 
@@ -639,7 +701,7 @@ export class SessionManager {
   /** Stores why the connection went down (kept after a reconnect, replaced by the next failure) and logs it. */
   private recordCause(name: string, update: Extract<ConnectionUpdate, { kind: 'close' }>): LastError {
     const cause = update.cause ?? { code: CAUSE_OF_REASON[update.reason], message: update.detail ?? update.reason };
-    const lastError: LastError = { ...cause, at: new Date().toISOString() };
+    const lastError: LastError = withLogoutReason({ ...cause, at: new Date().toISOString() });
     try {
       this.deps.sessions.setLastError(name, cause, lastError.at);
     } catch (err) {
@@ -730,6 +792,7 @@ export class SessionManager {
       this.deps.logger.warn({ err, session: name, status, reason }, 'the session status could not be stored');
       return;
     }
+    this.health.statusChanged(name, status, this.runtimes.has(name));
     this.emit(name, 'session.status', { status, statusReason: reason, previousStatus: before.status, previousStatusReason: before.statusReason, ...(lastError ? { lastError } : {}) });
   }
 

@@ -1,6 +1,8 @@
 // The public shape of a session (SPEC §2 "Session"), built from its stored row.
+import { withLogoutReason } from '../engine/logouts.js';
 import type { LastError, SessionRow } from '../store/sessions.js';
 import type { DecryptionCounts } from './decryption-counters.js';
+import type { HealthView } from './health.js';
 
 export interface SessionView {
   name: string;
@@ -14,8 +16,12 @@ export interface SessionView {
   lid?: string;
   proxy?: string;
   config: Record<string, unknown>;
-  /** why the connection last went down; null when it never did */
+  /** why the connection last went down (with `logoutReason` when the network forced a logout); null when it never did */
   lastError: LastError | null;
+  /** the health watchdog's verdict: null when the session is not CONNECTED here */
+  health: HealthView['health'];
+  /** when the last frame came from the network; null when the session has no connection here */
+  lastFrameAt: string | null;
   createdAt: string;
   updatedAt: string;
   /** decryption health counters, in the answer of GET /api/sessions/{session} (the node running the session keeps them) */
@@ -36,14 +42,16 @@ export function maskProxy(proxy: string): string {
   }
 }
 
-export function sessionView(row: SessionRow, decryption?: DecryptionCounts): SessionView {
+export function sessionView(row: SessionRow, health: HealthView, decryption?: DecryptionCounts): SessionView {
   const view: SessionView = {
     name: row.name,
     engine: row.engine,
     status: row.status,
     statusReason: row.statusReason,
     config: row.config,
-    lastError: row.lastError,
+    lastError: row.lastError && withLogoutReason(row.lastError),
+    health: health.health,
+    lastFrameAt: health.lastFrameAt,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
   };

@@ -2,11 +2,13 @@
 import type { SecretBox } from '../auth/secret-box.js';
 import type { Db } from './db.js';
 import { contextOf } from './sealed-columns.js';
+import type { LogoutReason } from '../engine/logouts.js';
 import type { AccountInfo, CloseCause, CloseCauseCode, EngineName, SessionStatus, StatusReason } from '../engine/types.js';
 
-/** Why the session's connection last went down, and when (ISO 8601). */
+/** Why the session's connection last went down, and when (ISO 8601); `logoutReason` is derived from `code` (not stored). */
 export interface LastError extends CloseCause {
   at: string;
+  logoutReason?: LogoutReason;
 }
 
 export interface SessionRow {

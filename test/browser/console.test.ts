@@ -160,6 +160,8 @@ test("an operator's day in the console, every page accessible and screenshotted,
   const paired = await daemon.request('POST', '/api/sandbox/sessions/demo/pair', { phoneNumber: '+15550400001' });
   assert.equal(paired.status, 200);
   await page.getByTestId('status').filter({ hasText: 'CONNECTED' }).waitFor(WAIT);
+  // the health watchdog watches it from now on
+  await page.getByTestId('health').filter({ hasText: 'healthy' }).waitFor(WAIT);
   assert.equal(await page.evaluate(() => (globalThis as any).__sameDocument), true, 'no reload');
   await page.getByText('+15550400001').first().waitFor(WAIT);
 

@@ -27,3 +27,19 @@ test('messages.retentionDays: "keep" by default (nothing pruned), or a whole num
   }
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('sessions.health: the keep-alive must come more often than the silence that makes a session degraded (unless the watchdog is off)', () => {
+  const env = { GATEWAY_MASTER_KEY: 'svc_master_bounds_0123456789abcdef0123' };
+  assert.deepEqual(loadConfig({ env }).sessions.health, { silenceSeconds: 45, keepAliveSeconds: 30, probeTimeoutSeconds: 10, recoverSeconds: 60 });
+  const dir = mkdtempSync(join(tmpdir(), 'bounds-'));
+  const withHealth = (health: Record<string, number>) => {
+    const file = join(dir, 'gateway.yaml');
+    writeFileSync(file, `sessions:\n  health:\n${Object.entries(health).map(([k, v]) => `    ${k}: ${v}\n`).join('')}`);
+    return loadConfig({ env, configPath: file }).sessions.health;
+  };
+  assert.equal(withHealth({ silenceSeconds: 3, keepAliveSeconds: 1 }).silenceSeconds, 3);
+  assert.equal(withHealth({ silenceSeconds: 0, keepAliveSeconds: 30 }).silenceSeconds, 0, 'no watchdog: any keep-alive');
+  assert.throws(() => withHealth({ silenceSeconds: 30, keepAliveSeconds: 30 }), (err) => err instanceof ConfigError && /keepAliveSeconds: must be less than/.test(err.message));
+  assert.throws(() => withHealth({ probeTimeoutSeconds: 0 }), (err) => err instanceof ConfigError && /probeTimeoutSeconds/.test(err.message));
+  rmSync(dir, { recursive: true, force: true });
+});

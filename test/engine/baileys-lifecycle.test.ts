@@ -308,5 +308,16 @@ describe('baileys: close codes that cannot be injected', () => {
     assert.equal(reason(599), 'STREAM_ERROR');
     const loggedOut = classifyClose(DisconnectReason.loggedOut, paired);
     assert.ok(loggedOut.kind === 'report' && loggedOut.report.credentialsCleared);
+    const cause = (code: number, ctx: Parameters<typeof classifyClose>[1]) => {
+      const action = classifyClose(code, ctx);
+      return action.kind === 'report' ? `${action.report.reason} ${action.report.cause?.code}` : action.kind;
+    };
+    // before pairing a 401 is a refused login, not an unlink (no logoutReason follows from it)
+    assert.equal(cause(DisconnectReason.loggedOut, { stopping: false, paired: false }), 'LOGGED_OUT LOGIN_REFUSED');
+    // a <failure>'s attributes are the error's data: a temporary ban's ban `code` is not a socket error code
+    assert.equal(cause(402, { ...paired, error: { data: { reason: '402', code: '101', expire: '86400' } } }), 'TEMPORARY_BAN TEMPORARILY_BANNED');
+    // a stream error Baileys has no code for is a key problem only when its reason is <bad-mac/>
+    assert.equal(cause(DisconnectReason.badSession, { ...paired, error: { data: { tag: 'bad-mac', attrs: {} } } }), 'FAILED KEY_ERROR');
+    assert.equal(cause(DisconnectReason.badSession, { ...paired, error: { data: { tag: 'xml-not-well-formed', attrs: {} } } }), 'STREAM_ERROR STREAM_ERROR');
   });
 });

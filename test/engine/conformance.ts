@@ -13,6 +13,7 @@ import { collectEvents, type EventCollector, type StreamedEvent } from '../helpe
 import { checkEventAsync } from '../helpers/event-contract.js';
 import { scrape, valueOf } from '../helpers/prometheus.js';
 import { mp4, ogg, pdf, png, VCARD, webp } from './samples.js';
+import { LOGOUT_REASONS, type LogoutReason } from '../../src/engine/logouts.js';
 
 /** What an engine's test setup provides: a running daemon, and the phone side of pairing. */
 export interface EngineTarget {
@@ -69,6 +70,13 @@ export interface EngineTarget {
   contactSendsUndecryptable(phone: string, session: string, accountPhone: string, text: string, recovered: boolean): Promise<string>;
   /** The contact `phone` cannot decrypt the next message session `session` sends it, and asks for it again `count` times. */
   contactAsksAgain(phone: string, session: string, count: number): Promise<void>;
+  /** the network logs the session (the account `phone`) out for a classified reason, as the real server does */
+  forceLogout(session: string, phone: string, reason: LogoutReason): Promise<void>;
+  /**
+   * The network stops sending the session (the account `phone`) anything while its connection stays open: until its
+   * next connection (`reconnect`), or until it restarts (`restart`: the reconnect's connection is silent too).
+   */
+  silence(session: string, phone: string, until: 'reconnect' | 'restart'): Promise<void>;
 }
 
 /** The conformance daemons' configuration: a short server-ack timeout, so that the timeout scenario takes seconds. */
@@ -97,6 +105,7 @@ export type Scenario =
   | 'backfill'
   | 'refused and unacked sends'
   | 'decryption failures and retries'
+  | 'forced logouts'
   | 'logout';
 
 export interface EngineSuiteOptions {
@@ -118,6 +127,18 @@ const NOBODY = '99955501234';
 const FRANK = '15550106006';
 /** a contact whose messages alice cannot decrypt at first, and who cannot decrypt alice's (decryption scenario) */
 const GRACE = '15550107007';
+/** the account of a session the network logs out, for each classified reason in turn */
+const GINA = '15550108008';
+
+/** How each forced logout leaves a session (docs/ENGINES.md, forced logouts): its status reason and lastError code. */
+const LOGOUT_OUTCOMES: Record<LogoutReason, { statusReason: string; code: string }> = {
+  unlinked: { statusReason: 'LOGGED_OUT', code: 'LOGGED_OUT' },
+  replaced: { statusReason: 'FAILED', code: 'CONNECTION_REPLACED' },
+  banned: { statusReason: 'FAILED', code: 'BANNED' },
+  temporarily_banned: { statusReason: 'TEMPORARY_BAN', code: 'TEMPORARILY_BANNED' },
+  locked: { statusReason: 'TEMPORARY_BAN', code: 'ACCOUNT_LOCKED' },
+  key_error: { statusReason: 'FAILED', code: 'KEY_ERROR' },
+};
 const jid = (digits: string) => `${digits}@s.whatsapp.net`;
 
 export function runEngineSuite(options: EngineSuiteOptions): void {
@@ -880,6 +901,46 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(valueOf(samples, 'gateway_decryption_failures_total', { session: 'alice', kind: 'invalid_prekey' }), after.failures.invalid_prekey);
       assert.equal(valueOf(samples, 'gateway_decryption_retries_exhausted_total', { session: 'alice', direction: 'incoming' }), after.retriesExhausted.incoming);
       assert.equal(valueOf(samples, 'gateway_decryption_retry_receipts_total', { session: 'alice', direction: 'received' }), after.retryReceiptsReceived);
+    });
+
+    scenario('forced logouts', async () => {
+      await api('POST', '/api/sessions', { name: 'gina', start: true, engine: target.engine }, 201);
+      const qr = await waitFor(async () => {
+        const res = await daemon.request('GET', '/api/sessions/gina/pairing/qr');
+        return res.status === 200 ? (res.body.data as { qr: string }) : undefined;
+      }, 10_000, 'a QR code for gina');
+      await target.scanQr('gina', qr.qr, GINA);
+      await connected('gina');
+      const healthy = await status('gina');
+      assert.equal(healthy.health, 'healthy', 'a CONNECTED session is watched');
+      assert.ok(Date.parse(healthy.lastFrameAt) > Date.parse(healthy.createdAt), 'frames came since the session was made');
+      // every reason but `unlinked` keeps the credentials: a start connects again with them
+      for (const reason of LOGOUT_REASONS.filter((r) => r !== 'unlinked')) {
+        await target.forceLogout('gina', GINA, reason);
+        const down = await event('gina', 'session.status', (p) => p.status === 'DISCONNECTED' && p.lastError?.logoutReason === reason, `gina DISCONNECTED (${reason})`);
+        assert.equal(down.payload.statusReason, LOGOUT_OUTCOMES[reason].statusReason, reason);
+        assert.equal(down.payload.lastError.code, LOGOUT_OUTCOMES[reason].code, reason);
+        const view = await status('gina');
+        assert.equal(view.status, 'DISCONNECTED', reason);
+        assert.equal(view.statusReason, LOGOUT_OUTCOMES[reason].statusReason, reason);
+        assert.deepEqual([view.lastError.code, view.lastError.logoutReason], [LOGOUT_OUTCOMES[reason].code, reason]);
+        assert.equal(view.health, null, 'a session that is not connected has no health');
+        assert.equal(view.phoneNumber, `+${GINA}`, `${reason}: the account stays known`);
+        assert.ok((await authStateRows('gina')) > 0, `${reason}: the credentials are kept`);
+        await api('POST', '/api/sessions/gina/start');
+        await connected('gina');
+      }
+      await target.forceLogout('gina', GINA, 'unlinked');
+      const unlinked = await event('gina', 'session.logged_out', (p) => p.reason === 'UNLINKED', 'gina unlinked');
+      assert.ok(unlinked.payload.detail);
+      const view = await waitFor(async () => {
+        const current = await status('gina');
+        return current.status === 'DISCONNECTED' ? current : undefined;
+      }, 10_000, 'gina DISCONNECTED after the unlink');
+      assert.equal(view.statusReason, 'LOGGED_OUT');
+      assert.deepEqual([view.lastError.code, view.lastError.logoutReason], ['LOGGED_OUT', 'unlinked']);
+      assert.equal(view.phoneNumber, undefined);
+      await waitFor(async () => (await authStateRows('gina')) === 0, 10_000, "gina's credentials cleared");
     });
 
     scenario('logout', async () => {

@@ -55,6 +55,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
     if (process.env.ENGINE_TEST_LOG) writeFileSync(`${process.env.ENGINE_TEST_LOG}.${suffix}`, daemon.output());
   };
   let restarts = 0;
+  /** the account's linked companion (one per account in these tests) */
+  const deviceOf = (phone: string) => {
+    const device = emu.control.devices(phone)[0];
+    if (!device) throw new Error(`no linked device of ${phone}`);
+    return device.jid;
+  };
   const target: BaileysTarget = {
     emu,
     dataDir,
@@ -154,6 +160,12 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
       await emu.control.scanQr(qr, phone);
       await waitFor(async () => (await daemon.request('GET', `/api/sessions/${session}`)).body.data.status === 'CONNECTED', 10_000, `${session} CONNECTED`);
     },
+    async forceLogout(_session, phone, reason) {
+      if (!emu.control.logOut(deviceOf(phone), reason)) throw new Error(`${phone} has no connected device to log out`);
+    },
+    async silence(_session, phone, until) {
+      if (!emu.control.silence(deviceOf(phone), until === 'reconnect' ? 1 : 2)) throw new Error(`${phone} has no active connection to silence`);
+    },
     async chatActionsReceived(phone) {
       return emu.control.appStatePatches(phone).flatMap((p) => {
         const action = chatActionOf(p.index[0], p.value);
@@ -174,6 +186,10 @@ export async function startSandboxTarget(options: { config?: string } = {}): Pro
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
   const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', ...UNDECRYPTABLE_AFTER }, ...(options.config !== undefined ? { config: options.config } : {}) });
+  const control = async (session: string, fault: string, body: Record<string, unknown>) => {
+    const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/${fault}`, body);
+    if (res.status !== 200) throw new Error(`sandbox ${fault} ${session}: ${res.status} ${JSON.stringify(res.body)}`);
+  };
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
@@ -240,16 +256,10 @@ export async function startSandboxTarget(options: { config?: string } = {}): Pro
     },
     // the simulated network lives in the daemon: what reached it shows only in the daemon's answers and events
     chatActionsReceived: async () => undefined,
-    async failNextSend(session, _phone, to, fault) {
-      const res = fault === 'no-ack'
-        ? await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/no-ack`, { chatId: `+${to}` })
-        : await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/nack`, { chatId: `+${to}`, code: fault.nack });
-      if (res.status !== 200) throw new Error(`sandbox fault: ${res.status} ${JSON.stringify(res.body)}`);
-    },
-    async releaseWithheld(session) {
-      const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/faults/release`);
-      if (res.status !== 200) throw new Error(`sandbox release: ${res.status} ${JSON.stringify(res.body)}`);
-    },
+    failNextSend: (session, _phone, to, fault) => (fault === 'no-ack' ? control(session, 'faults/no-ack', { chatId: `+${to}` }) : control(session, 'faults/nack', { chatId: `+${to}`, code: fault.nack })),
+    releaseWithheld: (session) => control(session, 'faults/release', {}),
+    forceLogout: (session, _phone, reason) => control(session, 'disconnect', { logoutReason: reason }),
+    silence: (session, _phone, until) => control(session, 'faults/silence', { until }),
     async close() {
       await daemon.cleanup();
       rmSync(dataDir, { recursive: true, force: true });

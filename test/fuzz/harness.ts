@@ -24,7 +24,7 @@ const MAIN = 'fz-main';
 const PEER = 'fz-peer';
 const MAIN_PHONE = '+15550000001';
 const PEER_PHONE = '+15550000002';
-/** Sessions destructive routes act on (delete, stop, logout, disconnect, client rules): recreated by `maintain`. */
+/** Sessions destructive routes act on (delete, stop, logout, disconnect, silence, client rules): recreated by `maintain`. */
 const DISPOSABLE = ['fz-temp1', 'fz-temp2'];
 const DESTRUCTIVE = new Set([
   'DELETE /api/sessions/:session',
@@ -32,6 +32,7 @@ const DESTRUCTIVE = new Set([
   'POST /api/sessions/:session/logout',
   'POST /api/sessions/:session/restart',
   'POST /api/sandbox/sessions/:session/disconnect',
+  'POST /api/sandbox/sessions/:session/faults/silence',
   'PUT /api/sessions/:session/client-rules',
   'DELETE /api/sessions/:session/client-rules',
 ]);

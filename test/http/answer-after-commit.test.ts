@@ -21,7 +21,7 @@ describe('answers after the commit', () => {
       routes: [{ method: 'POST', path: '/write', access: 'public', summary: 'a write', operationId: 'write', responses: { 200: { data: {} } }, schema: {}, handler: () => ({ written: true }) }],
       auth: {} as Authenticators,
       logger: createLogger('silent'),
-      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }) }),
+      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }), degradedSessions: () => 0 }),
       isDraining: () => false,
       commits: { mark: () => 0, committedSince: () => pending?.promise },
     });
@@ -107,7 +107,7 @@ describe("answers after the commit of the request's own tick", () => {
       ],
       auth: {} as Authenticators,
       logger: createLogger('silent'),
-      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }) }),
+      metrics: createMetrics({ sessionCounts: () => ({ total: 0, connected: 0 }), sessionStates: () => [], webhookBacklog: () => ({ pending: 0, oldestCreatedAt: null }), degradedSessions: () => 0 }),
       isDraining: () => false,
       commits: tick,
     });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { checkResponse, ContractDrift, matchTemplate } from '../helpers/contract.js';
 
 const json = (extra: Record<string, string> = {}) => new Headers({ 'x-request-id': 'r1', 'content-type': 'application/json; charset=utf-8', ...extra });
-const session = { name: 's', engine: 'sandbox', status: 'DISCONNECTED', statusReason: null, lastError: null, config: {}, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
+const session = { name: 's', engine: 'sandbox', status: 'DISCONNECTED', statusReason: null, lastError: null, health: null, lastFrameAt: null, config: {}, createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' };
 const check = (method: string, path: string, status: number, body: unknown, headers = json()) => () => checkResponse(method, path, status, headers, body, JSON.stringify(body));
 
 test('answers that fit the document pass', () => {

@@ -87,9 +87,9 @@ describe('the OpenAPI document', () => {
     for (const id of ids) assert.match(id, /^[a-z][a-zA-Z]+$/);
   });
 
-  test("all 35 events (SPEC's 31, contact.identity, chat.pin, message.failed and message.undecryptable) are webhooks with their payload schema and the signature headers", () => {
+  test("all 36 events (SPEC's 31, contact.identity, chat.pin, message.failed, message.undecryptable and session.health) are webhooks with their payload schema and the signature headers", () => {
     const webhooks = doc.webhooks as Record<string, { post: { parameters: Array<{ name: string }>; requestBody: { content: Record<string, { schema: unknown }> } } }>;
-    assert.equal(EVENT_TYPES.length, 35);
+    assert.equal(EVENT_TYPES.length, 36);
     assert.deepEqual(Object.keys(webhooks).sort(), [...EVENT_TYPES].sort());
     for (const type of EVENT_TYPES) {
       const post = webhooks[type]!.post;

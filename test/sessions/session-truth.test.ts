@@ -66,7 +66,8 @@ test('a dropped sandbox session carries the cause in session.status and lastErro
     const dropped = await daemon.request('POST', '/api/sandbox/sessions/keeper/disconnect', { reason: 'TEMPORARY_BAN' });
     assert.equal(dropped.status, 200, JSON.stringify(dropped.body));
     const down = await events.next((e) => e.session === 'keeper' && e.event === 'session.status' && e.payload.statusReason === 'TEMPORARY_BAN', 10_000, 'TEMPORARY_BAN');
-    assert.equal(down.payload.lastError.code, 'BANNED');
+    assert.equal(down.payload.lastError.code, 'TEMPORARILY_BANNED');
+    assert.equal(down.payload.lastError.logoutReason, 'temporarily_banned');
     assert.equal(down.payload.lastError.message, 'dropped by the sandbox network');
     const view = (await daemon.request('GET', '/api/sessions/keeper')).body.data;
     assert.deepEqual(view.lastError, down.payload.lastError);

@@ -114,11 +114,24 @@ describe('wa-emulator HTTP control API with a child-process client', () => {
     assert.equal(textOf(await reply), `got image ${sha}`);
   });
 
-  it('drops the connection with a chosen code, then the phone unlinks the child (401)', async () => {
+  it('drops the connection with a chosen code, logs the child out for a reason (also when silent), then the phone unlinks it (401)', async () => {
     const jid = `${GATEWAY}:1@s.whatsapp.net`;
     assert.equal((await api('POST', '/control/drop', { jid, code: 599 })).status, 400);
     assert.deepEqual((await api('POST', '/control/drop', { jid, code: 503 })).body, { dropped: true });
     await lines.next(/^CLOSE 503$/);
+    await lines.next(/^OPEN /);
+    await api('POST', '/control/wait-online', { jid });
+    // a forced logout with the server's stanza: a temporary ban is <failure reason="402">, which Baileys reports as 402
+    assert.equal((await api('POST', '/control/logout', { jid, reason: 'expelled' })).status, 400);
+    assert.deepEqual((await api('POST', '/control/logout', { jid, reason: 'temporarily_banned' })).body, { loggedOut: true });
+    await lines.next(/^CLOSE 402$/);
+    await lines.next(/^OPEN /);
+    await api('POST', '/control/wait-online', { jid });
+    assert.equal((await api('POST', '/control/silence', { jid, connections: 0 })).status, 400);
+    assert.deepEqual((await api('POST', '/control/silence', { jid, connections: 1 })).body, { silenced: true });
+    // a silent connection still gets the server's last word
+    assert.deepEqual((await api('POST', '/control/logout', { jid, reason: 'replaced' })).body, { loggedOut: true });
+    await lines.next(/^CLOSE 440$/);
     await lines.next(/^OPEN /);
     await api('POST', '/control/wait-online', { jid });
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));

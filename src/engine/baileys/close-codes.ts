@@ -1,5 +1,6 @@
 // How a closed Baileys socket maps onto the session states of SPEC §3 (docs/ENGINES.md has the table).
 import { DisconnectReason } from '@whiskeysockets/baileys';
+import { logoutReport, type LogoutReason } from '../logouts.js';
 import type { CloseCause, ConnectionUpdate } from '../types.js';
 
 type CloseReport = Extract<ConnectionUpdate, { kind: 'close' }>;
@@ -29,13 +30,16 @@ export function closeStatusCode(error: unknown): number | undefined {
 export function classifyClose(code: number | undefined, ctx: CloseContext): CloseAction {
   if (ctx.stopping || code === undefined) return { kind: 'ignore' };
   const detail = ctx.message ? `${ctx.message} (${code})` : `closed with ${code}`;
+  const logout = forcedLogout(code, ctx);
+  if (logout) return { kind: 'report', report: logoutReport(logout, detail) };
   const cause = closeCause(code, ctx);
   const report = (reason: CloseReport['reason'], extra: Partial<CloseReport> = {}): CloseAction => ({ kind: 'report', report: { kind: 'close', reason, detail, cause, ...extra } });
   switch (code) {
     case DisconnectReason.restartRequired:
       return { kind: 'restart' };
     case DisconnectReason.loggedOut:
-      return report('LOGGED_OUT', { credentialsCleared: true, detail: ctx.paired ? 'the device was unlinked (401)' : `login refused (401): ${detail}` });
+      // not paired yet: the login of a pairing was refused
+      return report('LOGGED_OUT', { credentialsCleared: true, detail: `login refused (401): ${detail}` });
     case DisconnectReason.timedOut:
       // 408 is both "the QR codes ran out" and "the network went away"
       if (!ctx.paired && ctx.message?.includes('QR refs')) return report('QR_TIMEOUT', { detail: 'no scan before the QR codes ran out' });
@@ -43,18 +47,39 @@ export function classifyClose(code: number | undefined, ctx: CloseContext): Clos
     case DisconnectReason.connectionClosed:
     case DisconnectReason.unavailableService:
       return report('AUTO_RECONNECT');
-    case DisconnectReason.forbidden:
-    case 402:
-      return report('TEMPORARY_BAN');
     case DisconnectReason.badSession:
       return report('STREAM_ERROR');
     case DisconnectReason.multideviceMismatch:
       return report('FAILED', { detail: `multi-device mismatch (411): re-pair the session` });
-    case DisconnectReason.connectionReplaced:
-      return report('FAILED', { detail: 'connection replaced (440): the same credentials connected elsewhere; not reconnecting so the two do not fight' });
     default:
-      // other <failure reason=…> codes (405 client too old, 406 banned, …) are terminal; anything else is a stream error
+      // other <failure reason=…> codes (405 client too old, …) are terminal; anything else is a stream error
       return code >= 400 && code < 500 ? report('FAILED') : report('STREAM_ERROR');
+  }
+}
+
+/**
+ * The forced logout a close is, from what the server sent (Baileys gives the stanza as the error's `data`): a stream
+ * error `<conflict type="device_removed">` with code 401 or a `<failure reason="401">` (unlinked; a pairing's refused login
+ * when not paired), `<conflict type="replaced">` (440), `<failure reason="406">` (banned), `402` (banned for a while, with
+ * `expire`), `403` (locked), and a stream error whose reason is `<bad-mac>` (500 in Baileys: the server could not verify
+ * the device's keys).
+ */
+export function forcedLogout(code: number, ctx: Pick<CloseContext, 'paired' | 'error'>): LogoutReason | undefined {
+  switch (code) {
+    case DisconnectReason.loggedOut:
+      return ctx.paired ? 'unlinked' : undefined;
+    case DisconnectReason.connectionReplaced:
+      return 'replaced';
+    case 406:
+      return 'banned';
+    case 402:
+      return 'temporarily_banned';
+    case DisconnectReason.forbidden:
+      return 'locked';
+    case DisconnectReason.badSession:
+      return (ctx.error as { data?: { tag?: unknown } } | undefined)?.data?.tag === 'bad-mac' ? 'key_error' : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -76,12 +101,8 @@ export function closeCause(code: number, ctx: Pick<CloseContext, 'message' | 'er
   if (ctx.viaProxy && /proxy|socks/i.test(ctx.message ?? '')) return { code: 'NETWORK_PROXY', message };
   switch (code) {
     case DisconnectReason.loggedOut:
-      return { code: 'LOGGED_OUT', message };
-    case DisconnectReason.forbidden:
-    case 402:
-      return { code: 'BANNED', message };
-    case DisconnectReason.connectionReplaced:
-      return { code: 'CONNECTION_REPLACED', message };
+      // a paired device's 401 is a forced logout (classifyClose); before pairing it is a refused login
+      return { code: ctx.paired ? 'LOGGED_OUT' : 'LOGIN_REFUSED', message };
     case DisconnectReason.timedOut:
       return !ctx.paired && ctx.message?.includes('QR refs') ? { code: 'QR_TIMEOUT', message } : { code: 'NETWORK_TIMEOUT', message };
     case DisconnectReason.connectionClosed:

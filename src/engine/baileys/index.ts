@@ -21,6 +21,7 @@ export function createBaileysEngine(config: Pick<GatewayConfig, 'engine' | 'logL
     qr: { rotationSeconds: config.sessions.qrRotationSeconds, maxRotations: config.sessions.qrMaxRotations },
     serverAck: { waitMs: config.messages.sendAckWaitMs, timeoutMs: config.messages.serverAckTimeoutMs },
     undecryptableAfterMs: (config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS) * 1000,
+    ...(config.sessions.health ? { keepAlive: { intervalSeconds: config.sessions.health.keepAliveSeconds, watchdog: config.sessions.health.silenceSeconds > 0 } } : {}),
     mediaDownload: {
       trustedHosts: config.engine.baileys.mediaHosts ?? [],
       timeoutMs: config.engine.baileys.mediaDownloadTimeoutMs ?? DEFAULT_DOWNLOAD_SETTINGS.timeoutMs,

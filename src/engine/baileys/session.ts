@@ -5,6 +5,7 @@ import makeWASocket, {
   makeCacheableSignalKeyStore,
   normalizeMessageContent,
   proto,
+  S_WHATSAPP_NET,
   type BaileysEventMap,
   type BinaryNode,
   type ConnectionState,
@@ -51,7 +52,17 @@ export interface BaileysSettings {
   serverAck?: ServerAckTiming;
   /** engine.decryption.undecryptableAfterSeconds, in ms */
   undecryptableAfterMs?: number;
+  /**
+   * How often an open socket pings the server (sessions.health.keepAliveSeconds). With `watchdog` (the session health
+   * watchdog runs), the engine pings and never ends a silent socket itself: the watchdog decides (probe, reconnect,
+   * restart). Without it, Baileys' own keep-alive ends a socket silent for an interval and 5 s.
+   */
+  keepAlive?: { intervalSeconds: number; watchdog: boolean };
 }
+
+const DEFAULT_KEEP_ALIVE = { intervalSeconds: 30, watchdog: false };
+/** the longest timer Node.js keeps: Baileys' own keep-alive (and its end of a silent socket) then never runs */
+const NEVER_MS = 2 ** 31 - 1;
 
 /** how long an operation waits for a reconnect the engine does by itself (515) */
 const RESTART_WAIT_MS = 15_000;
@@ -89,6 +100,9 @@ export class BaileysSession implements EngineSession {
   private readonly storeReadFailures = new WeakSet<object>();
   /** counts connects and disconnects: a connect that waited on the store gives way to a later one, or to a stop */
   private attempts = 0;
+  /** when the current socket last received a frame (ms since the epoch) */
+  private lastFrame: number | undefined;
+  private keepAliveTimer: NodeJS.Timeout | undefined;
 
   private readonly log: Logger;
   private readonly baileysLog;
@@ -215,6 +229,30 @@ export class BaileysSession implements EngineSession {
    * The code appears on the phone under "Link with phone number". Baileys can ask for it only once the socket is
    * registered (its first QR); it writes creds.me early, which is why an unpaired restart starts from fresh creds.
    */
+  lastFrameAt(): number | undefined {
+    return this.phase === 'open' ? this.lastFrame : undefined;
+  }
+
+  async probe(timeoutMs: number): Promise<void> {
+    const sock = this.phase === 'open' ? this.sock : undefined;
+    if (!sock) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    await ping(sock, timeoutMs);
+  }
+
+  /** A new socket with the same creds; operations wait for it meanwhile, as they do during a 515 restart. */
+  async reconnect(): Promise<void> {
+    if (this.phase !== 'open' || !this.auth) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    const attempt = ++this.attempts;
+    const opened = deferred<WASocket>();
+    await this.endSocket();
+    // stopped or connected again meanwhile
+    if (attempt !== this.attempts) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} was stopped during its reconnect`);
+    this.openWaiters.add(opened);
+    this.restarting = true;
+    this.openSocket();
+    await opened.promise;
+  }
+
   async requestPairingCode(phoneNumber: string): Promise<string> {
     if (this.auth?.state.isPaired()) throw new GatewayError('SESSION_ALREADY_PAIRED', `session ${this.name} is already paired`);
     if (this.phase === 'idle') throw new GatewayError('QR_NOT_AVAILABLE', `session ${this.name} has no connection right now (reconnecting or stopped); try again when it shows a QR code`);
@@ -310,6 +348,7 @@ export class BaileysSession implements EngineSession {
       syncFullHistory: false,
       defaultQueryTimeoutMs: QUERY_TIMEOUT_MS,
       qrTimeout: this.settings.qr.rotationSeconds * 1000,
+      keepAliveIntervalMs: this.keepAlive.watchdog ? NEVER_MS : this.keepAlive.intervalSeconds * 1000,
       getMessage: async (key) => this.storedMessage(key.id ?? undefined, key.remoteJid ?? undefined),
       cachedGroupMetadata: async (jid) => this.ctx.groups.get(jid),
       // contacts' status posts are received unless the session opts out; then they are not even decrypted
@@ -318,6 +357,10 @@ export class BaileysSession implements EngineSession {
       ...(this.route ? { agent: this.route.agent as never, fetchAgent: this.route.agent as never, options: { dispatcher: this.route.dispatcher } as unknown as RequestInit } : {}),
     }));
     this.sock = sock;
+    this.lastFrame = undefined;
+    sock.ws.on('frame', () => {
+      if (this.sock === sock) this.lastFrame = Date.now();
+    });
     // the mapper could not handle an event of this socket because the store failed: no confirmation may leave after it
     const mapping: { failure?: unknown } = {};
     const gate = this.gateFor(sock, auth, mapping);
@@ -497,6 +540,7 @@ export class BaileysSession implements EngineSession {
       this.report({ kind: 'open', account: this.account() });
       for (const waiter of this.openWaiters) waiter.resolve(sock);
       this.openWaiters.clear();
+      this.startKeepAlive(sock);
       void this.afterOpen(sock);
     }
     if (update.connection === 'close') {
@@ -507,6 +551,7 @@ export class BaileysSession implements EngineSession {
       if (this.pairedOnSocket && action.kind === 'report' && (action.report.reason === 'AUTO_RECONNECT' || action.report.reason === 'STREAM_ERROR')) action = { kind: 'restart' };
       this.sock = undefined;
       this.phase = 'idle';
+      clearInterval(this.keepAliveTimer);
       this.registration.reject(new GatewayError('QR_NOT_AVAILABLE', 'the connection closed before the pairing step'));
       if (action.kind === 'restart' && this.mayRestart()) {
         this.log.info({ code: closeStatusCode(error) }, 'restart required by the server: reconnecting at once');
@@ -521,6 +566,22 @@ export class BaileysSession implements EngineSession {
       this.failWaiters(report.detail ?? report.reason);
       this.report(report);
     }
+  }
+
+  /** With the watchdog, the engine pings (Baileys' keep-alive is off): the answers are the frames the watchdog watches. */
+  private startKeepAlive(sock: WASocket): void {
+    if (!this.keepAlive.watchdog) return;
+    clearInterval(this.keepAliveTimer);
+    const intervalMs = this.keepAlive.intervalSeconds * 1000;
+    this.keepAliveTimer = setInterval(() => {
+      if (this.sock !== sock || this.phase !== 'open') return;
+      ping(sock, intervalMs).catch((err: unknown) => this.log.debug({ err }, 'keep-alive ping not answered'));
+    }, intervalMs);
+    this.keepAliveTimer.unref();
+  }
+
+  private get keepAlive(): { intervalSeconds: number; watchdog: boolean } {
+    return this.settings.keepAlive ?? DEFAULT_KEEP_ALIVE;
   }
 
   private mayRestart(): boolean {
@@ -590,6 +651,8 @@ export class BaileysSession implements EngineSession {
   private detach(): WASocket | undefined {
     const sock = this.sock;
     this.sock = undefined;
+    clearInterval(this.keepAliveTimer);
+    this.keepAliveTimer = undefined;
     this.gate?.close();
     this.gate = undefined;
     this.phase = 'idle';
@@ -606,6 +669,11 @@ export class BaileysSession implements EngineSession {
   private report(update: ConnectionUpdate): void {
     this.options.hooks.connection(update);
   }
+}
+
+/** The keep-alive ping of WhatsApp Web (`<iq xmlns="w:p"><ping/></iq>`); resolves with the server's answer. */
+async function ping(sock: WASocket, timeoutMs: number): Promise<void> {
+  await sock.query({ tag: 'iq', attrs: { id: sock.generateMessageTag(), to: S_WHATSAPP_NET, type: 'get', xmlns: 'w:p' }, content: [{ tag: 'ping', attrs: {} }] }, timeoutMs);
 }
 
 /** Gives BaileysSession the ChatOps methods: groups from BaileysGroups, the rest from BaileysChats. */

@@ -1,7 +1,13 @@
 // The simulated network shared by every sandbox session of one daemon: accounts online, LIDs, groups, and messages in transit.
 import { createHash } from 'node:crypto';
+import type { EventType } from '../../events/catalogue.js';
 import type { SandboxAccountState, SandboxChannel, SandboxProfile } from './accounts.js';
 import type { SandboxSession } from './session.js';
+
+/** An event the network holds for an account while its connection is silent (the silence fault). */
+export type HeldEvent = [EventType, Record<string, unknown>];
+/** the most events held for one account: the rest of a long silence is lost, as a full offline queue would be */
+export const MAX_HELD_EVENTS = 10_000;
 
 /** Numbers starting with +999 are never registered; every other plausible number is a virtual contact. */
 export function isRegisteredNumber(digits: string): boolean {
@@ -89,6 +95,19 @@ export class SandboxNetwork {
   readonly profiles = new Map<string, SandboxProfile>();
   /** by phone digits */
   readonly accounts = new Map<string, SandboxAccountState>();
+
+  /** what a silent connection of an account held when its session stopped: sent on the account's next connection */
+  private readonly offline = new Map<string, HeldEvent[]>();
+
+  holdOffline(digits: string, events: HeldEvent[]): void {
+    if (events.length) this.offline.set(digits, [...(this.offline.get(digits) ?? []), ...events].slice(0, MAX_HELD_EVENTS));
+  }
+
+  takeOffline(digits: string): HeldEvent[] {
+    const events = this.offline.get(digits) ?? [];
+    this.offline.delete(digits);
+    return events;
+  }
 
   attach(digits: string, session: SandboxSession): void {
     this.online.set(digits, session);

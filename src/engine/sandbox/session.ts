@@ -1,5 +1,6 @@
 // One simulated account: QR rotation, pairing by QR or code, connect/disconnect/logout, and the control surface of DESIGN §6.
 import { randomBytes, randomInt } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors.js';
 import type { EventType } from '../../events/catalogue.js';
@@ -23,13 +24,14 @@ import { CallBook } from '../calls.js';
 import { ContactUpdates } from '../contact-updates.js';
 import { identityEventPayload, IdentityPairs } from '../identities.js';
 import { jidKind, jidRef, jidUser, userJid, type JidRef } from '../jid.js';
+import { logoutReport, type LogoutReason } from '../logouts.js';
 import { delegateChatOps, SandboxChats } from './chats.js';
 import { SandboxMessenger } from './messenger.js';
 import { SendFaults } from './faults.js';
 import { DEFAULT_SERVER_ACK_TIMING, ServerAcks, type ServerAckTiming } from '../server-acks.js';
 import { SandboxDecryptionFaults } from './decryption-faults.js';
 import { DEFAULT_UNDECRYPTABLE_AFTER_SECONDS } from '../decryption.js';
-import type { SandboxNetwork } from './network.js';
+import { MAX_HELD_EVENTS, type HeldEvent, type SandboxNetwork } from './network.js';
 
 export interface SandboxTiming {
   qrRotationSeconds: number;
@@ -65,6 +67,9 @@ export interface SeededHistory {
 
 type Phase = 'idle' | 'awaiting-pairing' | 'pairing' | 'open';
 
+/** How long a silence fault lasts: until the next connection (a soft reconnect ends it), or until the session restarts. */
+export type SilenceUntil = 'reconnect' | 'restart';
+
 const PAIRING_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTVWXYZ';
 const CREDS_KEY = 'creds';
 
@@ -96,6 +101,13 @@ export class SandboxSession implements EngineSession {
   readonly serverAcks: ServerAcks;
   /** the refusals the network plays on this account's next sends (sandbox routes) */
   readonly faults = new SendFaults();
+  /**
+   * A silence fault: the simulated network sends nothing (keep-alive answers included) while the connection stays open;
+   * `since`: when its last frame came; `held`: the events it did not send, sent on the connection that ends the silence
+   * (a stop hands them to the network for the account's next session). A restart makes a new session object, so no
+   * silence outlives one.
+   */
+  private silence: { since: number; until: SilenceUntil; held: HeldEvent[] } | undefined;
 
   constructor(
     private readonly options: SessionOptions,
@@ -140,6 +152,9 @@ export class SandboxSession implements EngineSession {
   }
 
   async disconnect(): Promise<void> {
+    const digits = this.creds?.phoneNumber;
+    if (digits && this.silence) this.network.holdOffline(digits, this.silence.held);
+    this.silence = undefined;
     this.close();
   }
 
@@ -147,6 +162,36 @@ export class SandboxSession implements EngineSession {
     this.close();
     this.creds = undefined;
     await this.options.auth.clear();
+  }
+
+  /** The simulated network answers every keep-alive at once: the last frame is now, unless it went silent. */
+  lastFrameAt(): number | undefined {
+    if (this.phase !== 'open') return undefined;
+    return this.silence ? this.silence.since : Date.now();
+  }
+
+  async probe(timeoutMs: number): Promise<void> {
+    if (this.phase !== 'open') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    if (!this.silence) return;
+    await delay(timeoutMs);
+    throw new GatewayError('NETWORK_ERROR', `no answer to the probe within ${timeoutMs} ms`);
+  }
+
+  async reconnect(): Promise<void> {
+    const creds = this.creds;
+    if (this.phase !== 'open' || !creds) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    this.close();
+    const attempt = this.attempts;
+    // the network answers a login on the next tick, as a real socket would after its handshake
+    await new Promise((resolve) => setImmediate(resolve));
+    if (attempt !== this.attempts) throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} was stopped during its reconnect`);
+    this.open(creds);
+  }
+
+  /** The silence fault (sandbox route …/faults/silence): from now on the network sends this connection nothing. */
+  silenceNetwork(until: SilenceUntil): void {
+    if (this.phase !== 'open') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not connected`);
+    this.silence = { since: Date.now(), until, held: this.silence?.held ?? [] };
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -213,6 +258,10 @@ export class SandboxSession implements EngineSession {
   /** Delivers an event to this account's application (called by the network for other accounts' actions). */
   deliver(type: EventType, payload: Record<string, unknown>): void {
     if (this.phase !== 'open') return;
+    if (this.silence) {
+      if (this.silence.held.length < MAX_HELD_EVENTS) this.silence.held.push([type, payload]);
+      return;
+    }
     // a session that opted out of status posts never sees them, as Baileys' ignored JIDs are never decrypted
     if (type === 'message.received' && payload.chatId === 'status@broadcast' && this.options.config.ignoreStatus === true) return;
     this.learnFrom(type, payload);
@@ -320,6 +369,18 @@ export class SandboxSession implements EngineSession {
     this.report({ kind: 'close', reason, detail: 'dropped by the sandbox network' });
   }
 
+  /** The network logs the session out for a classified reason (docs/ENGINES.md, forced logouts). */
+  async logOut(reason: LogoutReason): Promise<void> {
+    if (this.phase === 'idle') throw new GatewayError('SESSION_NOT_CONNECTED', `session ${this.name} is not running`);
+    this.close();
+    const report = logoutReport(reason, `logged out by the sandbox network (${reason})`);
+    if (report.credentialsCleared) {
+      this.creds = undefined;
+      await this.options.auth.clear();
+    }
+    this.report(report);
+  }
+
   get phoneDigits(): string | undefined {
     return this.phase === 'open' ? this.creds?.phoneNumber : undefined;
   }
@@ -339,6 +400,12 @@ export class SandboxSession implements EngineSession {
   private open(creds: SandboxCreds): void {
     this.clearQrTimer();
     this.phase = 'open';
+    // a new connection ends a silence that lasts until one; one that outlives it starts again after the login's frames
+    let held: HeldEvent[] = this.network.takeOffline(creds.phoneNumber);
+    if (this.silence?.until === 'reconnect') {
+      held = [...held, ...this.silence.held];
+      this.silence = undefined;
+    } else if (this.silence) this.silence.since = Date.now();
     this.network.attach(creds.phoneNumber, this);
     this.messenger = new SandboxMessenger(this.network, creds.phoneNumber, this);
     this.chats = new SandboxChats(this.network, creds.phoneNumber, this, { pushName: creds.pushName, business: creds.business, ...(creds.businessName ? { businessName: creds.businessName } : {}) });
@@ -352,6 +419,8 @@ export class SandboxSession implements EngineSession {
         lid: this.network.lidOf(creds.phoneNumber),
       },
     });
+    // what the network held while the account was deaf comes after the login, as WhatsApp's offline queue does
+    for (const [type, payload] of held) this.deliver(type, payload);
   }
 
   private close(): void {

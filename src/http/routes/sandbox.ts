@@ -4,7 +4,7 @@ import { isSandboxSession, type SandboxSession } from '../../engine/sandbox/inde
 import { jidKind, jidUser, normalizeJid, phoneDigits } from '../../engine/jid.js';
 import type { SessionManager } from '../../sessions/manager.js';
 import { emptyBody, sessionParams } from '../schemas/common.js';
-import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody, retryReceiptsFaultBody, undecryptableFaultBody } from '../schemas/sandbox.js';
+import { burstBody, disconnectBody, historyBody, inboundBody, nackFaultBody, noAckFaultBody, olderHistoryBody, pairBody, retryReceiptsFaultBody, silenceBody, undecryptableFaultBody } from '../schemas/sandbox.js';
 import { MAX_ARMED_FAULTS, type SendFault } from '../../engine/sandbox/faults.js';
 import { SEND_RULES } from '../schemas/messages.js';
 import { buildContent, checkContentFields, checkMentions, type ContentFields } from '../../messages/content.js';
@@ -232,11 +232,31 @@ export function sandboxRoutes({ sessions, mediaSource }: Services): RouteDef[] {
       operationId: 'sandboxDisconnect',
       responses: { 200: { data: ref('Done') } },
       access: 'master',
-      summary: 'the network drops the session with a status reason',
+      summary: 'the network drops the session with a status reason, or logs it out for a classified reason (`logoutReason`)',
       schema: { params: sessionParams, body: disconnectBody },
+      rulesBeyondSchema: [{ path: '/reason', rule: 'exactly one of reason and logoutReason' }],
       async handler({ params, body }) {
-        await (await sandboxSession(sessions, params.session)).drop(body.reason);
+        if ((body.reason === undefined) === (body.logoutReason === undefined)) throw ValidationError.field('/reason', 'give exactly one of reason and logoutReason');
+        const sandbox = await sandboxSession(sessions, params.session);
+        if (body.logoutReason !== undefined) {
+          await sandbox.logOut(body.logoutReason);
+          return done(`session ${params.session} logged out (${body.logoutReason})`);
+        }
+        await sandbox.drop(body.reason!);
         return done(`session ${params.session} dropped with ${body.reason}`);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/api/sandbox/sessions/:session/faults/silence',
+      operationId: 'sandboxSilence',
+      responses: { 200: { data: ref('Done') } },
+      access: 'master',
+      summary: "the network stops sending the session anything (keep-alive answers included) while its connection stays open: the health watchdog's steps follow",
+      schema: { params: sessionParams, body: silenceBody },
+      async handler({ params, body }) {
+        (await sandboxSession(sessions, params.session)).silenceNetwork(body.until);
+        return done(`session ${params.session} silent until its next ${body.until}`);
       },
     },
   ];

@@ -3,6 +3,8 @@ import { assertAccess, type Principal } from '../../auth/scopes.js';
 import { ValidationError } from '../../errors.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
+import type { DecryptionCounts } from '../../sessions/decryption-counters.js';
+import type { SessionRow } from '../../store/sessions.js';
 import { emptyBody, paging, sessionParams } from '../schemas/common.js';
 import { createSessionBody, pairingCodeBody, qrQuery, updateSessionBody, type CreateSessionBody, type UpdateSessionBody } from '../schemas/sessions.js';
 import { done, paged } from '../respond.js';
@@ -11,6 +13,7 @@ import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
 export function sessionRoutes({ sessions, messaging, clientRules }: Services): RouteDef[] {
+  const view = (row: SessionRow, decryption?: DecryptionCounts) => sessionView(row, sessions.healthOf(row.name), decryption);
   return [
     {
       method: 'POST',
@@ -26,6 +29,8 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
           statusReason: 'SCAN_QR',
           config: {},
           lastError: null,
+          health: null,
+          lastFrameAt: null,
           createdAt: '2026-01-01T00:00:00.000Z',
           updatedAt: '2026-01-01T00:00:00.000Z',
         },
@@ -53,7 +58,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
           start: input.start ?? false,
         });
         ctx.status = 201;
-        return sessionView(row);
+        return view(row);
       },
     },
     {
@@ -70,10 +75,10 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
         if (allowed) {
           const rows = (await Promise.all(allowed.map((name) => sessions.find(name)))).filter((row) => row !== undefined);
           const page = rows.slice(query.offset ?? 0, (query.offset ?? 0) + (query.limit ?? 1000));
-          return paged(ctx, page.map((row) => sessionView(row)), rows.length);
+          return paged(ctx, page.map((row) => view(row)), rows.length);
         }
         const { rows, total } = await sessions.list(query.limit ?? 1000, query.offset ?? 0);
-        return paged(ctx, rows.map((row) => sessionView(row)), total);
+        return paged(ctx, rows.map((row) => view(row)), total);
       },
     },
     {
@@ -85,7 +90,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       sessionFrom: 'params',
       summary: 'get one session, with its decryption health counters when this daemon runs (or ran) it',
       schema: { params: sessionParams },
-      handler: async ({ params }) => sessionView(await sessions.get(params.session), sessions.decryptionOf(params.session)),
+      handler: async ({ params }) => view(await sessions.get(params.session), sessions.decryptionOf(params.session)),
     },
     {
       method: 'PATCH',
@@ -107,7 +112,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       schema: { params: sessionParams, body: updateSessionBody },
       async handler({ params, body, ctx }) {
         mayReplyToCalls(ctx.state.principal, (body as UpdateSessionBody).config, params.session);
-        return sessionView(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
+        return view(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
       },
     },
     {

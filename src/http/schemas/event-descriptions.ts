@@ -6,6 +6,7 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'session.qr': 'A new pairing QR code (every qrRotationSeconds until it is scanned).',
   'session.connected': 'The session is open.',
   'session.logged_out': 'The session was logged out, or unlinked on the phone.',
+  'session.health': 'The health watchdog found a CONNECTED session deaf and took a step (probe, reconnect, restart), or the session recovered.',
   'message.received': "A message arrived (your own from the phone too, with fromMe: true; contacts' status posts unless config.ignoreStatus).",
   'message.sent': 'The session sent a message through the API.',
   'message.ack': 'The delivery status of a message the session sent moved forward (sent: the server acked it, delivered, read).',

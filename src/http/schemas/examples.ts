@@ -43,6 +43,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   sandboxDisconnect: { reason: 'AUTO_RECONNECT' },
   sandboxFaultUndecryptable: { from: '+15550002222', recovered: false, kind: 'bad_mac' },
   sandboxFaultRetryReceipts: { chatId: '+15550002222', count: 3 },
+  sandboxSilence: { until: 'restart' },
   sandboxPresence: { from: '+15550002222', presence: 'composing' },
   sandboxCall: { from: '+15550002222', outcome: 'missed', isVideo: false },
   sandboxUpdateContact: { phoneNumber: '+15550002222', pushName: 'Alice' },

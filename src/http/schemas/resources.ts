@@ -3,6 +3,7 @@
 // Resources are closed (additionalProperties: false) so that a field the code adds without documenting it is drift.
 import { CLOSE_CAUSE_CODES, IDENTITY_SOURCES, STATUS_REASONS } from '../../engine/types.js';
 import { FAILURE_REASONS } from '../../engine/server-acks.js';
+import { LOGOUT_REASONS } from '../../engine/logouts.js';
 import { RETRY_POLICY_NAMES } from '../../webhooks/retry-policy.js';
 import { HEADER_VALUE_MASK } from '../../webhooks/registry.js';
 import { SIGNATURE_SCHEMES } from '../../store/webhooks.js';
@@ -81,10 +82,19 @@ export const resourceSchemas = {
             code: { enum: [...CLOSE_CAUSE_CODES] },
             message: { type: 'string', description: 'the underlying error, with the network close code where there is one' },
             at: dateTime,
-          }),
+            logoutReason: {
+              enum: [...LOGOUT_REASONS],
+              description: 'when the network forced a logout: `unlinked` from the phone, `replaced` by another client, `banned`, `temporarily_banned`, `locked`, or `key_error` (the server rejected the keys)',
+            },
+          }, ['logoutReason']),
           { type: 'null' },
         ],
       },
+      health: {
+        enum: ['healthy', 'degraded', null],
+        description: "the health watchdog's verdict: `degraded` from a silence until frames come back (also while its reconnect or restart runs); null when the session is not CONNECTED here",
+      },
+      lastFrameAt: { oneOf: [dateTime, { type: 'null' }], description: 'when the last frame came from WhatsApp (keep-alive answers included); null when the session has no connection here' },
       createdAt: dateTime,
       updatedAt: dateTime,
       decryption: resource(

@@ -1,6 +1,7 @@
 // Schemas of the sandbox control routes (DESIGN §6).
 import { STATUS_REASONS } from '../../engine/types.js';
 import { DECRYPTION_FAILURE_KINDS } from '../../engine/decryption.js';
+import { LOGOUT_REASONS } from '../../engine/logouts.js';
 import { chatId, groupId, phoneNumber, phoneOrUserJid, requiredWhen } from './common.js';
 import { contentProperties, contentRules } from './messages.js';
 
@@ -94,9 +95,19 @@ export const pairBody = {
 export const disconnectBody = {
   type: 'object',
   additionalProperties: false,
-  required: ['reason'],
   properties: {
-    reason: { enum: STATUS_REASONS.filter((r) => r !== 'SCAN_QR' && r !== 'MANUAL_STOP') },
+    reason: { enum: STATUS_REASONS.filter((r) => r !== 'SCAN_QR' && r !== 'MANUAL_STOP'), description: 'the status reason the drop reports' },
+    logoutReason: { enum: [...LOGOUT_REASONS], description: 'instead of `reason`: a forced logout, reported as the real network ends a session for that reason (docs/ENGINES.md)' },
+  },
+} as const;
+
+/** The silence fault: the network sends the session nothing while its connection stays open. */
+export const silenceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['until'],
+  properties: {
+    until: { enum: ['reconnect', 'restart'], description: '`reconnect`: until the next connection (a soft reconnect ends it); `restart`: until the session restarts' },
   },
 } as const;
 

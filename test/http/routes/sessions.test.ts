@@ -438,6 +438,34 @@ describe('sandbox disconnect reasons STREAM_ERROR and FAILED', () => {
   });
 });
 
+describe('sandbox faults of session health', () => {
+  test('disconnect takes exactly one of reason and logoutReason; the silence fault needs a connected session and a known `until`', async () => {
+    await pairedSession(daemon, 'faulty', '+15550002104');
+    for (const body of [{}, { reason: 'FAILED', logoutReason: 'banned' }]) {
+      const refused = await daemon.request('POST', '/api/sandbox/sessions/faulty/disconnect', body);
+      assert.equal(refused.status, 400, JSON.stringify(body));
+      assert.equal(refused.body.error.code, 'VALIDATION_FAILED');
+    }
+    assert.equal((await daemon.request('POST', '/api/sandbox/sessions/faulty/disconnect', { logoutReason: 'expelled' })).status, 400);
+    for (const body of [{}, { until: 'forever' }, { until: 'restart', extra: 1 }]) {
+      assert.equal((await daemon.request('POST', '/api/sandbox/sessions/faulty/faults/silence', body)).status, 400, JSON.stringify(body));
+    }
+    assert.equal((await status('faulty')).status, 'CONNECTED', 'refused faults change nothing');
+    const banned = await daemon.request('POST', '/api/sandbox/sessions/faulty/disconnect', { logoutReason: 'locked' });
+    assert.equal(banned.status, 200);
+    const view = await status('faulty');
+    assert.deepEqual([view.status, view.statusReason, view.lastError.code, view.lastError.logoutReason, view.health], ['DISCONNECTED', 'TEMPORARY_BAN', 'ACCOUNT_LOCKED', 'locked', null]);
+    const silent = await daemon.request('POST', '/api/sandbox/sessions/faulty/faults/silence', { until: 'reconnect' });
+    assert.equal(silent.status, 409);
+    assert.equal(silent.body.error.code, 'SESSION_NOT_STARTED');
+    // a session key (not the master key) cannot inject faults
+    const key = await daemon.request('POST', '/api/admin/keys', { name: 'faulty-key', scopes: ['sessions:manage'], sessions: ['faulty'] });
+    assert.equal(key.status, 201, JSON.stringify(key.body));
+    const asKey = await fetch(`${daemon.url}/api/sandbox/sessions/faulty/faults/silence`, { method: 'POST', headers: { authorization: `Bearer ${key.body.data.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ until: 'restart' }) });
+    assert.equal(asKey.status, 403);
+  });
+});
+
 describe('X-Request-Id', () => {
   test('a sane caller id is echoed; a missing or unacceptable one is replaced by a new id', async () => {
     const own = await daemon.request('GET', '/api/sessions', undefined, undefined, { 'X-Request-Id': 'trace-42.a:b_c' });

@@ -41,6 +41,8 @@ export class Connection {
   registration: Registration | undefined;
   /** true once the client sent `passive/active` and its offline queue was flushed */
   active = false;
+  /** the silence fault: nothing is sent to the client (ping answers included) while the socket stays open */
+  silent = false;
   private stage: 'hello' | 'finish' | 'transport' = 'hello';
   private readonly decoder = new FrameDecoder();
   private readonly noise: ServerNoise;
@@ -70,9 +72,9 @@ export class Connection {
     return !this.closing && this.ws.readyState === WS_OPEN;
   }
 
-  /** Encrypts and sends a stanza; silently drops it once the connection is closing. */
+  /** Encrypts and sends a stanza; silently drops it once the connection is closing, or while it is silent. */
   send(node: BinaryNode): void {
-    if (!this.open || !this.noise.established) return;
+    if (!this.open || !this.noise.established || this.silent) return;
     this.hooks.record('out', this, node);
     this.hooks.log(`>> ${this.device?.jid ?? `#${this.id}`}`, binaryNodeToString(node).slice(0, 300));
     this.ws.send(encodeFrame(this.noise.encryptTransport(encodeBinaryNode(node))));

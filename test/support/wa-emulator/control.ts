@@ -13,7 +13,7 @@ import type { Pairing, PairingRestart } from './pairing.js';
 import type { PhoneMessage, PhoneReceipt, Phones, SendResult } from './phones.js';
 import type { RetryRecord } from './retries.js';
 import type { ChatState, Presence } from './presence.js';
-import { profile, type AddressingMode, type CloseCode, type CloseKind } from './profile.js';
+import { LOGOUT_REASONS, profile, type AddressingMode, type CloseCode, type CloseKind, type LogoutReason } from './profile.js';
 import type { StanzaFilter, StanzaRecord } from './recorder.js';
 import type { ConnectionStats, EmulatorStats } from './stats.js';
 import { deviceInfo, normalisePhone, type Account, type AccountInfo, type AccountOptions, type DeviceInfo } from './registry.js';
@@ -87,6 +87,37 @@ export class EmulatorControl {
     const connection = device ? this.deps.hub.online.get(device.jid) : undefined;
     if (!connection?.open) return false;
     connection.close(profile.closeStanza(code, kind));
+    return true;
+  }
+
+  /**
+   * The silence fault: the server sends the companion nothing (ping answers included) while its socket stays open, on
+   * `connections` connections in a row: the current one, then the next ones once logged in (1: until its next
+   * connection; 2: a reconnect does not help either). Returns whether the current connection went silent.
+   */
+  silence(deviceJid: string, connections = 1): boolean {
+    if (!Number.isInteger(connections) || connections < 1) throw new Error('connections must be a whole number from 1');
+    const device = this.registry.device(deviceJid);
+    if (!device || device.virtual) throw new Error(`no linked device ${deviceJid}`);
+    return this.deps.hub.silence(device, connections);
+  }
+
+  /**
+   * The server logs the companion out for a classified reason, with the stanza it sends for it (profile.logoutStanza);
+   * `unlinked` also removes the device (as unlink). Returns false when it was not connected.
+   */
+  logOut(deviceJid: string, reason: LogoutReason): boolean {
+    if (!LOGOUT_REASONS.includes(reason)) throw new Error(`unknown logout reason ${reason}`);
+    const device = this.registry.device(deviceJid);
+    const connection = device ? this.deps.hub.online.get(device.jid) : undefined;
+    if (!connection?.open) return false;
+    // a silent connection still ends with the server's word
+    connection.silent = false;
+    if (reason === 'unlinked') {
+      this.unlink(deviceJid);
+      return true;
+    }
+    connection.close(profile.logoutStanza(reason));
     return true;
   }
 
@@ -374,6 +405,15 @@ export const CONTROL_ROUTES: Record<string, Route> = {
     const kind = b.kind as CloseKind | undefined;
     if (kind !== undefined && kind !== 'stream-error' && kind !== 'failure' && kind !== 'socket') throw new HttpError(400, 'kind must be stream-error, failure or socket');
     return { dropped: c.dropConnection(str(b, 'jid'), code, kind) };
+  },
+  'POST /control/silence': (c, b) => {
+    if (b.connections !== undefined && (!Number.isInteger(b.connections) || (b.connections as number) < 1)) throw new HttpError(400, 'connections must be a whole number from 1');
+    return { silenced: c.silence(str(b, 'jid'), b.connections as number | undefined) };
+  },
+  'POST /control/logout': (c, b) => {
+    const reason = str(b, 'reason') as LogoutReason;
+    if (!LOGOUT_REASONS.includes(reason)) throw new HttpError(400, `reason must be one of ${LOGOUT_REASONS.join(', ')}`);
+    return { loggedOut: c.logOut(str(b, 'jid'), reason) };
   },
   'GET /control/online': (c, _b, q) => ({ online: c.isOnline(q.get('jid') ?? '') }),
   'POST /control/wait-online': async (c, b) => {

@@ -37,6 +37,8 @@ export class Hub {
   /** what each device confirmed, keyed by PN device jid */
   readonly confirmations = new Map<string, Confirmation[]>();
   private idCounter = 0;
+  /** the silence fault: how many more connections of a device (PN device jid) go silent once they are active */
+  private readonly silences = new Map<string, number>();
   /** called once a companion is active (after `ib offline`); the phone bootstraps new companions here */
   onActive: (device: Device) => void = () => {};
 
@@ -81,6 +83,31 @@ export class Hub {
     connection.send({ tag: 'ib', attrs: { from: S_WHATSAPP_NET }, content: [{ tag: 'offline', attrs: { count: String(queue.length) } }] });
     this.onActive(device);
     return queue.length;
+  }
+
+  /**
+   * The silence fault: the device's connections send it nothing (ping answers included) while their sockets stay open,
+   * for `connections` connections in a row: the current one (when it is online) and the next ones, each once its login
+   * is over (silenceIfDue). Returns whether the current connection went silent.
+   */
+  silence(device: Device, connections: number): boolean {
+    const current = this.online.get(device.jid);
+    const now = current?.active === true && current.open;
+    if (now) current.silent = true;
+    const later = connections - (now ? 1 : 0);
+    if (later > 0) this.silences.set(device.jid, later);
+    else this.silences.delete(device.jid);
+    return now;
+  }
+
+  /** After the last answer of a login (Baileys emits `open` after it): the connection goes silent if a fault is due. */
+  silenceIfDue(connection: Connection, device: Device): void {
+    const left = this.silences.get(device.jid);
+    if (!left) return;
+    connection.silent = true;
+    if (left > 1) this.silences.set(device.jid, left - 1);
+    else this.silences.delete(device.jid);
+    this.log('connection silent (fault)', { device: device.jid, connection: connection.id, laterConnections: left - 1 });
   }
 
   /**

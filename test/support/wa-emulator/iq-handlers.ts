@@ -45,7 +45,11 @@ const handlers: Record<string, IqHandler> = {
     const device = c.device;
     if (!device) return hub.result(c, req);
     if (child?.tag === 'count') return hub.result(c, req, [{ tag: 'count', attrs: { value: String(device.preKeys.size) } }]);
-    if (child?.tag === 'digest') return hub.result(c, req, [{ tag: 'digest', attrs: {} }]);
+    if (child?.tag === 'digest') {
+      hub.result(c, req, [{ tag: 'digest', attrs: {} }]);
+      // the key-bundle digest is the last query of Baileys' login (CB:success), answered before it reports `open`
+      return hub.silenceIfDue(c, device);
+    }
     if (child?.tag === 'key') {
       const users = getBinaryNodeChildren(child, 'user').map((u) => hub.registry.keyBundleNode(u.attrs.jid ?? ''));
       return hub.result(c, req, [{ tag: 'list', attrs: {}, content: users }]);

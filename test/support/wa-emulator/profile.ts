@@ -11,6 +11,10 @@ import {
 /** Close codes the control API can inject; each reaches Baileys as `lastDisconnect.error.output.statusCode`. */
 export type CloseCode = 401 | 403 | 408 | 428 | 440 | 500 | 503 | 515;
 
+/** The forced logouts the real server makes (the gateway's classification, docs/ENGINES.md). */
+export type LogoutReason = 'unlinked' | 'replaced' | 'banned' | 'temporarily_banned' | 'locked' | 'key_error';
+export const LOGOUT_REASONS: readonly LogoutReason[] = ['unlinked', 'replaced', 'banned', 'temporarily_banned', 'locked', 'key_error'];
+
 /** How a close is delivered: a `<stream:error>`, a `<failure>` stanza, or a bare WebSocket close (Baileys maps that to 428). */
 export type CloseKind = 'stream-error' | 'failure' | 'socket';
 
@@ -142,6 +146,28 @@ export const profile = {
         return { tag: 'stream:error', attrs: {}, content: [{ tag: 'xml-not-well-formed', attrs: {} }] };
       default:
         return { tag: 'stream:error', attrs: { code: String(code) } };
+    }
+  },
+
+  /**
+   * The stanza the server ends a companion's stream with, per forced logout (whatsmeow's and WhatsApp Web's readings of
+   * them: `<failure reason>` 406 is BANNED, 403 LOCKED, 402 a temporary ban with its ban `code` and `expire` seconds).
+   * `key_error` is a stream error whose reason is `<bad-mac/>`, which Baileys reads as 500 with that reason.
+   */
+  logoutStanza(reason: LogoutReason): BinaryNode {
+    switch (reason) {
+      case 'unlinked':
+        return this.closeStanza(401, 'stream-error')!;
+      case 'replaced':
+        return this.closeStanza(440, 'stream-error')!;
+      case 'banned':
+        return { tag: 'failure', attrs: { reason: '406', location: 'emulator' } };
+      case 'temporarily_banned':
+        return { tag: 'failure', attrs: { reason: '402', code: '101', expire: '86400', location: 'emulator' } };
+      case 'locked':
+        return { tag: 'failure', attrs: { reason: '403', location: 'emulator' } };
+      case 'key_error':
+        return { tag: 'stream:error', attrs: {}, content: [{ tag: 'bad-mac', attrs: {} }] };
     }
   },
 
