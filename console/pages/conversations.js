@@ -20,6 +20,22 @@ const NEAR_TOP_PX = 60;
 const NEAR_BOTTOM_PX = 80;
 const enc = encodeURIComponent;
 const STATUS_ORDER = ['pending', 'sent', 'delivered', 'read'];
+/** Why a sent message failed (docs/API.md "Message status"), in words. */
+export const FAILURE_WORDS = {
+  rate_limited: 'WhatsApp refused it: sending too fast',
+  reachout_timelocked: 'WhatsApp refused it: the account may not start new chats for now',
+  not_on_whatsapp: 'the number is not on WhatsApp',
+  recipient_unreachable: 'the recipient could not be reached',
+  decryption_retry_exhausted: 'the recipient could not decrypt it',
+  timeout: 'WhatsApp never acknowledged it',
+  refused: 'WhatsApp refused it',
+};
+
+/** A failed message's reason in words, with the network's code when it gave one. */
+export function failureText(failure) {
+  const words = FAILURE_WORDS[failure.reason] ?? failure.reason;
+  return failure.code ? `${words} (${failure.code})` : words;
+}
 const MESSAGE_EVENTS = new Set(['message.received', 'message.sent']);
 const LIST_EVENTS = new Set(['message.received', 'message.sent', 'message.ack', 'message.edited', 'message.revoked', 'message.delete', 'chat.archive', 'chat.mute', 'chat.read', 'chat.pin', 'chat.clear', 'chat.delete']);
 
@@ -208,6 +224,7 @@ function Message({ session, message, caps, focused, onMediaLoad }) {
     ${!message.revoked && !message.mediaId && body === null ? html`<span class="media-note">(${message.type})</span>` : null}
     ${body}
     <span class="meta"><${Time} iso=${message.timestamp} />${message.edited ? ' · edited' : ''}${message.fromMe ? ` · ${message.status}` : ''}</span>
+    ${message.status === 'failed' && message.failure ? html`<span class="failure" role="note" data-testid="failure">${failureText(message.failure)}</span>` : null}
   </li>`;
 }
 
@@ -322,6 +339,7 @@ function History({ session, chat, chatId, focus, caps }) {
     }
     const change = (edit) => setState((s) => ({ ...s, messages: s.messages.map((m) => (m.messageId === p.messageId ? { ...m, ...edit(m) } : m)) }));
     if (event.event === 'message.ack') change((m) => (STATUS_ORDER.indexOf(p.status) > STATUS_ORDER.indexOf(m.status) ? { status: p.status } : {}));
+    else if (event.event === 'message.failed') change((m) => (m.status === 'delivered' || m.status === 'read' ? {} : { status: 'failed', failure: { reason: p.reason, ...(p.code ? { code: p.code } : {}) } }));
     else if (event.event === 'message.edited') change(() => ({ text: p.text, edited: true }));
     else if (event.event === 'message.revoked') change(() => ({ revoked: true, text: null }));
     else if (event.event === 'message.delete') setState((s) => ({ ...s, messages: s.messages.filter((m) => m.messageId !== p.messageId) }));
