@@ -8,7 +8,7 @@ import { Chat, ErrorBox, Field, formatTime, StatusBadge, Table, useAction, useLo
 import { SessionActions } from './sessions.js';
 import { Pairing } from './pairing.js';
 import { ClientRules } from './client-rules.js';
-import { chatHref } from './conversations.js';
+import { chatHref, failureText } from './conversations.js';
 
 const readAsDataUrl = (file) =>
   new Promise((done, fail) => {
@@ -71,11 +71,18 @@ function useContactNames(session, allowed) {
   return names;
 }
 
+/** Why a failed message failed: the list holds its status only, its detail the failure. */
+function FailureReason({ session, messageId }) {
+  const detail = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/messages/${encodeURIComponent(messageId)}`)).data, [session, messageId]);
+  const failure = detail.value?.failure;
+  return failure ? html`<span class="failure" data-testid="failure">${failureText(failure)}</span>` : null;
+}
+
 function Messages({ session, caps }) {
   const messages = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/messages${query({ limit: 20 })}`)).data, [session]);
   const names = useContactNames(session, caps.can('contacts:read'));
   useEvents((event) => {
-    if (event.session === session && (event.event === 'message.sent' || event.event === 'message.received')) messages.reload();
+    if (event.session === session && ['message.sent', 'message.received', 'message.failed'].includes(event.event)) messages.reload();
   });
   return html`<section class="card wide" aria-labelledby="h-messages">
     <h2 id="h-messages">Recent messages</h2>
@@ -85,12 +92,52 @@ function Messages({ session, caps }) {
       ? html`<${Table} label="Recent messages" head=${['When', 'Chat', 'Direction', 'Type', 'Text', 'Status']}>
           ${messages.value.map(
             (m) => html`<tr data-message=${m.messageId}>
-              <td><time datetime=${m.timestamp}>${formatTime(m.timestamp)}</time></td><td><${Chat} jid=${m.chatId} name=${names.get(m.chatId)} /></td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}</td>
+              <td><time datetime=${m.timestamp}>${formatTime(m.timestamp)}</time></td><td><${Chat} jid=${m.chatId} name=${names.get(m.chatId)} /></td><td>${m.fromMe ? 'sent' : 'received'}</td><td>${m.type}</td><td class="text">${m.revoked ? '(deleted)' : (m.text ?? '')}</td><td>${m.status}${m.status === 'failed' ? html`<br /><${FailureReason} session=${session} messageId=${m.messageId} />` : null}</td>
             </tr>`,
           )}
         <//>`
       : null}
   </section>`;
+}
+
+/** The sends the governor holds for later, next first, each cancellable (docs/API.md "Send governor"). */
+function Queue({ session, caps }) {
+  const queue = useLoad(async () => (await api('GET', `/api/sessions/${encodeURIComponent(session)}/queue${query({ limit: 100 })}`)).data, [session]);
+  const action = useAction();
+  useEvents((event) => {
+    if (event.session === session && (event.event === 'message.sent' || event.event === 'command.result')) queue.reload();
+  });
+  const cancel = (entry) =>
+    action.run(async () => {
+      await api('DELETE', `/api/sessions/${encodeURIComponent(session)}/queue/${encodeURIComponent(entry.id)}`);
+      queue.reload();
+    });
+  const entries = queue.value ?? [];
+  return html`<section class="card wide" aria-labelledby="h-queue">
+    <h2 id="h-queue">Send queue</h2>
+    <${ErrorBox} error=${queue.error ?? action.error} />
+    ${queue.value && entries.length === 0 ? html`<p data-testid="queue-empty">No sends waiting: the governor lets them go at once.</p>` : null}
+    ${entries.length
+      ? html`<${Table} label="Queued sends" head=${['#', 'Queued', 'Chat', 'Type', 'First contact', '']}>
+          ${entries.map(
+            (e) => html`<tr data-queue-entry=${e.id}>
+              <td>${e.position}</td><td><time datetime=${e.queuedAt}>${formatTime(e.queuedAt)}</time></td><td><${Chat} jid=${e.chatId} /></td><td>${e.type}</td><td>${e.firstContact ? 'yes' : 'no'}</td>
+              <td>${caps.can('messages:send') ? html`<button type="button" onClick=${() => cancel(e)} disabled=${action.busy} aria-label=${`Cancel the send to ${e.chatId}`}>Cancel</button>` : null}</td>
+            </tr>`,
+          )}
+        <//>`
+      : null}
+  </section>`;
+}
+
+/** The session's decryption counters since the daemon started (docs/API.md, session resource `decryption`). */
+function Decryption({ counts }) {
+  const failures = Object.values(counts.failures).reduce((a, b) => a + b, 0);
+  return html`<dl data-testid="decryption">
+    <dt>Undecryptable</dt><dd>${failures} <span class="muted">(${Object.entries(counts.failures).filter(([, n]) => n > 0).map(([kind, n]) => `${kind} ${n}`).join(', ') || 'none'})</span></dd>
+    <dt>Retry receipts</dt><dd>${counts.retryReceiptsSent} sent, ${counts.retryReceiptsReceived} received</dd>
+    <dt>Retries exhausted</dt><dd>${counts.retriesExhausted.incoming} incoming, ${counts.retriesExhausted.outgoing} sent</dd>
+  </dl>`;
 }
 
 function LiveEvents({ session, stream }) {
@@ -156,7 +203,9 @@ export function Session({ id, caps, stream }) {
       </section>
       ${s.status !== 'CONNECTED' && manage ? html`<${Pairing} session=${s} master=${caps.master} onChange=${() => session.reload()} />` : null}
       ${s.status === 'CONNECTED' && caps.can('messages:send') ? html`<${SendTest} session=${s.name} />` : null}
+      ${s.decryption ? html`<section class="card" aria-labelledby="h-decryption"><h2 id="h-decryption">Decryption</h2><${Decryption} counts=${s.decryption} /></section>` : null}
       <${Messages} session=${s.name} caps=${caps} />
+      <${Queue} session=${s.name} caps=${caps} />
       <${LiveEvents} session=${s.name} stream=${stream} />
       ${manage ? html`<${ClientRules} session=${s.name} />` : null}
     </div>`;
