@@ -14,6 +14,8 @@ export interface GatewayConfig {
   cluster: { nodeId?: string; advertiseUrl?: string; leaseSeconds: number; secret?: string };
   engine: {
     default: EngineName;
+    /** wireLog: a file the sandbox network appends every message it carries to (tests count what reached the network) */
+    sandbox?: { wireLog?: string };
     baileys: {
       websocketUrl?: string;
       browser?: [string, string, string];
@@ -42,6 +44,8 @@ export interface GatewayConfig {
     /** estimated bytes held by accepted `Prefer: respond-async` sends not yet done; past it 503 SERVER_BUSY */
     asyncMaxQueuedBytes: number;
   };
+  /** the send governor (src/messages/governor.ts): pace, per-recipient gap, first-contact caps; sessions override in config.governor */
+  governor: GovernorConfig;
   /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
   media: {
     localCacheMaxBytes: number;
@@ -104,4 +108,28 @@ export interface GatewayConfig {
   /** the web console at /console; false: its routes do not exist (404) */
   console: { enabled: boolean };
   shutdownTimeoutMs: number;
+}
+
+/** The send governor's settings, gateway-wide (docs/ENGINES.md "Send governor" gives each default's reason). */
+export interface GovernorConfig {
+  /** false: no session is paced, capped or queued (typing before a send, config.safeMode or governor.typing, still applies) */
+  enabled: boolean;
+  /** the pace: sends a minute a session makes once its burst is spent */
+  perMinute: number;
+  /** sends a session may make at once before the pace applies (the bucket's size) */
+  burst: number;
+  /** a queued send waits a random 0..jitterPercent % of one pace interval more */
+  jitterPercent: number;
+  /** two sends to the same chat are at least this far apart */
+  recipientGapSeconds: number;
+  /** first messages a day (UTC) to people who never wrote to the session, once it is past its warm-up */
+  firstContactsPerDay: number;
+  /** the same cap on the session's first days since it was paired: warmup[0] on the day of pairing, warmup[1] the next … */
+  warmup: number[];
+  /** a typing indicator and a pause before each send */
+  typing: boolean;
+  /** sends one session may have waiting; past it 429 SEND_QUEUE_FULL */
+  queueMaxEntries: number;
+  /** bytes (bodies as stored) one session may have waiting */
+  queueMaxBytes: number;
 }

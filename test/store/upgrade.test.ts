@@ -106,6 +106,11 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
       return found.some((r: { message: { messageId: string } }) => r.message.messageId === OLD.messageId) || undefined;
     }, 10_000, 'the old message found by search');
   },
+  // a send queued by the old version goes out after the upgrade, under the id chosen when it was queued
+  send_queue: async (d) => {
+    await waitFor(async () => (await d.request('GET', `${S}/messages/3EB0QUEUEDOLD000000000001`)).status === 200, 15_000, 'the queued send sent');
+    assert.equal((await d.request('GET', `${S}/queue`)).body.data.length, 0);
+  },
   audit_log: async (d) => {
     const entries = (await d.request('GET', `/api/admin/audit?target=${OLD.session}`)).body.data;
     assert.deepEqual(entries.map((e: { action: string; actor: unknown }) => [e.action, e.actor]), [['session.create', { kind: 'key', id: OLD.apiKeyId, name: 'old-key' }]]);
