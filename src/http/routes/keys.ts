@@ -47,6 +47,7 @@ function exemptionRoute(apiKeys: Services['apiKeys']): RouteDef {
     access: 'master',
     operationId: 'updateAdminKey',
     responses: { 200: { data: ref('ApiKey') } },
+    example: { body: { governorExempt: true } },
     audit: { action: 'key.update', details: ({ body }) => ({ governorExempt: (body as { governorExempt: boolean }).governorExempt }) },
     summary: "change an API key: `governorExempt` exempts its sends from the send governor (pace, gaps, caps, queue); master key only",
     schema: {
