@@ -40,8 +40,8 @@ export const governorConfig = {
   additionalProperties: false,
   properties: {
     exempt: { type: 'boolean', description: 'true: the session is not paced, capped or queued (master key only)' },
-    perMinute: { type: 'integer', minimum: 1, maximum: 6000, description: 'sends a minute once the burst is spent' },
-    burst: { type: 'integer', minimum: 1, maximum: 1000, description: 'sends that may go at once before the pace applies' },
+    perMinute: { type: 'integer', minimum: 1, maximum: 1000000, description: 'sends a minute once the burst is spent' },
+    burst: { type: 'integer', minimum: 1, maximum: 1000000, description: 'sends that may go at once before the pace applies' },
     jitterPercent: { type: 'integer', minimum: 0, maximum: 100, description: 'a queued send waits a random 0..jitterPercent % of one pace interval more' },
     recipientGapSeconds: { type: 'number', minimum: 0, maximum: 3600, description: 'two sends to the same chat are at least this far apart' },
     firstContactsPerDay: { type: 'integer', minimum: 0, maximum: 100000, description: 'first messages a UTC day to people who never wrote (past the warm-up)' },
