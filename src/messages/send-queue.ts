@@ -54,6 +54,8 @@ export class SendQueue {
   private readonly seqs = new Map<string, number>();
   /** the entry each session is sending now (it cannot be cancelled) */
   private readonly sending = new Map<string, string>();
+  /** entries a cancel is taking out or took out: the runner skips them (it may hold one it read before the cancel) */
+  private readonly cancelling = new Set<string>();
   private readonly runners = new Map<string, Promise<void>>();
   /** a session's runner sleeping until its head's turn: woken early by a cancel */
   private readonly sleepers = new Map<string, { timer: NodeJS.Timeout; wake(): void }>();
@@ -122,13 +124,22 @@ export class SendQueue {
 
   /** Takes a waiting send out; 404 when there is none of that id, 409 when it is being sent now. */
   async cancel(session: string, id: string): Promise<QueuedSend> {
+    // decided at once, before any wait: the runner checks `cancelling` right before it sends, and marks `sending` first
     if (this.sending.get(session) === id) throw new GatewayError('QUEUE_ENTRY_SENDING', `send ${id} is being sent now and can no longer be cancelled`);
-    const entry = (await this.deps.repo.queued(session)).find((e) => e.id === id);
-    if (!entry || !(await this.deps.repo.cancel(session, id))) throw notFound('QUEUE_ENTRY_NOT_FOUND', `queued send ${id} of session ${session}`);
-    await this.deps.committed();
-    this.settled(entry, { error: new GatewayError('SEND_CANCELLED', `send ${id} was cancelled before it was sent`) });
-    this.sleepers.get(session)?.wake();
-    return entry;
+    this.cancelling.add(id);
+    try {
+      const entry = (await this.deps.repo.queued(session)).find((e) => e.id === id);
+      if (!entry || !(await this.deps.repo.cancel(session, id))) throw notFound('QUEUE_ENTRY_NOT_FOUND', `queued send ${id} of session ${session}`);
+      await this.deps.committed();
+      this.settled(entry, { error: new GatewayError('SEND_CANCELLED', `send ${id} was cancelled before it was sent`) });
+      this.sleepers.get(session)?.wake();
+      // kept, so a runner that read the entry before the cancel does not send it; the oldest go past a bound
+      if (this.cancelling.size > 10_000) this.cancelling.delete(this.cancelling.values().next().value!);
+      return entry;
+    } catch (err) {
+      this.cancelling.delete(id);
+      throw err;
+    }
   }
 
   /** A deleted session: its entries went with it (the foreign key); its waiters are told. */
@@ -169,6 +180,10 @@ export class SendQueue {
         this.waiting.set(session, 0);
         return;
       }
+      if (this.cancelling.has(entry.id)) {
+        await this.sleep(session, 10); // its cancel is taking it out of the store
+        continue;
+      }
       const previous = await this.deps.sentBefore(entry);
       if (previous) {
         this.deps.repo.completed(entry, Date.now());
@@ -182,8 +197,10 @@ export class SendQueue {
         await this.sleep(session, wait + this.deps.pacer.jitterMs(policy));
         continue; // the head may have been cancelled meanwhile, or the policy changed
       }
-      if (!policy.exempt) this.deps.pacer.take(session, entry.chatId, policy);
+      // from here on the entry is this runner's: a cancel now is refused (checked with no wait in between)
+      if (this.cancelling.delete(entry.id)) continue;
       this.sending.set(session, entry.id);
+      if (!policy.exempt) this.deps.pacer.take(session, entry.chatId, policy);
       try {
         const result = await this.deps.deliver(entry, () => this.deps.repo.completed(entry, Date.now()));
         this.settled(entry, { result });

@@ -28,7 +28,7 @@ export type QueueEntry = Omit<QueuedSend, 'body' | 'caller'>;
 interface RawEntry {
   session: string;
   id: string;
-  seq: number | string;
+  queue_order: number | string;
   message_id: string;
   chat_id: string;
   type: string;
@@ -43,7 +43,7 @@ interface RawEntry {
 const toEntry = (r: RawEntry): QueuedSend => ({
   session: r.session,
   id: r.id,
-  seq: Number(r.seq),
+  seq: Number(r.queue_order),
   messageId: r.message_id,
   chatId: r.chat_id,
   type: r.type,
@@ -59,21 +59,21 @@ export type SendQueueRepo = ReturnType<typeof createSendQueueRepo>;
 
 export function createSendQueueRepo(db: Db) {
   const insert = db.prepare(
-    `INSERT INTO send_queue (session, id, seq, message_id, chat_id, type, state, first_contact, command_id, body, caller, bytes, queued_at)
+    `INSERT INTO send_queue (session, id, queue_order, message_id, chat_id, type, state, first_contact, command_id, body, caller, bytes, queued_at)
      VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?)`,
   );
   const insertSentFirstContact = db.prepare(
-    `INSERT INTO send_queue (session, id, seq, message_id, chat_id, type, state, first_contact, bytes, queued_at, sent_at) VALUES (?, ?, 0, ?, ?, ?, 'sent', 1, 0, ?, ?)`,
+    `INSERT INTO send_queue (session, id, queue_order, message_id, chat_id, type, state, first_contact, bytes, queued_at, sent_at) VALUES (?, ?, 0, ?, ?, ?, 'sent', 1, 0, ?, ?)`,
   );
-  const queued = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY seq`);
-  const head = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY seq LIMIT 1`);
+  const queued = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY queue_order`);
+  const head = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY queue_order LIMIT 1`);
   const listing = db.prepare<RawEntry>(
-    `SELECT session, id, seq, message_id, chat_id, type, first_contact, command_id, '' AS body, '' AS caller, bytes, queued_at FROM send_queue
-     WHERE session = ? AND state = 'queued' ORDER BY seq LIMIT ? OFFSET ?`,
+    `SELECT session, id, queue_order, message_id, chat_id, type, first_contact, command_id, '' AS body, '' AS caller, bytes, queued_at FROM send_queue
+     WHERE session = ? AND state = 'queued' ORDER BY queue_order LIMIT ? OFFSET ?`,
   );
   const totals = db.prepare<{ n: number | string; bytes: number | string | null }>(`SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM send_queue WHERE session = ? AND state = 'queued'`);
-  const ahead = db.prepare<{ n: number | string }>(`SELECT COUNT(*) AS n FROM send_queue WHERE session = ? AND state = 'queued' AND seq < ?`);
-  const maxSeq = db.prepare<{ seq: number | string | null }>(`SELECT MAX(seq) AS seq FROM send_queue WHERE session = ?`);
+  const ahead = db.prepare<{ n: number | string }>(`SELECT COUNT(*) AS n FROM send_queue WHERE session = ? AND state = 'queued' AND queue_order < ?`);
+  const maxSeq = db.prepare<{ seq: number | string | null }>(`SELECT MAX(queue_order) AS seq FROM send_queue WHERE session = ?`);
   const sessionsWaiting = db.prepare<{ session: string }>(`SELECT DISTINCT session FROM send_queue WHERE state = 'queued'`);
   const remove = db.prepare(`DELETE FROM send_queue WHERE session = ? AND id = ? AND state = 'queued'`);
   const markSent = db.prepare(`UPDATE send_queue SET state = 'sent', body = NULL, caller = NULL, sent_at = ? WHERE session = ? AND id = ?`);
