@@ -118,3 +118,22 @@ describe('caps and exemptions', () => {
     assert.equal(sessionExempt?.actor.kind, 'master');
   });
 });
+
+describe('the defaults', () => {
+  let plain: TestDaemon;
+  before(async () => {
+    plain = await startDaemon({ env: { GATEWAY_GOVERNOR_ENABLED: 'true' } });
+    await pairedSession(plain, 'shop', '+15550330001');
+  });
+  after(() => plain?.cleanup());
+
+  test('a normal integration (a reply to each person who wrote, a few at once) is never queued', async () => {
+    const customers = Array.from({ length: 5 }, (_, i) => `+1555033100${i}`);
+    for (const customer of customers) assert.equal((await plain.request('POST', '/api/sandbox/sessions/shop/inbound', { from: customer, type: 'text', text: 'hi' })).status, 200);
+    for (const customer of customers) {
+      const res = await plain.request('POST', '/api/sessions/shop/messages/send', { chatId: customer, type: 'text', text: 'hello, how can we help?' }, undefined, ASYNC);
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      assert.equal(res.body.data.status, 'accepted', 'sent at once, not queued');
+    }
+  });
+});
