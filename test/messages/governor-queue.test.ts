@@ -56,6 +56,21 @@ describe('the queue', () => {
     assert.deepEqual((await daemon.request('GET', '/api/sessions/paced/queue')).body.data, []);
   });
 
+  test('a queued async send with an Idempotency-Key is queued once: the retry replays its 202', async () => {
+    const friend = '+15550311009';
+    assert.equal((await write('paced', friend)).status, 200);
+    // behind the pace: the first takes the bucket's turn, the keyed one waits
+    await send('paced', friend, 'turn', ASYNC);
+    const headers = { ...ASYNC, 'Idempotency-Key': 'order-4711' };
+    const first = await send('paced', friend, 'keyed', headers);
+    const retry = await send('paced', friend, 'keyed', headers);
+    assert.equal(first.status, 202, JSON.stringify(first.body));
+    assert.equal(first.body.data.status, 'queued');
+    assert.deepEqual([retry.status, retry.headers.get('idempotent-replayed'), retry.body.data], [202, 'true', first.body.data]);
+    const queue = (await daemon.request('GET', '/api/sessions/paced/queue')).body.data as Array<{ messageId: string }>;
+    assert.equal(queue.filter((e) => e.messageId === first.body.data.messageId).length, 1);
+  });
+
   test('reading the queue takes sessions:read, cancelling messages:send', async () => {
     const reader = (await daemon.request('POST', '/api/admin/keys', { name: 'reader', scopes: ['sessions:read'] })).body.data.key;
     assert.equal((await daemon.request('GET', '/api/sessions/paced/queue', undefined, reader)).status, 200);
