@@ -1,6 +1,6 @@
 // The conformance suite on the Baileys engine, against the WhatsApp Web emulator: the daemon gets the emulator
 // through env only (preload, trust files, websocket URL), and the emulator's phone scans the QR or types the code.
 import { runEngineSuite } from './conformance.js';
-import { startBaileysTarget } from './targets.js';
+import { GOVERNED_FREELY, startBaileysTarget } from './targets.js';
 
-runEngineSuite({ name: 'baileys', start: () => startBaileysTarget() });
+runEngineSuite({ name: 'baileys', start: () => startBaileysTarget(GOVERNED_FREELY) });

@@ -61,6 +61,7 @@ export type Scenario =
   | 'text both ways, quoted, with a webhook'
   | 'each message type'
   | 'acks'
+  | 'a queued send goes out under the id chosen when it was queued'
   | 'edit, delete, react'
   | 'group with two members'
   | 'presence'
@@ -243,6 +244,24 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(gotContact.type, 'contact');
       assert.equal(gotContact.displayName, 'Jane Roe');
       assert.match(gotContact.vcard, /waid=15550123456/);
+    });
+
+    scenario('a queued send goes out under the id chosen when it was queued', async () => {
+      // one send a second, a burst of one: the second send waits in alice's queue (SendOptions.messageId reaches the engine)
+      await api('PATCH', '/api/sessions/alice', { config: { governor: { perMinute: 60, burst: 1 } } });
+      try {
+        const async = { Prefer: 'respond-async' };
+        const first = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: jid(BOB), type: 'text', text: 'not queued' }, undefined, async);
+        const second = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: jid(BOB), type: 'text', text: 'queued' }, undefined, async);
+        assert.deepEqual([first.status, second.status], [202, 202]);
+        assert.equal(second.body.data.status, 'queued', JSON.stringify(second.body));
+        const got = await received('bob', (p) => p.text === 'queued', 'the queued text at bob', 20_000);
+        assert.equal(got.messageId, second.body.data.messageId);
+        const result = await event('alice', 'command.result', (p) => p.commandId === second.body.data.commandId, 'its command.result');
+        assert.deepEqual([result.payload.success, result.payload.result.messageId], [true, second.body.data.messageId]);
+      } finally {
+        await api('PATCH', '/api/sessions/alice', { config: { governor: null } });
+      }
     });
 
     scenario('acks', async () => {

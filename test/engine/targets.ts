@@ -153,10 +153,19 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   return target;
 }
 
-export async function startSandboxTarget(): Promise<EngineTarget> {
+/**
+ * The send governor on, with a pace and caps that never hold a send back: the conformance suite's 'queued send' scenario
+ * tightens one session's pace to queue a send, and every other scenario sends as freely as ungoverned.
+ */
+export const GOVERNED_FREELY = {
+  env: { GATEWAY_GOVERNOR_ENABLED: 'true' },
+  config: 'governor:\n  perMinute: 1000000\n  burst: 1000000\n  recipientGapSeconds: 0\n  firstContactsPerDay: 100000\n  warmup: []\n',
+};
+
+export async function startSandboxTarget(options: { config?: string; env?: Record<string, string> } = {}): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox' } });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', ...options.env }, ...(options.config !== undefined ? { config: options.config } : {}) });
   let daemon: TestDaemon = await boot();
   const pair = async (session: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/pair`, body);
