@@ -32,6 +32,8 @@ export interface SendQueueDeps {
   retryMs?: number;
 }
 
+const MAX_RETRY_MS = 60_000;
+
 /** Errors after which an entry stays queued: the session is not here or not connected (it is tried again later). */
 const NOT_NOW: ReadonlySet<string> = new Set(['SESSION_NOT_CONNECTED', 'SESSION_NOT_STARTED', 'SESSION_ON_OTHER_NODE', 'STORE_UNAVAILABLE', 'SHUTTING_DOWN']);
 
@@ -60,6 +62,8 @@ export class SendQueue {
   /** a session's runner sleeping until its head's turn: woken early by a cancel */
   private readonly sleepers = new Map<string, { timer: NodeJS.Timeout; wake(): void }>();
   private readonly waiters = new Map<string, Waiter>();
+  /** how long a session that could not send waits before its queue is tried again */
+  private readonly retryDelays = new Map<string, number>();
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
 
@@ -145,11 +149,13 @@ export class SendQueue {
   /** A deleted session: its entries went with it (the foreign key); its waiters are told. */
   forget(session: string): void {
     this.waiting.delete(session);
+    this.retryDelays.delete(session);
     this.seqs.delete(session);
     this.sleepers.get(session)?.wake();
   }
 
   private async reload(session: string): Promise<void> {
+    this.retryDelays.delete(session);
     const { entries } = await this.deps.repo.totals(session);
     this.waiting.set(session, entries);
     if (entries) this.kick(session);
@@ -168,7 +174,11 @@ export class SendQueue {
       .catch((err: unknown) => this.deps.logger.error({ err, session }, 'send queue runner failed; retrying'))
       .finally(() => {
         this.runners.delete(session);
-        if (!this.stopped && this.hasWaiting(session)) setTimeout(() => this.kick(session), this.deps.retryMs ?? 2000).unref();
+        if (this.stopped || !this.hasWaiting(session)) return;
+        // a session that cannot send here is tried again later and later (up to a minute); its connecting reloads it at once
+        const delay = Math.min(MAX_RETRY_MS, (this.retryDelays.get(session) ?? (this.deps.retryMs ?? 2000) / 2) * 2);
+        this.retryDelays.set(session, delay);
+        setTimeout(() => this.kick(session), delay).unref();
       });
     this.runners.set(session, runner);
   }
@@ -203,6 +213,7 @@ export class SendQueue {
       if (!policy.exempt) this.deps.pacer.take(session, entry.chatId, policy);
       try {
         const result = await this.deps.deliver(entry, () => this.deps.repo.completed(entry, Date.now()));
+        this.retryDelays.delete(session);
         this.settled(entry, { result });
       } catch (err) {
         const code = err instanceof GatewayError ? err.code : 'INTERNAL';
