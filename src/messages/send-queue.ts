@@ -38,6 +38,7 @@ const MAX_RETRY_MS = 60_000;
 const NOT_NOW: ReadonlySet<string> = new Set(['SESSION_NOT_CONNECTED', 'SESSION_NOT_STARTED', 'SESSION_ON_OTHER_NODE', 'STORE_UNAVAILABLE', 'SHUTTING_DOWN']);
 
 interface Waiter {
+  session: string;
   resolve(result: QueuedResult): void;
   reject(err: unknown): void;
 }
@@ -106,7 +107,7 @@ export class SendQueue {
     const seq = await this.nextSeq(session);
     const entry: QueuedSend = { ...input, id: randomUUID(), seq, queuedAt: Date.now() };
     // told before the entry exists: a running queue may send it as soon as it is written
-    const outcome = input.commandId === null ? new Promise<QueuedResult>((resolve, reject) => this.waiters.set(entry.id, { resolve, reject })) : undefined;
+    const outcome = input.commandId === null ? new Promise<QueuedResult>((resolve, reject) => this.waiters.set(entry.id, { session, resolve, reject })) : undefined;
     try {
       await this.deps.repo.add(entry);
       await this.deps.committed();
@@ -146,10 +147,15 @@ export class SendQueue {
     }
   }
 
-  /** A deleted session: its entries went with it (the foreign key); its waiters are told. */
+  /** A deleted session: its entries went with it (the foreign key); its held requests are told. */
   forget(session: string): void {
     this.waiting.delete(session);
     this.retryDelays.delete(session);
+    for (const [id, waiter] of this.waiters) {
+      if (waiter.session !== session) continue;
+      this.waiters.delete(id);
+      waiter.reject(notFound('SESSION_NOT_FOUND', `session ${session} (deleted while the send waited in its queue)`));
+    }
     this.seqs.delete(session);
     this.sleepers.get(session)?.wake();
   }
