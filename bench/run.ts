@@ -7,6 +7,7 @@ import { printResults } from './support/report.js';
 
 const BENCHES: Record<string, () => Promise<{ run: Bench }>> = {
   send: () => import('./send.bench.js'),
+  governor: () => import('./governor.bench.js'),
   webhooks: () => import('./webhooks.bench.js'),
   fanout: () => import('./fanout.bench.js'),
   inbound: () => import('./inbound.bench.js'),

@@ -20,6 +20,8 @@ const TARGETS: Array<[bench: string, metricStart: string, target: string]> = [
   ['send', 'CPU µs per request in the server (API key vs ceiling', 'ratio ≤ 1.6 (issue 18; see the durable ceiling)'],
   ['send', 'CPU µs per request', 'none: where the cores go'],
   ['token-send', 'requests/s (client token vs API key)', 'ratio ≥ 0.90'],
+  ['governor', 'daemon CPU µs per send', 'ratio ≤ 1.05 (issue 31)'],
+  ['governor', 'sends/s', 'none: reported'],
   ['webhooks', 'deliveries/s sustained, outcome recorded (vs that durable', 'none: reported'],
   ['webhooks', 'deliveries/s sustained', 'ratio ≥ 0.75 (issue 18; see the durable bare loop)'],
   ['webhooks', 'durable bare loop:', 'none: the least DESIGN §4 costs here'],

@@ -21,6 +21,9 @@ import { MessageRetention } from './messages/retention.js';
 import { startSearchIndexer } from './messages/search-indexer.js';
 import { createIdempotencyRepo } from './store/idempotency.js';
 import { IdempotentRequests } from './http/idempotency.js';
+import { createSendQueueRepo } from './store/send-queue.js';
+import { FirstContacts, Pacer } from './messages/governor.js';
+import { SendQueue } from './messages/send-queue.js';
 import { createApp } from './http/app.js';
 import { allRoutes } from './http/routes/index.js';
 import type { Services } from './http/services.js';
@@ -211,6 +214,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
   sessions.onDeleted(async (name) => {
     await webhooks.deleteForSession(name);
     await apiKeys.forgetSession(name);
+    messaging.forget(name);
   });
   const webhookHttp = lazyGuardedDispatcher(urlPolicy, { connectTimeoutMs: config.webhooks.timeoutMs });
   const webhookLogger = logger.child({ module: 'webhooks' });
@@ -237,7 +241,36 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     messagesRepo.forgetRecentWrites();
     chatStores.contacts.forgetRecentWrites();
   };
-  const messaging = new MessagingService({ sessions, messages: messagesRepo, activity: messageActivity, media, contacts: chatStores.contacts, identities: identitiesRepo, bus, mediaSource, clientMediaSource, asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'), beginWrite: tick.join, logger: logger.child({ module: 'messages' }) });
+  const sendQueueRepo = createSendQueueRepo(db);
+  const pacer = new Pacer();
+  const firstContacts = new FirstContacts((session, since) => sendQueueRepo.firstContactsSince(session, since));
+  const sendQueue = new SendQueue({
+    repo: sendQueueRepo,
+    committed: () => tick.committed(),
+    deliver: (entry, recorded) => messaging.sendQueued(entry, recorded),
+    sentBefore: (entry) => messaging.sentBefore(entry),
+    policy: (session) => messaging.policy(session),
+    dropped: (entry) => messaging.releaseFirstContact(entry.session, entry.chatId),
+    pacer,
+    bus,
+    logger: logger.child({ module: 'send-queue' }),
+    limits: { maxEntries: config.governor.queueMaxEntries, maxBytes: config.governor.queueMaxBytes },
+  });
+  const messaging = new MessagingService({
+    sessions,
+    messages: messagesRepo,
+    activity: messageActivity,
+    media,
+    contacts: chatStores.contacts,
+    identities: identitiesRepo,
+    bus,
+    mediaSource,
+    clientMediaSource,
+    asyncBudget: new ByteBudget(config.messages.asyncMaxQueuedBytes, 'accepted async sends'),
+    beginWrite: tick.join,
+    logger: logger.child({ module: 'messages' }),
+    governor: { settings: config.governor, pacer, firstContacts, queue: sendQueue, queueRepo: sendQueueRepo },
+  });
   sessions.addEventProcessor(createChatIngest(chatStores));
   const calls = new CallsService({ sessions, messaging, logger: logger.child({ module: 'calls' }) });
   calls.attach(bus);
@@ -257,6 +290,8 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       logger.error({ err }, 'could not prune old events'),
     );
     void idempotency.pruneExpired().catch((err: unknown) => logger.error({ err }, 'could not prune expired idempotency keys'));
+    // the first contacts of two days ago no longer count towards any day's cap
+    void sendQueueRepo.pruneSent(Date.now() - 2 * 86_400_000).catch((err: unknown) => logger.error({ err }, 'could not prune counted first contacts'));
   }, 3_600_000);
   pruneEvents.unref();
   const backups = new Backups({ dbFile: store.file, dataDir, mediaDir: join(dataDir, 'media'), logger: logger.child({ module: 'backups' }), audit: (entry) => audit.record(entry) });
@@ -362,6 +397,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     await node.cluster.join(config.cluster.advertiseUrl ?? url);
     await node.cluster.run(sessions);
   }
+  await sendQueue.start();
   const restored = await sessions.restoreAll();
   logger.info({ url, version: VERSION, restored }, 'gateway listening');
 
@@ -381,6 +417,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
       clearInterval(pruneMessages);
       clearInterval(pruneEvents);
       searchIndexer.stop();
+      sendQueue.stop();
       backups.stop();
       audit.close();
       clientRules.close();

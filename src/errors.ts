@@ -76,6 +76,11 @@ export type ErrorCode =
   | 'MESSAGE_REFUSED'
   | 'MESSAGE_RATE_LIMITED'
   | 'DAILY_CAP_REACHED'
+  | 'SEND_CAP_REACHED'
+  | 'SEND_QUEUE_FULL'
+  | 'QUEUE_ENTRY_NOT_FOUND'
+  | 'QUEUE_ENTRY_SENDING'
+  | 'SEND_CANCELLED'
   | 'NETWORK_ERROR'
   | 'MEDIA_EXPIRED'
   | 'MEDIA_DOWNLOAD_FAILED'
@@ -115,8 +120,8 @@ export class ValidationError extends GatewayError {
 export class RateLimitedError extends GatewayError {
   readonly retryAfterSeconds: number;
 
-  constructor(code: 'RATE_LIMITED' | 'DAILY_CAP_REACHED', message: string, retryAfterSeconds: number) {
-    super(code, message);
+  constructor(code: 'RATE_LIMITED' | 'DAILY_CAP_REACHED' | 'SEND_CAP_REACHED' | 'SEND_QUEUE_FULL', message: string, retryAfterSeconds: number, details?: ErrorDetail[]) {
+    super(code, message, details);
     this.name = 'RateLimitedError';
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }

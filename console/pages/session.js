@@ -197,7 +197,8 @@ export function Session({ id, caps, stream }) {
           <dt>LID</dt><dd>${s.lid ?? '—'}</dd>
           <dt>Engine</dt><dd>${s.engine}</dd>
           ${s.proxy ? html`<dt>Proxy</dt><dd>${s.proxy}</dd>` : null}
-          <dt>Safe mode</dt><dd>${s.config?.safeMode ? 'on' : 'off'}</dd>
+          <dt>Typing before sends</dt><dd>${(s.config?.governor?.typing ?? s.config?.safeMode) ? 'on' : 'off'}</dd>
+          ${s.config?.governor?.exempt ? html`<dt>Send governor</dt><dd>exempt</dd>` : null}
           <dt>Created</dt><dd><time datetime=${s.createdAt}>${formatTime(s.createdAt)}</time></dd>
         </dl>
       </section>

@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'session.move',
   'key.create',
   'key.revoke',
+  'key.update',
   'webhook.create',
   'webhook.update',
   'webhook.delete',

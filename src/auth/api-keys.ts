@@ -21,6 +21,8 @@ export interface ApiKeyView {
   sessions: string[] | null;
   /** requests a minute; null = unlimited */
   rateLimitPerMinute: number | null;
+  /** the operator exempted the key's sends from the send governor */
+  governorExempt: boolean;
   /** id of the API key that created this one; null = the operator (master key or /api/admin/keys) */
   createdBy: string | null;
   createdAt: string;
@@ -44,6 +46,7 @@ export const apiKeyView = (row: ApiKeyRow): ApiKeyView => ({
   scopes: row.scopes,
   sessions: row.sessions,
   rateLimitPerMinute: row.rateLimitPerMinute,
+  governorExempt: row.governorExempt,
   createdBy: row.createdBy,
   createdAt: row.createdAt,
   lastUsedAt: row.lastUsedAt,
@@ -104,7 +107,14 @@ export class ApiKeys {
       createdAt: new Date().toISOString(),
     };
     await this.repo.insert(row);
-    return { ...apiKeyView({ ...row, lastUsedAt: null }), key };
+    return { ...apiKeyView({ ...row, governorExempt: false, lastUsedAt: null }), key };
+  }
+
+  /** The operator exempts a key's sends from the send governor (or ends the exemption); its cached principal is dropped. */
+  async setGovernorExempt(id: string, exempt: boolean): Promise<ApiKeyView> {
+    if (!(await this.repo.setGovernorExempt(id, exempt))) throw notFound('KEY_NOT_FOUND', `API key ${id}`);
+    this.forgetPrincipals();
+    return apiKeyView((await this.repo.get(id))!);
   }
 
   /** Every key for the operator; for an API key, only the keys it created. */
@@ -174,6 +184,7 @@ export class ApiKeys {
       scopes: new Set(row.scopes),
       sessions: row.sessions,
       rateLimitPerMinute: row.rateLimitPerMinute,
+      ...(row.governorExempt ? { governorExempt: true } : {}),
     };
     if (generation === this.generation) {
       if (this.principals.size >= 10_000) this.principals.clear();

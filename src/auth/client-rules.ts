@@ -1,4 +1,5 @@
 // Client rules: their validation and storage, and their enforcement on every request that carries a client token.
+import { secondsUntilUtcMidnight } from '../messages/governor.js';
 import { GatewayError, RateLimitedError } from '../errors.js';
 import { normalizeJid } from '../engine/jid.js';
 import type { ClientRulesRepo, ClientRulesRow, RecipientMode } from '../store/client-rules.js';
@@ -236,8 +237,3 @@ function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-function secondsUntilUtcMidnight(now: number): number {
-  const next = new Date(now);
-  next.setUTCHours(24, 0, 0, 0);
-  return (next.getTime() - now) / 1000;
-}

@@ -28,6 +28,8 @@ export type Principal =
       sessions: readonly string[] | null;
       /** requests a minute; null = unlimited */
       rateLimitPerMinute: number | null;
+      /** the operator exempted this key's sends from the send governor */
+      governorExempt?: boolean;
     }
   | { kind: 'client'; session: string; ephemeralId: string; tokenId: string };
 

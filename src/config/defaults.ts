@@ -21,6 +21,18 @@ export const DEFAULT_CONFIG: GatewayConfig = {
     health: { silenceSeconds: 45, keepAliveSeconds: 30, probeTimeoutSeconds: 10, recoverSeconds: 60 },
   },
   messages: { retentionDays: 'keep', asyncMaxQueuedBytes: 256 * 1024 * 1024, sendAckWaitMs: 2000, serverAckTimeoutMs: 60_000 },
+  governor: {
+    enabled: true,
+    perMinute: 12,
+    burst: 6,
+    jitterPercent: 50,
+    recipientGapSeconds: 1,
+    firstContactsPerDay: 40,
+    warmup: [10, 20, 30],
+    typing: false,
+    queueMaxEntries: 1000,
+    queueMaxBytes: 256 * 1024 * 1024,
+  },
   media: {
     localCacheMaxBytes: 1024 * 1024 * 1024,
     allowPrivateUrls: false,

@@ -14,6 +14,8 @@ export interface GatewayConfig {
   cluster: { nodeId?: string; advertiseUrl?: string; leaseSeconds: number; secret?: string };
   engine: {
     default: EngineName;
+    /** wireLog: a file the sandbox network appends every message it carries to (tests count what reached the network) */
+    sandbox?: { wireLog?: string };
     baileys: {
       websocketUrl?: string;
       browser?: [string, string, string];
@@ -50,6 +52,8 @@ export interface GatewayConfig {
     /** no server ack within this many ms after a send: the message is `failed` with reason `timeout` */
     serverAckTimeoutMs: number;
   };
+  /** the send governor (src/messages/governor.ts): pace, per-recipient gap, first-contact caps; sessions override in config.governor */
+  governor: GovernorConfig;
   /** local media blobs in <dataDir>/media: at most localCacheMaxBytes, least recently used evicted first */
   media: {
     localCacheMaxBytes: number;
@@ -124,4 +128,28 @@ export interface SessionHealthConfig {
   probeTimeoutSeconds: number;
   /** how long a soft reconnect, then a restart, has to bring the session back before its probe */
   recoverSeconds: number;
+}
+
+/** The send governor's settings, gateway-wide (docs/ENGINES.md "Send governor" gives each default's reason). */
+export interface GovernorConfig {
+  /** false: no session is paced, capped or queued (typing before a send, config.safeMode or governor.typing, still applies) */
+  enabled: boolean;
+  /** the pace: sends a minute a session makes once its burst is spent */
+  perMinute: number;
+  /** sends a session may make at once before the pace applies (the bucket's size) */
+  burst: number;
+  /** a queued send waits a random 0..jitterPercent % of one pace interval more */
+  jitterPercent: number;
+  /** two sends to the same chat are at least this far apart */
+  recipientGapSeconds: number;
+  /** first messages a day (UTC) to people who never wrote to the session, once it is past its warm-up */
+  firstContactsPerDay: number;
+  /** the same cap on the session's first days since it was paired: warmup[0] on the day of pairing, warmup[1] the next … */
+  warmup: number[];
+  /** a typing indicator and a pause before each send */
+  typing: boolean;
+  /** sends one session may have waiting; past it 429 SEND_QUEUE_FULL */
+  queueMaxEntries: number;
+  /** bytes (bodies as stored) one session may have waiting */
+  queueMaxBytes: number;
 }

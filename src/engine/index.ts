@@ -19,7 +19,7 @@ export interface EngineRegistry {
 export function createEngines(config: GatewayConfig, logger: Logger = createLogger(config.logLevel)): EngineRegistry {
   const factories = new Map<EngineName, () => Promise<Engine>>([
     ['baileys', async () => (await import('./baileys/index.js')).createBaileysEngine(config, logger)],
-    ['sandbox', async () => createSandboxEngine({ ...config.sessions, undecryptableAfterSeconds: config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS }, serverAckTimingOf(config))],
+    ['sandbox', async () => createSandboxEngine({ ...config.sessions, undecryptableAfterSeconds: config.engine.decryption?.undecryptableAfterSeconds ?? DEFAULT_UNDECRYPTABLE_AFTER_SECONDS }, serverAckTimingOf(config), config.engine.sandbox?.wireLog)],
   ]);
   const engines = new Map<EngineName, Promise<Engine>>();
   return {

@@ -251,6 +251,11 @@ export interface SendOptions {
   forwarded?: boolean;
   /** a status post (`status@broadcast`): the people who may see it (user JIDs) */
   statusViewers?: string[];
+  /**
+   * the message's id, chosen by the gateway (a send of the governor's queue: chosen when it was queued, so a send cut by
+   * a crash goes out again under the same id); absent, the engine makes one. Network-shaped: 3EB0 and hex digits.
+   */
+  messageId?: string;
 }
 
 /** A poll vote the session cast. */

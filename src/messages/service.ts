@@ -1,7 +1,7 @@
 // Messaging operations of SPEC §4 "Messages": send (sync or async), edit, delete, react, typing, seen, star.
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import PQueue from 'p-queue';
-import { GatewayError, MessageRefusedError, notFound, ValidationError } from '../errors.js';
+import { GatewayError, MessageRefusedError, notFound, RateLimitedError, ValidationError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import { jidKind, jidRef, normalizeJid, phoneOfJid } from '../engine/jid.js';
 import { nameSenders, type PairFinder } from './people.js';
@@ -12,6 +12,7 @@ import type { MediaRecords } from '../media/records.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { MessageRow, MessagesRepo } from '../store/messages.js';
 import type { ByteBudget } from '../media/fetch-limiter.js';
+import { StreamedBase64 } from '../media/base64.js';
 import { buildContent, checkContentFields, checkMentions, forCaller, MEDIA_URL_MAX_BYTES, type ContentFields, type MediaSource } from './content.js';
 import type { Principal } from '../auth/scopes.js';
 import { extraOf, keepEdit, keepFailure } from './ingest.js';
@@ -19,6 +20,10 @@ import { failedPayload } from '../engine/server-acks.js';
 import type { MessageActivityRepo } from '../store/message-activity.js';
 import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
+import type { GovernorConfig } from '../config/types.js';
+import type { QueuedSend, SendQueueRepo } from '../store/send-queue.js';
+import { callerExempt, firstContactCap, isPersonChat, policyOf, secondsUntilUtcMidnight, type FirstContacts, type GovernorPolicy, type Pacer } from './governor.js';
+import type { SendQueue } from './send-queue.js';
 
 export interface SendBody extends ContentFields {
   session: string;
@@ -150,8 +155,16 @@ export class MessagingService {
       logger: Logger;
       /** opens the tick's write transaction, so a message's row and its event commit together (and cost one commit) */
       beginWrite?: () => void;
-      /** safe mode's pause before a send, ms, from the text length; replaceable in tests */
+      /** the typing pause before a send (governor.typing, config.safeMode), ms, from the text length; replaceable in tests */
       safeModeDelay?: (textLength: number) => number;
+      /** the send governor: its settings, the pace, today's first contacts, and the durable queue */
+      governor?: {
+        settings: GovernorConfig;
+        pacer: Pacer;
+        firstContacts: FirstContacts;
+        queue: SendQueue;
+        queueRepo: Pick<SendQueueRepo, 'recordFirstContact'>;
+      };
     },
   ) {}
 
@@ -164,19 +177,129 @@ export class MessagingService {
     return { chatId, engine, ...(chatId === STATUS_CHAT ? { statusViewers: await this.statusViewers(body) } : {}) };
   }
 
+  /**
+   * Sends now when the governor allows it; else queues the send and answers once it went out (the request is held).
+   * 429 SEND_CAP_REACHED when a cap forbids it today, 429 SEND_QUEUE_FULL when the session's queue is full.
+   */
   async send(body: SendBody, caller: SendCaller = {}): Promise<SendResult> {
     const { chatId, statusViewers } = await this.prepare(body);
+    const admission = await this.admit(body.session, chatId, caller);
+    if (admission.queue) {
+      const { outcome } = await this.enqueue(body, chatId, caller, admission.firstContact, null);
+      return (await outcome!) as unknown as SendResult;
+    }
+    return this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
+      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      throw err;
+    });
+  }
+
+  private async sendNow(body: SendBody, chatId: string, caller: SendCaller, statusViewers: string[] | undefined, governed: Governed): Promise<SendResult> {
     const source = forCaller(caller.client ? (this.deps.clientMediaSource ?? this.deps.mediaSource) : this.deps.mediaSource, caller.principal);
     // a URL's media goes straight to a file of the blob store, which the sent message's media record then adopts
     const staging = body.url !== undefined ? this.deps.media.blobs.stage() : undefined;
     try {
-      return await this.buildAndSend(body, chatId, source, caller, staging, statusViewers);
+      return await this.buildAndSend(body, chatId, source, caller, staging, statusViewers, governed);
     } finally {
       if (staging) this.deps.media.blobs.discard(staging);
     }
   }
 
-  private async buildAndSend(body: SendBody, chatId: string, source: MediaSource, caller: SendCaller, staging: StagedFile | undefined, statusViewers: string[] | undefined): Promise<SendResult> {
+  /** Sends an entry of the governor's queue under its message id; `recorded` completes the entry in its message's tick. */
+  async sendQueued(entry: QueuedSend, recorded: () => void): Promise<SendResult> {
+    const body = JSON.parse(entry.body) as SendBody;
+    const caller = callerOf(JSON.parse(entry.caller) as StoredCaller);
+    const { chatId, statusViewers } = await this.prepare(body);
+    return this.sendNow(body, chatId, caller, statusViewers, { messageId: entry.messageId, recorded });
+  }
+
+  /** The result of a queued send whose message the store holds already (it went out before a crash), else undefined. */
+  async sentBefore(entry: QueuedSend): Promise<SendResult | undefined> {
+    const row = await this.deps.messages.find(entry.session, entry.messageId);
+    if (!row || !row.fromMe) return undefined;
+    return { messageId: row.id, status: row.status, timestamp: new Date(row.timestamp).toISOString(), chatId: row.chatId, ...(row.mediaId ? { mediaId: row.mediaId } : {}) };
+  }
+
+  /** The governor's policy for a session now (its config read again: a change applies to the next send). */
+  async policy(session: string): Promise<GovernorPolicy> {
+    const row = await this.deps.sessions.get(session);
+    return this.deps.governor ? policyOf(this.deps.governor.settings, row.config) : policyOf(UNGOVERNED, row.config);
+  }
+
+  /**
+   * What the governor says of a send: now, or queued (behind others, or past the pace or the chat's gap); a first
+   * message of the day to a person who never wrote is counted (reserved now, released if the send does not happen).
+   */
+  private async admit(session: string, chatId: string, caller: SendCaller): Promise<{ queue: boolean; firstContact: boolean }> {
+    const governor = this.deps.governor;
+    if (!governor) return { queue: false, firstContact: false };
+    const row = await this.deps.sessions.get(session);
+    const policy = policyOf(governor.settings, row.config);
+    if (policy.exempt || callerExempt(caller.principal)) return { queue: false, firstContact: false };
+    let firstContact = false;
+    if (isPersonChat(chatId) && !(await this.deps.messages.hasCorrespondent(session, chatId))) {
+      const today = await governor.firstContacts.today(session);
+      if (!today.has(chatId)) {
+        const now = Date.now();
+        const cap = firstContactCap(policy, row.pairedAt, now);
+        if (today.size >= cap.limit) {
+          throw new RateLimitedError(
+            'SEND_CAP_REACHED',
+            `session ${session} wrote first to ${today.size} people who never wrote to it today, its cap ${cap.name} (${cap.limit} a day); the cap starts again at 00:00 UTC`,
+            secondsUntilUtcMidnight(now),
+            [{ path: cap.setting, message: `cap ${cap.name}: ${cap.limit} first messages a day to people who never wrote` }],
+          );
+        }
+        today.add(chatId);
+        firstContact = true;
+      }
+    }
+    if (governor.queue.hasWaiting(session) || governor.pacer.waitMs(session, chatId, policy) > 0) return { queue: true, firstContact };
+    governor.pacer.take(session, chatId, policy);
+    return { queue: false, firstContact };
+  }
+
+  /** Writes the send into the session's queue (committed before it returns); its outcome settles once it is sent. */
+  private async enqueue(body: SendBody, chatId: string, caller: SendCaller, firstContact: boolean, commandId: string | null) {
+    const governor = this.deps.governor!;
+    if (body.base64 instanceof StreamedBase64 && !body.base64.wellFormed) throw ValidationError.field('/base64', 'is not valid base64');
+    const stored = JSON.stringify(body);
+    try {
+      const queued = await governor.queue.enqueue({
+        session: body.session,
+        messageId: newOutgoingMessageId(),
+        chatId,
+        type: body.type,
+        firstContact,
+        commandId,
+        body: stored,
+        caller: JSON.stringify(storedCaller(caller)),
+        bytes: Buffer.byteLength(stored),
+      });
+      return queued;
+    } catch (err) {
+      if (firstContact) this.releaseFirstContact(body.session, chatId);
+      throw err;
+    }
+  }
+
+  /** The session's queued sends, next first. */
+  queued(session: string, limit: number, offset: number) {
+    return this.deps.governor ? this.deps.governor.queue.list(session, limit, offset) : Promise.resolve({ entries: [], total: 0 });
+  }
+
+  /** Cancels a queued send (404 QUEUE_ENTRY_NOT_FOUND, 409 QUEUE_ENTRY_SENDING). */
+  async cancelQueued(session: string, id: string): Promise<void> {
+    if (!this.deps.governor) throw notFound('QUEUE_ENTRY_NOT_FOUND', `queued send ${id} of session ${session}`);
+    await this.deps.governor.queue.cancel(session, id);
+  }
+
+  /** A counted first contact whose send did not happen (failed, cancelled, refused) is counted no more. */
+  releaseFirstContact(session: string, chatId: string): void {
+    void this.deps.governor?.firstContacts.today(session).then((today) => today.delete(chatId), () => undefined);
+  }
+
+  private async buildAndSend(body: SendBody, chatId: string, source: MediaSource, caller: SendCaller, staging: StagedFile | undefined, statusViewers: string[] | undefined, governed: Governed): Promise<SendResult> {
     let content = await buildContent(body, source, staging);
     let previewOutcome: PreviewOutcome | undefined;
     if (content.type === 'text' && body.linkPreview !== false) {
@@ -190,16 +313,17 @@ export class MessagingService {
       ...(body.mentions ? { mentions: checkMentions(body.mentions, body.text ?? body.caption) } : {}),
       ...(body.isForwarded ? { forwarded: true } : {}),
       ...(statusViewers ? { statusViewers } : {}),
+      ...(governed.messageId ? { messageId: governed.messageId } : {}),
     };
     const session = body.session;
     const { sent, from } = await this.queueOf(session).add(async () => {
       const engine = await this.deps.sessions.connected(session);
-      if (await this.safeMode(session)) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
+      if ((await this.policy(session)).typing) await this.humanPause(engine, chatId, body.text?.length ?? body.caption?.length ?? 0, content.type === 'voice');
       // read before the send: once it is out, its receipts can come back, and they must find the row already written
       const sender = await this.ownRef(session);
       return { sent: await engine.sendMessage(chatId, content, options), from: sender };
     });
-    const result = this.recordSent(session, sent, from, content, body, options);
+    const result = this.recordSent(session, sent, from, content, body, options, governed);
     // refused at once: stored as failed, with its failure and events; the caller gets the error
     if (sent.failure) throw new MessageRefusedError(sent.messageId, sent.failure);
     return { ...result, ...(previewOutcome ? { linkPreview: previewOutcome } : {}), ...(statusViewers ? { statusViewers: statusViewers.length } : {}) };
@@ -229,11 +353,27 @@ export class MessagingService {
   }
 
   /** `Prefer: respond-async`: checks now, sends in the background, reports through command.result. */
-  async sendAsync(body: SendBody, caller: SendCaller = {}): Promise<{ commandId: string; status: 'accepted' }> {
-    await this.prepare(body);
-    const release = this.deps.asyncBudget?.reserve(heldBytes(body)) ?? (() => {});
+  async sendAsync(body: SendBody, caller: SendCaller = {}): Promise<AsyncAccepted> {
+    const { chatId, statusViewers } = await this.prepare(body);
+    const admission = await this.admit(body.session, chatId, caller);
     const commandId = randomUUID();
-    void this.send(body, caller).finally(release).then(
+    if (admission.queue) {
+      // held by the store, not in memory: the async byte budget does not count it (the queue has its own)
+      const { entry, position } = await this.enqueue(body, chatId, caller, admission.firstContact, commandId);
+      return { commandId, status: 'queued', queueId: entry.id, messageId: entry.messageId, position };
+    }
+    let release: () => void;
+    try {
+      release = this.deps.asyncBudget?.reserve(heldBytes(body)) ?? (() => {});
+    } catch (err) {
+      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      throw err;
+    }
+    const sending = this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
+      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      throw err;
+    });
+    void sending.finally(release).then(
       (result) => this.deps.bus.emit(body.session, 'command.result', { commandId, success: true, result }),
       (err: unknown) => {
         const error = err instanceof GatewayError ? err : new GatewayError('INTERNAL', (err as Error).message);
@@ -323,6 +463,9 @@ export class MessagingService {
   /** Forgets a deleted session's send queue. */
   forget(session: string): void {
     this.queues.delete(session);
+    this.deps.governor?.pacer.forget(session);
+    this.deps.governor?.firstContacts.forget(session);
+    this.deps.governor?.queue.forget(session);
   }
 
   /** The messages the store holds for a session, newest first (what the console shows). */
@@ -340,8 +483,11 @@ export class MessagingService {
   // ---- internals ----
 
   /** Writes the sent message, its media record and its event, with no wait: in one tick, right behind the send. */
-  private recordSent(session: string, sent: SentMessage, from: Awaited<ReturnType<MessagingService['ownRef']>>, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions): SendResult {
+  private recordSent(session: string, sent: SentMessage, from: Awaited<ReturnType<MessagingService['ownRef']>>, content: Awaited<ReturnType<typeof buildContent>>, body: SendBody, options: SendOptions, governed: Governed): SendResult {
     this.deps.beginWrite?.();
+    // in the message's tick: a queued send's entry is completed with it, a first contact sent at once is counted with it
+    governed.recorded?.();
+    if (governed.firstContact) this.deps.governor?.queueRepo.recordFirstContact(session, randomUUID(), sent.messageId, sent.chatId, content.type, Date.parse(sent.timestamp) || Date.now());
     const fields = contentFields(content);
     let mediaId: string | undefined;
     if (fields.media) {
@@ -452,10 +598,6 @@ export class MessagingService {
     return jidRef(`${digits}@s.whatsapp.net`, row.lid ? { lid: row.lid } : {});
   }
 
-  private async safeMode(session: string): Promise<boolean> {
-    return (await this.deps.sessions.get(session)).config.safeMode === true;
-  }
-
   private async humanPause(engine: EngineSession, chatId: string, textLength: number, voice: boolean): Promise<void> {
     const delay = (this.deps.safeModeDelay ?? defaultSafeModeDelay)(textLength);
     await engine.sendTyping(chatId, voice ? 'recording' : 'composing').catch(() => undefined);
@@ -471,6 +613,52 @@ export class MessagingService {
     }
     return queue;
   }
+}
+
+/** What the governor asked of a send: the id chosen when it was queued, its entry's completion, a first contact to count. */
+interface Governed {
+  messageId?: string;
+  recorded?: () => void;
+  firstContact?: boolean;
+}
+
+/** The answer to an accepted `Prefer: respond-async` send: sending now (`accepted`), or waiting in the queue (`queued`). */
+export type AsyncAccepted =
+  | { commandId: string; status: 'accepted' }
+  | { commandId: string; status: 'queued'; queueId: string; messageId: string; position: number };
+
+/** The governor's settings when it is not configured (a MessagingService made without one): nothing but typing. */
+const UNGOVERNED: GovernorConfig = {
+  enabled: false,
+  perMinute: 1,
+  burst: 1,
+  jitterPercent: 0,
+  recipientGapSeconds: 0,
+  firstContactsPerDay: 0,
+  warmup: [],
+  typing: false,
+  queueMaxEntries: 1,
+  queueMaxBytes: 1,
+};
+
+/** Who queued a send, as the queue keeps it: enough to fetch its URL media under the same policy and share later. */
+type StoredCaller = { client: boolean; principal?: Principal extends infer P ? (P extends { kind: 'key' } ? { kind: 'key'; id: string; family: string; name: string } : P) : never };
+
+function storedCaller(caller: SendCaller): StoredCaller {
+  const p = caller.principal;
+  if (p?.kind === 'key') return { client: caller.client === true, principal: { kind: 'key', id: p.id, family: p.family, name: p.name } };
+  return { client: caller.client === true, ...(p ? { principal: p } : {}) };
+}
+
+function callerOf(stored: StoredCaller): SendCaller {
+  const p = stored.principal;
+  if (p?.kind === 'key') return { client: stored.client, principal: { ...p, scopes: new Set(), sessions: null, rateLimitPerMinute: null } };
+  return { client: stored.client, ...(p ? { principal: p as Principal } : {}) };
+}
+
+/** A message id shaped like the network's (3EB0 and 20 hex digits), chosen by the gateway for a queued send. */
+export function newOutgoingMessageId(): string {
+  return `3EB0${randomBytes(10).toString('hex').toUpperCase()}`;
 }
 
 /** 0.4 s plus 30 ms a character, at most 3 s: about how long a person takes to type. */

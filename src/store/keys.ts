@@ -12,6 +12,8 @@ export interface ApiKeyRow {
   createdBy: string | null;
   /** requests a minute this key may make; null = unlimited */
   rateLimitPerMinute: number | null;
+  /** the operator exempted the key's sends from the send governor */
+  governorExempt: boolean;
   createdAt: string;
   lastUsedAt: string | null;
 }
@@ -25,6 +27,7 @@ interface RawKey {
   sessions: string | null;
   created_by: string | null;
   rate_limit_per_minute: number | null;
+  governor_exempt: number;
   created_at: string;
   last_used_at: string | null;
 }
@@ -38,6 +41,7 @@ const toRow = (r: RawKey): ApiKeyRow => ({
   sessions: r.sessions === null ? null : (JSON.parse(r.sessions) as string[]),
   createdBy: r.created_by,
   rateLimitPerMinute: r.rate_limit_per_minute,
+  governorExempt: r.governor_exempt === 1,
   createdAt: r.created_at,
   lastUsedAt: r.last_used_at,
 });
@@ -57,6 +61,7 @@ export function createKeysRepo(db: Db) {
   const remove = db.prepare('DELETE FROM api_keys WHERE id = ?');
   const removeOwned = db.prepare('DELETE FROM api_keys WHERE id = ? AND created_by = ?');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  const setExempt = db.prepare('UPDATE api_keys SET governor_exempt = ? WHERE id = ?');
   // a key's sessions are a JSON array in a text column
   const [elements, gathered] = db.dialect === 'postgres'
     ? ['jsonb_array_elements_text(api_keys.sessions::jsonb) AS e(value)', "COALESCE(jsonb_agg(value), '[]'::jsonb)::text"]
@@ -70,7 +75,9 @@ export function createKeysRepo(db: Db) {
   );
 
   return {
-    async insert(key: Omit<ApiKeyRow, 'lastUsedAt'>): Promise<void> {
+    /** false: no such key */
+    setGovernorExempt: async (id: string, exempt: boolean): Promise<boolean> => (await setExempt.run(exempt ? 1 : 0, id)).changes > 0,
+    async insert(key: Omit<ApiKeyRow, 'lastUsedAt' | 'governorExempt'>): Promise<void> {
       await insert.run({ ...key, scopes: JSON.stringify(key.scopes), sessions: key.sessions ? JSON.stringify(key.sessions) : null });
     },
     async findByHash(hash: string): Promise<ApiKeyRow | undefined> {

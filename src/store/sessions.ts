@@ -25,6 +25,8 @@ export interface SessionRow {
   proxy: string | null;
   config: Record<string, unknown>;
   lastError: LastError | null;
+  /** when its account was paired (ms; 0: before the gateway recorded it); null: not paired */
+  pairedAt: number | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -45,6 +47,7 @@ interface RawRow {
   last_error_code: CloseCauseCode | null;
   last_error_message: string | null;
   last_error_at: string | null;
+  paired_at: number | string | null;
   created_at: string;
   updated_at: string;
 }
@@ -65,6 +68,7 @@ const toRowWith = (box: SecretBox, r: RawRow): SessionRow => ({
   proxy: r.proxy === null ? null : box.open(r.proxy, PROXY_CONTEXT),
   config: JSON.parse(r.config) as Record<string, unknown>,
   lastError: r.last_error_code ? { code: r.last_error_code, message: r.last_error_message ?? '', at: r.last_error_at ?? r.updated_at } : null,
+  pairedAt: r.paired_at === null || r.paired_at === undefined ? null : Number(r.paired_at),
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -113,7 +117,8 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
   const setShouldRun = db.prepare('UPDATE sessions SET should_run = ?, updated_at = ? WHERE name = ?');
   const setAccount = db.prepare(
     `UPDATE sessions SET phone_number = @phoneNumber, push_name = @pushName, business_name = @businessName,
-       platform = @platform, lid = @lid, updated_at = @now WHERE name = @name`,
+       platform = @platform, lid = @lid, updated_at = @now,
+       paired_at = CASE WHEN @paired = 1 THEN COALESCE(paired_at, @nowMs) ELSE NULL END WHERE name = @name`,
   );
   const setConfig = db.prepare('UPDATE sessions SET config = ?, updated_at = ? WHERE name = ?');
   const setLastError = db.prepare('UPDATE sessions SET last_error_code = ?, last_error_message = ?, last_error_at = ? WHERE name = ?');
@@ -178,6 +183,7 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
         businessName: null,
         platform: null,
         lid: null,
+        pairedAt: null,
         proxy: session.proxy ?? null,
         config: JSON.parse(JSON.stringify(session.config)) as Record<string, unknown>,
         lastError: null,
@@ -231,6 +237,8 @@ export function createSessionsRepo(db: Db, box: SecretBox, options: { shared?: b
           businessName: account?.businessName ?? null,
           platform: account?.platform ?? null,
           lid: account?.lid ?? null,
+          paired: account ? 1 : 0,
+          nowMs: Date.now(),
           now: new Date().toISOString(),
         }),
       );

@@ -79,8 +79,20 @@ export interface EngineTarget {
   silence(session: string, phone: string, until: 'reconnect' | 'restart'): Promise<void>;
 }
 
-/** The conformance daemons' configuration: a short server-ack timeout, so that the timeout scenario takes seconds. */
-export const CONFORMANCE_CONFIG = 'messages:\n  serverAckTimeoutMs: 4000\n';
+/**
+ * The send governor on, with a pace and caps that never hold a send back: the conformance suite's 'queued send' scenario
+ * tightens one session's pace to queue a send, and every other scenario sends as freely as ungoverned.
+ */
+const GOVERNED_FREELY = {
+  env: { GATEWAY_GOVERNOR_ENABLED: 'true' },
+  config: 'governor:\n  perMinute: 1000000\n  burst: 1000000\n  recipientGapSeconds: 0\n  firstContactsPerDay: 100000\n  warmup: []\n',
+};
+
+/**
+ * The conformance daemons: a short server-ack timeout, so that the timeout scenario takes seconds, and the send governor
+ * on with a pace and caps that never hold a send back.
+ */
+export const CONFORMANCE_DAEMON = { env: GOVERNED_FREELY.env, config: `messages:\n  serverAckTimeoutMs: 4000\n${GOVERNED_FREELY.config}` };
 
 export type Scenario =
   | 'pair by QR'
@@ -88,6 +100,7 @@ export type Scenario =
   | 'text both ways, quoted, with a webhook'
   | 'each message type'
   | 'acks'
+  | 'a queued send goes out under the id chosen when it was queued'
   | 'edit, delete, react'
   | 'group with two members'
   | 'presence'
@@ -287,6 +300,24 @@ export function runEngineSuite(options: EngineSuiteOptions): void {
       assert.equal(gotContact.type, 'contact');
       assert.equal(gotContact.displayName, 'Jane Roe');
       assert.match(gotContact.vcard, /waid=15550123456/);
+    });
+
+    scenario('a queued send goes out under the id chosen when it was queued', async () => {
+      // one send a second, a burst of one: the second send waits in alice's queue (SendOptions.messageId reaches the engine)
+      await api('PATCH', '/api/sessions/alice', { config: { governor: { perMinute: 60, burst: 1 } } });
+      try {
+        const async = { Prefer: 'respond-async' };
+        const first = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: jid(BOB), type: 'text', text: 'not queued' }, undefined, async);
+        const second = await daemon.request('POST', '/api/sessions/alice/messages/send', { chatId: jid(BOB), type: 'text', text: 'queued' }, undefined, async);
+        assert.deepEqual([first.status, second.status], [202, 202]);
+        assert.equal(second.body.data.status, 'queued', JSON.stringify(second.body));
+        const got = await received('bob', (p) => p.text === 'queued', 'the queued text at bob', 20_000);
+        assert.equal(got.messageId, second.body.data.messageId);
+        const result = await event('alice', 'command.result', (p) => p.commandId === second.body.data.commandId, 'its command.result');
+        assert.deepEqual([result.payload.success, result.payload.result.messageId], [true, second.body.data.messageId]);
+      } finally {
+        await api('PATCH', '/api/sessions/alice', { config: { governor: null } });
+      }
     });
 
     scenario('acks', async () => {

@@ -182,10 +182,10 @@ export async function startBaileysTarget(options: { config?: string; env?: Recor
   return target;
 }
 
-export async function startSandboxTarget(options: { config?: string } = {}): Promise<EngineTarget> {
+export async function startSandboxTarget(options: { config?: string; env?: Record<string, string> } = {}): Promise<EngineTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), 'engine-sandbox-'));
   const port = await freePort();
-  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', ...UNDECRYPTABLE_AFTER }, ...(options.config !== undefined ? { config: options.config } : {}) });
+  const boot = () => startDaemon({ dataDir, port, env: { GATEWAY_DEFAULT_ENGINE: 'sandbox', ...UNDECRYPTABLE_AFTER, ...options.env }, ...(options.config !== undefined ? { config: options.config } : {}) });
   const control = async (session: string, fault: string, body: Record<string, unknown>) => {
     const res = await daemon.request('POST', `/api/sandbox/sessions/${session}/${fault}`, body);
     if (res.status !== 200) throw new Error(`sandbox ${fault} ${session}: ${res.status} ${JSON.stringify(res.body)}`);

@@ -73,6 +73,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<TestDaem
       GATEWAY_MEDIA_ALLOW_PRIVATE_URLS: 'true',
       GATEWAY_S3_ALLOW_PRIVATE_ENDPOINT: 'true',
       GATEWAY_LOG_LEVEL: 'info',
+      // the send governor paces and caps sends (on by default for operators); tests of other behaviours send freely, and
+      // the governor's own tests turn it on (test/messages/governor-*.test.ts)
+      GATEWAY_GOVERNOR_ENABLED: 'false',
       ...postgresStoreEnv(dataDir),
       ...options.env,
     },

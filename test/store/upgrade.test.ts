@@ -106,6 +106,11 @@ const READ_BACK: Record<string, (daemon: TestDaemon) => Promise<void>> = {
       return found.some((r: { message: { messageId: string } }) => r.message.messageId === OLD.messageId) || undefined;
     }, 10_000, 'the old message found by search');
   },
+  // a send queued by the old version goes out after the upgrade, under the id chosen when it was queued
+  send_queue: async (d) => {
+    await waitFor(async () => (await d.request('GET', `${S}/messages/3EB0QUEUEDOLD000000000001`)).status === 200, 15_000, 'the queued send sent');
+    assert.equal((await d.request('GET', `${S}/queue`)).body.data.length, 0);
+  },
   audit_log: async (d) => {
     const entries = (await d.request('GET', `/api/admin/audit?target=${OLD.session}`)).body.data;
     assert.deepEqual(entries.map((e: { action: string; actor: unknown }) => [e.action, e.actor]), [['session.create', { kind: 'key', id: OLD.apiKeyId, name: 'old-key' }]]);
@@ -139,13 +144,13 @@ describe('upgrades from every schema version', () => {
         assert.deepEqual(applied, MIGRATIONS.map((m) => m.version));
         // nothing was lost on the way, including the tables no route reads 
         const after = rowCounts(join(dataDir, 'gateway.db'));
-        // fanouts is a queue: its rows become deliveries (READ_BACK checks that one did)
-        for (const table of tables.filter((t) => t !== 'fanouts')) assert.ok(after[table]! >= before[table]!, `${table}: ${before[table]} row(s) before, ${after[table]} after`);
+        // fanouts and send_queue are queues: their rows become deliveries and sent messages (READ_BACK checks that one did)
+        for (const table of tables.filter((t) => t !== 'fanouts' && t !== 'send_queue')) assert.ok(after[table]! >= before[table]!, `${table}: ${before[table]} row(s) before, ${after[table]} after`);
         // the media key and the poll secret (alone, and in the protocol copy) are sealed, bound to their rows, and open as they were
         if (tables.includes('messages')) {
           const sealed = new Database(join(dataDir, 'gateway.db'), { readonly: true });
           const stored = [
-            ...(sealed.prepare('SELECT secret, raw FROM messages').raw().all() as string[][]).flat(),
+            ...(sealed.prepare('SELECT secret, raw FROM messages WHERE id = ?').raw().all(OLD.messageId) as string[][]).flat(),
             ...(sealed.prepare('SELECT ref FROM media').pluck().all() as string[]),
           ];
           sealed.close();

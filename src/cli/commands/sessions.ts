@@ -1,4 +1,4 @@
-// `gateway sessions …`: list, show, create, start, stop, restart, logout, calls, delete, move and pair sessions over /api/sessions.
+// `gateway sessions …`: list, show, create, start, stop, restart, logout, calls, queue, delete, move and pair sessions over /api/sessions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { CliError, createClient, type DaemonClient, type GlobalOptions } from '../client.js';
@@ -20,6 +20,18 @@ export interface Session {
   config: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
+}
+
+/** A send waiting in a session's queue (GET /api/sessions/{session}/queue). */
+interface QueuedSend {
+  id: string;
+  position: number;
+  messageId: string;
+  chatId: string;
+  type: string;
+  firstContact: boolean;
+  commandId: string | null;
+  queuedAt: string;
 }
 
 interface Done {
@@ -128,6 +140,27 @@ export function register(program: Command): void {
       const session = await client.request<Session>('PATCH', sessionPath(name), { config: { calls } });
       if (globals.json) return printJson(session);
       printText(opts.allow ? `session ${session.name}: calls ring again\n` : `session ${session.name}: every incoming call is rejected${opts.reply !== undefined ? ', and the caller gets the reply' : ''}\n`);
+    });
+
+  sessions
+    .command('queue')
+    .description("list the sends waiting in a session's queue for their turn (the send governor), next first; --cancel ID takes one out")
+    .argument('<name>', 'session name')
+    .option('--cancel <id>', 'cancel this queued send (its id from the list)')
+    .action(async (name: string, opts: { cancel?: string }, command: Command) => {
+      const { globals, client } = context(command);
+      if (opts.cancel !== undefined) {
+        const done = await client.request<Done>('DELETE', sessionPath(name, `/queue/${encodeURIComponent(opts.cancel)}`));
+        if (globals.json) return printJson(done);
+        return printText(`${done.message}\n`);
+      }
+      const { items: entries, total } = await client.list<QueuedSend>(sessionPath(name, '/queue?limit=1000'));
+      if (globals.json) return printJson(entries);
+      printTable(
+        ['#', 'id', 'message id', 'chat', 'type', 'first contact', 'queued at'],
+        entries.map((e) => [e.position, e.id, e.messageId, e.chatId, e.type, e.firstContact, e.queuedAt]),
+      );
+      if (total > entries.length) printText(`${total - entries.length} more queued\n`, process.stderr);
     });
 
   sessions

@@ -30,7 +30,8 @@ export class BaileysMessenger implements MessengerOps {
     const sock = await this.ctx.ready();
     const message = buildContent(content, options, content.type === 'image' ? await this.thumbnailOf(content.media) : undefined);
     // the id is chosen here and remembered before sending, so the echo Baileys emits can never beat it
-    const messageId = generateMessageIDV2(sock.user?.id);
+    // a queued send carries the id chosen when it was queued: a re-send after a crash goes out under the same id
+    const messageId = options.messageId ?? generateMessageIDV2(sock.user?.id);
     this.ctx.ownSends.set(messageId, chatId);
     this.ctx.serverAcks.expect(messageId, chatId);
     // its receipts wait until the caller has recorded it: a turn of the event loop after this returns (events.ts)

@@ -6,8 +6,9 @@ import { SandboxSession, type SandboxTiming } from './session.js';
 
 export { SandboxSession, type PairRequest } from './session.js';
 
-export function createSandboxEngine(timing: SandboxTiming, serverAck?: ServerAckTiming): Engine {
-  const network = new SandboxNetwork();
+/** @param wireLog a file every message the network carries is appended to (one JSON line), before its send returns */
+export function createSandboxEngine(timing: SandboxTiming, serverAck?: ServerAckTiming, wireLog?: string): Engine {
+  const network = new SandboxNetwork(wireLog);
   return {
     name: 'sandbox',
     createSession: (options: SessionOptions) => new SandboxSession(options, network, { ...timing, ...(serverAck ? { serverAck } : {}) }),

@@ -41,7 +41,8 @@ export class SandboxMessenger {
 
   async send(chatId: string, content: OutgoingContent, options: SendOptions): Promise<SentMessage> {
     const target = this.resolve(chatId);
-    const id = newMessageId();
+    const id = options.messageId ?? newMessageId();
+    this.network.wire(this.digits, id, chatId);
     const timestamp = isoTimestamp();
     const recipients = target.kind === 'status' ? this.viewersOf(options.statusViewers ?? []) : this.recipientsOf(target);
     const trace: MessageTrace = {

@@ -1,5 +1,6 @@
 // The simulated network shared by every sandbox session of one daemon: accounts online, LIDs, groups, and messages in transit.
 import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import type { EventType } from '../../events/catalogue.js';
 import type { SandboxAccountState, SandboxChannel, SandboxProfile } from './accounts.js';
 import type { SandboxSession } from './session.js';
@@ -107,6 +108,17 @@ export class SandboxNetwork {
     const events = this.offline.get(digits) ?? [];
     this.offline.delete(digits);
     return events;
+  }
+
+  /** @param wireLog a file every message the network carries is appended to (tests count sends per id, across crashes) */
+  constructor(private readonly wireLog?: string) {}
+
+  /**
+   * A message reached the network: written to the wire log (one JSON line, synchronously) when there is one. A second
+   * send under an id is a second line: nothing here merges them (the test of the send queue counts them).
+   */
+  wire(senderDigits: string, messageId: string, chatId: string): void {
+    if (this.wireLog) appendFileSync(this.wireLog, `${JSON.stringify({ sender: senderDigits, messageId, chatId, at: Date.now() })}\n`);
   }
 
   attach(digits: string, session: SandboxSession): void {

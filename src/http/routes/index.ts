@@ -15,6 +15,7 @@ import { openApiRoutes } from './openapi.js';
 import { keyRoutes } from './keys.js';
 import { mediaRoutes } from './media.js';
 import { messageRoutes } from './messages.js';
+import { queueRoutes } from './queue.js';
 import { sandboxRoutes } from './sandbox.js';
 import { sandboxChatRoutes } from './sandbox-chats.js';
 import { groupRoutes } from './groups.js';
@@ -41,6 +42,7 @@ export function allRoutes(services: Services, metrics: Metrics, eventStreams: Se
     ...sessionRoutes(services),
     ...keyRoutes(services),
     ...messageRoutes(services),
+    ...queueRoutes(services),
     ...clientTokenRoutes(services),
     ...mediaRoutes(services),
     ...eventRoutes(services, eventStreams),

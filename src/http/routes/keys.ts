@@ -33,7 +33,34 @@ const accountRoute: RouteDef = {
 };
 
 export function keyRoutes({ apiKeys }: Services): RouteDef[] {
-  return [accountRoute, ...keyRoutesUnder(apiKeys)];
+  return [accountRoute, ...keyRoutesUnder(apiKeys), exemptionRoute(apiKeys)];
+}
+
+/**
+ * The operator exempts a key's sends from the send governor (or ends it). The master key's alone: an exemption lifts the
+ * protection of every session the key reaches, which no key can grant from rights it holds (a key holds no exemption).
+ */
+function exemptionRoute(apiKeys: Services['apiKeys']): RouteDef {
+  return {
+    method: 'PATCH',
+    path: '/api/admin/keys/:id',
+    access: 'master',
+    operationId: 'updateAdminKey',
+    responses: { 200: { data: ref('ApiKey') } },
+    example: { body: { governorExempt: true } },
+    audit: { action: 'key.update', details: ({ body }) => ({ governorExempt: (body as { governorExempt: boolean }).governorExempt }) },
+    summary: "change an API key: `governorExempt` exempts its sends from the send governor (pace, gaps, caps, queue); master key only",
+    schema: {
+      params: keyParams,
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['governorExempt'],
+        properties: { governorExempt: { type: 'boolean', description: "true: the key's sends skip the send governor; false: they are governed again" } },
+      },
+    },
+    handler: ({ params, body }) => apiKeys.setGovernorExempt(params.id, (body as { governorExempt: boolean }).governorExempt),
+  };
 }
 
 function keyRoutesUnder(apiKeys: Services['apiKeys']): RouteDef[] {

@@ -1,6 +1,8 @@
 // Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
 import { assertAccess, type Principal } from '../../auth/scopes.js';
-import { ValidationError } from '../../errors.js';
+import { GatewayError, ValidationError } from '../../errors.js';
+import { loosenedSettings, type SessionGovernorConfig } from '../../messages/governor.js';
+import type { GovernorConfig } from '../../config/types.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
 import type { DecryptionCounts } from '../../sessions/decryption-counters.js';
@@ -12,8 +14,9 @@ import type { Services } from '../services.js';
 import { listOf, ref } from '../schemas/resources.js';
 import type { RouteDef } from '../types.js';
 
-export function sessionRoutes({ sessions, messaging, clientRules }: Services): RouteDef[] {
+export function sessionRoutes({ sessions, messaging, clientRules, config: gateway }: Services): RouteDef[] {
   const view = (row: SessionRow, decryption?: DecryptionCounts) => sessionView(row, sessions.healthOf(row.name), decryption);
+  const mayLoosen = (principal: Principal | undefined, config: { governor?: unknown } | null | undefined) => mayLoosenGovernor(principal, config, gateway.governor);
   return [
     {
       method: 'POST',
@@ -48,6 +51,7 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       async handler({ body, ctx }) {
         const input = body as CreateSessionBody;
         mayReplyToCalls(ctx.state.principal, input.config, input.name);
+        mayLoosen(ctx.state.principal, input.config);
         if (input.proxy !== undefined) checkProxy(input.proxy);
         const { engine: configEngine, ...config } = input.config ?? {};
         const row = await sessions.create({
@@ -103,15 +107,20 @@ export function sessionRoutes({ sessions, messaging, clientRules }: Services): R
       access: 'sessions:manage',
       audit: {
         action: 'session.update',
-        details: ({ body }) => ({ fields: Object.keys((body as UpdateSessionBody | undefined)?.config ?? {}) }),
+        // a governor change (an exemption above all) is recorded with its values
+        details: ({ body }) => {
+          const config = (body as UpdateSessionBody | undefined)?.config ?? {};
+          return { fields: Object.keys(config), ...(config.governor !== undefined ? { governor: config.governor } : {}) };
+        },
       },
       sessionFrom: 'params',
       summary: "change a session's settings: each config key given replaces the stored one, null removes it, the rest stay",
       description:
-        'The call policy (`config.calls`) applies from the next incoming call; `safeMode`, `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change.',
+        'The call policy (`config.calls`) applies from the next incoming call; `governor` and `safeMode` from the next send; `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change. A `governor` looser than the gateway\'s settings (or `exempt`) needs the master key (403 FORBIDDEN_SCOPE).',
       schema: { params: sessionParams, body: updateSessionBody },
       async handler({ params, body, ctx }) {
         mayReplyToCalls(ctx.state.principal, (body as UpdateSessionBody).config, params.session);
+        mayLoosen(ctx.state.principal, (body as UpdateSessionBody).config);
         return view(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
       },
     },
@@ -243,6 +252,18 @@ function checkProxy(proxy: string): void {
 const qrcode = async () => (await import('qrcode')).default;
 
 /** A call policy's reply is a message the session sends to every caller: setting one takes the messages:send scope too. */
+/**
+ * The send governor protects the account from a ban: a key with sessions:manage may tighten a session's governor, but
+ * only the master key (the operator) may loosen it past the gateway's settings or exempt the session.
+ */
+function mayLoosenGovernor(principal: Principal | undefined, config: { governor?: unknown } | null | undefined, defaults: GovernorConfig): void {
+  if (!principal || principal.kind === 'master') return;
+  const looser = loosenedSettings(defaults, config?.governor as SessionGovernorConfig | null | undefined);
+  if (looser.length) {
+    throw new GatewayError('FORBIDDEN_SCOPE', `only the master key may loosen the send governor past the gateway's settings or exempt a session (${looser.join(', ')})`, looser.map((key) => ({ path: `/config/governor/${key}`, message: 'looser than the gateway\'s setting: master key only' })));
+  }
+}
+
 function mayReplyToCalls(principal: Principal | undefined, config: { calls?: unknown } | null | undefined, session: string): void {
   const calls = config?.calls as { replyText?: unknown } | null | undefined;
   if (principal && typeof calls?.replyText === 'string') assertAccess(principal, 'messages:send', session);

@@ -37,5 +37,5 @@ export const EVENT_DESCRIPTIONS: Record<EventType, string> = {
   'newsletter.update': 'A channel was created, followed, unfollowed, muted, unmuted or deleted.',
   'blocklist.update': 'A contact was blocked or unblocked.',
   'history.sync': 'The phone sent a chunk of chat history after linking, or older messages of a chat a history request asked for (ON_DEMAND, with its requestId); the messages are stored, not repeated in the event.',
-  'command.result': 'An async send (Prefer: respond-async) finished.',
+  'command.result': 'An async send (Prefer: respond-async) finished: sent, refused, or (a send the governor queued) cancelled.',
 };

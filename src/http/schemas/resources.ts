@@ -134,6 +134,7 @@ export const resourceSchemas = {
       scopes: { type: 'array', items: { enum: [...SCOPES] } },
       sessions: { type: ['array', 'null'], items: sessionName, description: 'the sessions the key is limited to; null = all' },
       rateLimitPerMinute: { type: ['integer', 'null'], minimum: 1, description: 'requests a minute this key may make; null = unlimited' },
+      governorExempt: { type: 'boolean', description: "the operator exempted the key's sends from the send governor (PATCH /api/admin/keys/{id})" },
       createdBy: { ...nullableStr, description: 'id of the API key that created this one; null = the operator (master key)' },
       createdAt: dateTime,
       lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
@@ -224,9 +225,26 @@ export const resourceSchemas = {
     selectedOptions: { type: 'array', items: str, description: 'empty: the vote was withdrawn' },
     timestamp: dateTime,
   }),
-  CommandAccepted: resource('an accepted asynchronous command; its outcome arrives as a command.result event', {
-    commandId: { type: 'string', format: 'uuid' },
-    status: { const: 'accepted' },
+  CommandAccepted: resource(
+    'an accepted asynchronous command; its outcome arrives as a command.result event',
+    {
+      commandId: { type: 'string', format: 'uuid' },
+      status: { enum: ['accepted', 'queued'], description: '`queued`: the send waits in the session\'s queue for its turn (the send governor)' },
+      queueId: { type: 'string', format: 'uuid', description: 'a queued send: its queue entry (GET/DELETE /api/sessions/{session}/queue/{id})' },
+      messageId: { type: 'string', description: 'a queued send: the id its message will have' },
+      position: { type: 'integer', minimum: 1, description: 'a queued send: its place in the queue when it was queued (1: next)' },
+    },
+    ['queueId', 'messageId', 'position'],
+  ),
+  QueueEntry: resource('a send waiting in its session\'s queue (the send governor)', {
+    id: { type: 'string', format: 'uuid' },
+    position: { type: 'integer', minimum: 1, description: 'its place in the queue (1: next)' },
+    messageId: { type: 'string', description: 'the id its message will have (chosen when it was queued)' },
+    chatId: str,
+    type: str,
+    firstContact: { type: 'boolean', description: 'to a person who never wrote to the session (counted by the daily first-contact cap)' },
+    commandId: { ...nullableStr, description: 'the command id its command.result will name (a `Prefer: respond-async` send); null: a request waits for it' },
+    queuedAt: dateTime,
   }),
   ClientToken: resource('a minted client token', {
     token: { type: 'string', pattern: '^svc_ct_' },

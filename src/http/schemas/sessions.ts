@@ -34,9 +34,28 @@ export const callsConfig = {
   description: 'incoming calls: `{reject, replyText?}`',
 } as const;
 
+/** `config.governor`: the session's overrides of the send governor's settings (gateway.yaml `governor`). */
+export const governorConfig = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    exempt: { type: 'boolean', description: 'true: the session is not paced, capped or queued (master key only)' },
+    perMinute: { type: 'integer', minimum: 1, maximum: 1000000, description: 'sends a minute once the burst is spent' },
+    burst: { type: 'integer', minimum: 1, maximum: 1000000, description: 'sends that may go at once before the pace applies' },
+    jitterPercent: { type: 'integer', minimum: 0, maximum: 100, description: 'a queued send waits a random 0..jitterPercent % of one pace interval more' },
+    recipientGapSeconds: { type: 'number', minimum: 0, maximum: 3600, description: 'two sends to the same chat are at least this far apart' },
+    firstContactsPerDay: { type: 'integer', minimum: 0, maximum: 100000, description: 'first messages a UTC day to people who never wrote (past the warm-up)' },
+    warmup: { type: 'array', maxItems: 30, items: { type: 'integer', minimum: 0, maximum: 100000 }, description: 'the same cap on the days since pairing: [day of pairing, next day, …]' },
+    typing: { type: 'boolean', description: 'a typing indicator and a pause before each send (as `safeMode`)' },
+  },
+  description:
+    'the send governor for this session: each key given overrides the gateway\'s `governor` setting; looser than the gateway\'s (a faster pace, a bigger burst, a shorter gap, a higher cap, `exempt`) only with the master key',
+} as const;
+
 /** The settings of a session's `config` (closed: anything else, of any size, would be stored and echoed on every read). */
 const configProperties = {
-  safeMode: { type: 'boolean' },
+  safeMode: { type: 'boolean', description: 'a typing indicator and a pause before each send (the same switch as `governor.typing`, which wins when both are set)' },
+  governor: governorConfig,
   markOnlineOnConnect: { type: 'boolean' },
   ignoreStatus: { type: 'boolean' },
   calls: callsConfig,
@@ -99,6 +118,7 @@ export const updateSessionBody = {
         markOnlineOnConnect: { type: ['boolean', 'null'] },
         ignoreStatus: { type: ['boolean', 'null'] },
         calls: { ...callsConfig, type: ['object', 'null'] },
+        governor: { ...governorConfig, type: ['object', 'null'] },
       },
       description: 'the settings to change: each given replaces the stored one, `null` removes it, the others stay (the engine cannot change)',
     },

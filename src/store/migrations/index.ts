@@ -21,6 +21,7 @@ import historySearch, { postgres as historySearchPg } from './019-history-search
 import messageActivity, { postgres as messageActivityPg } from './020-message-activity.js';
 import identityOrigin, { postgres as identityOriginPg } from './021-identity-origin.js';
 import chatNames, { postgres as chatNamesPg } from './022-chat-names.js';
+import sendQueue, { postgres as sendQueuePg } from './023-send-queue.js';
 
 export interface Migration {
   version: number;
@@ -54,4 +55,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: 'message-activity', sql: messageActivity, postgres: messageActivityPg },
   { version: 21, name: 'identity-origin', sql: identityOrigin, postgres: identityOriginPg },
   { version: 22, name: 'chat-names', sql: chatNames, postgres: chatNamesPg },
+  { version: 23, name: 'send-queue', sql: sendQueue, postgres: sendQueuePg },
 ];
