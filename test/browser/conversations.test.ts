@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
-import { axeViolations, launchChromium, screenshotsAtTwoWidths } from '../helpers/browser.js';
+import { axeViolations, launchChromium, screenshotsAtTwoWidths, signedInConsole } from '../helpers/browser.js';
 import { pairedSession, ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
 const WAIT = { timeout: 30_000 };
@@ -89,24 +89,8 @@ interface Watched {
 }
 
 async function signedIn(key = daemon.masterKey): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    // the session page asks for client rules this session has none of (404, expected)
-    if (message.type() === 'error' && !/status of 404/.test(message.text())) problems.push(`console error: ${message.text()}`);
-  });
-  page.on('response', (response) => {
-    const path = new URL(response.url()).pathname;
-    if (response.status() >= 400 && path !== '/api/sessions/shop/client-rules') problems.push(`answer ${response.status()}: ${response.request().method()} ${path}`);
-  });
-  await page.goto(`${daemon.url}/console`);
-  await page.getByLabel('Master key or API key', { exact: true }).fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor(WAIT);
-  await page.getByRole('status').filter({ hasText: /^live$/ }).waitFor(WAIT);
-  return { page, problems };
+  // the session page asks for client rules this session has none of (404, expected)
+  return signedInConsole(browser, daemon.url, key, ['/api/sessions/shop/client-rules']);
 }
 
 const bubble = (page: Page, messageId: string) => page.locator(`li.bubble[data-message="${messageId}"]`);

@@ -5,8 +5,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { axeViolations, launchChromium, screenshotsAtTwoWidths } from '../helpers/browser.js';
+import type { Browser } from 'playwright-core';
+import { axeViolations, launchChromium, screenshotsAtTwoWidths, signedInConsole } from '../helpers/browser.js';
 import { pairedSession, ROOT, startDaemon, waitFor, type TestDaemon } from '../helpers/daemon.js';
 
 const WAIT = { timeout: 30_000 };
@@ -30,26 +30,8 @@ after(async () => {
   await daemon?.cleanup();
 });
 
-async function signedIn(): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
-  const problems: string[] = [];
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error' && !/status of 404/.test(message.text())) problems.push(`console error: ${message.text()}`);
-  });
-  page.on('response', (response) => {
-    const path = new URL(response.url()).pathname;
-    // the session page asks for client rules this session has none of (404, expected)
-    if (response.status() >= 400 && path !== '/api/sessions/shop/client-rules') problems.push(`answer ${response.status()}: ${response.request().method()} ${path}`);
-  });
-  await page.goto(`${daemon.url}/console`);
-  await page.getByLabel('Master key or API key', { exact: true }).fill(daemon.masterKey);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor(WAIT);
-  await page.getByRole('status').filter({ hasText: /^live$/ }).waitFor(WAIT);
-  return { page, problems };
-}
+// the session page asks for client rules this session has none of (404, expected)
+const signedIn = () => signedInConsole(browser, daemon.url, daemon.masterKey, ['/api/sessions/shop/client-rules']);
 
 test("a session's health, its send queue and a refused message, in the console", async () => {
   const { page, problems } = await signedIn();

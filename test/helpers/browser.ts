@@ -39,3 +39,29 @@ export async function screenshotsAtTwoWidths(page: Page, dir: string, name: stri
   await page.screenshot({ path: join(dir, `${name}-360.png`), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
 }
+
+/**
+ * A page of a new 1280 × 900 context signed in to the console at `url` with `key`, its event stream live. `problems`
+ * collects page errors, console errors and answers of 400 or more, but for a 404 of a path in `expected404` (a page that
+ * asks for what may not exist).
+ */
+export async function signedInConsole(browser: Browser, url: string, key: string, expected404: string[] = []): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/status of 404/.test(message.text())) problems.push(`console error: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    const path = new URL(response.url()).pathname;
+    if (response.status() >= 400 && !(response.status() === 404 && expected404.includes(path))) problems.push(`answer ${response.status()}: ${response.request().method()} ${path}`);
+  });
+  await page.goto(`${url}/console`);
+  await page.getByLabel('Master key or API key', { exact: true }).fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  const wait = { timeout: 30_000 };
+  await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor(wait);
+  await page.getByRole('status').filter({ hasText: /^live$/ }).waitFor(wait);
+  return { page, problems };
+}
