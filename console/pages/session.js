@@ -158,6 +158,12 @@ function LiveEvents({ session, stream }) {
   </section>`;
 }
 
+/** Typing before a send as the session sets it (governor.typing wins over safeMode), else the gateway's setting. */
+function typingShown(config) {
+  const typing = config?.governor?.typing ?? config?.safeMode;
+  return typing === undefined || typing === null ? 'as the gateway sets it (governor.typing)' : typing ? 'on' : 'off';
+}
+
 /** Why the network ended the session (lastError.logoutReason), in words an operator acts on. */
 const LOGOUT_WORDS = {
   unlinked: 'unlinked from the phone: pair again',
@@ -197,7 +203,7 @@ export function Session({ id, caps, stream }) {
           <dt>LID</dt><dd>${s.lid ?? '—'}</dd>
           <dt>Engine</dt><dd>${s.engine}</dd>
           ${s.proxy ? html`<dt>Proxy</dt><dd>${s.proxy}</dd>` : null}
-          <dt>Typing before sends</dt><dd>${(s.config?.governor?.typing ?? s.config?.safeMode) ? 'on' : 'off'}</dd>
+          <dt>Typing before sends</dt><dd>${typingShown(s.config)}</dd>
           ${s.config?.governor?.exempt ? html`<dt>Send governor</dt><dd>exempt</dd>` : null}
           <dt>Created</dt><dd><time datetime=${s.createdAt}>${formatTime(s.createdAt)}</time></dd>
         </dl>

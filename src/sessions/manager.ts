@@ -545,9 +545,13 @@ export class SessionManager {
     this.deps.logger.warn({ session: name }, 'the session stayed silent after a reconnect: restarting it');
     try {
       await this.holdingLease(name, async () => {
-        await this.teardown(name, false);
+        // the count as this teardown leaves it: a stop or delete landing while it disconnects wins over the restart
+        const tearingDown = this.teardown(name, false);
+        const teardowns = this.teardowns.get(name) ?? 0;
+        await tearingDown;
         const row = await this.get(name);
-        await this.launch(row, await this.engine(row.engine));
+        if (!row.shouldRun) return;
+        await this.launch(row, await this.engine(row.engine), teardowns);
       });
     } catch (err) {
       // stopped here and not started again (the store failed meanwhile): the status must not go on saying CONNECTED
@@ -577,12 +581,12 @@ export class SessionManager {
     return this.deps.engines.load(name);
   }
 
-  private async launch(row: SessionRow, engine: Engine): Promise<void> {
+  /** `teardowns`: the teardown count the caller saw when it decided to launch (a later stop or delete cancels it) */
+  private async launch(row: SessionRow, engine: Engine, teardowns = this.teardowns.get(row.name) ?? 0): Promise<void> {
     // a proxy stored under a looser URL policy is refused here rather than retried forever by the reconnect loop
     if (row.proxy) checkProxyUrl(row.proxy, this.deps.urlPolicy);
     const auth = this.deps.authState.forSession(row.name);
     const identities = this.deps.identities?.forSession(row.name);
-    const teardowns = this.teardowns.get(row.name) ?? 0;
     const [knownIdentities, reason] = await Promise.all([identities?.load(), this.connectingReason(row.name)]);
     // started meanwhile by another call (the caller checked before its reads), or stopped, deleted or shut down meanwhile
     if (this.runtimes.has(row.name) || this.stopping || (this.teardowns.get(row.name) ?? 0) !== teardowns) return;

@@ -39,6 +39,10 @@ export class BaileysMessenger implements MessengerOps {
     this.ctx.sendsInFlight.set(messageId, new Promise<void>((resolve) => (recorded = resolve)));
     try {
       return await this.sendWithId(chatId, content, options, sock, message, status, messageId);
+    } catch (err) {
+      // it did not leave (or its send failed before it could): no answer is expected of it
+      this.ctx.serverAcks.forget(messageId);
+      throw err;
     } finally {
       setImmediate(() => {
         this.ctx.sendsInFlight.delete(messageId);
@@ -60,7 +64,6 @@ export class BaileysMessenger implements MessengerOps {
       sent = await withTimeout(sock.sendMessage(chatId, message, misc), 'send', SEND_TIMEOUT_MS);
     } catch (err) {
       this.ctx.ownSends.del(messageId);
-      this.ctx.serverAcks.forget(messageId);
       // a file Baileys could not read (the staged download) is the daemon's failure: its path stays in the log
       if ((err as NodeJS.ErrnoException).syscall !== undefined) throw new GatewayError('INTERNAL', 'send: the media file could not be read', undefined, { cause: err });
       // sending to a group reads its metadata first: the group errors of that query mean what they say
@@ -69,10 +72,7 @@ export class BaileysMessenger implements MessengerOps {
         403: () => new GatewayError('NOT_GROUP_MEMBER', `this session is not a member of ${chatId}`),
       } : {});
     }
-    if (!sent?.key.id) {
-      this.ctx.serverAcks.forget(messageId);
-      throw new GatewayError('NETWORK_ERROR', 'send: the network did not accept the message');
-    }
+    if (!sent?.key.id) throw new GatewayError('NETWORK_ERROR', 'send: the network did not accept the message');
     const result: SentMessage = {
       messageId: sent.key.id,
       timestamp: isoOf(sent.messageTimestamp),
