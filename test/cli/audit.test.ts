@@ -89,6 +89,7 @@ describe('gateway audit', () => {
     await ok('client-rules', 'delete', 'audited');
     await ok('settings', 's3', '--endpoint', 'http://127.0.0.1:9000', '--bucket', 'media', '--access-key', 'AKIDAUDIT', '--secret', 's3-secret-6f5e4d3c2b1a');
     secrets.s3Secret = 's3-secret-6f5e4d3c2b1a';
+    await ok('keys', 'exempt', key.id);
     await ok('keys', 'revoke', key.id);
     // one daemon is no cluster (SQLite: NOT_CLUSTERED; PostgreSQL: no such node): refused, and audited as such
     const move = await gateway('sessions', 'move', 'audited', 'elsewhere');

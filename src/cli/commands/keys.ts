@@ -1,4 +1,4 @@
-// `gateway keys …`: list, create and revoke API keys over /api/admin/keys (master key).
+// `gateway keys …`: list, create, exempt from the send governor and revoke API keys over /api/admin/keys (master key).
 import { InvalidArgumentError, type Command } from 'commander';
 import { createClient, type GlobalOptions } from '../client.js';
 import { printJson, printTable, printText } from '../output.js';
@@ -79,6 +79,18 @@ export function register(program: Command): void {
           `  ${created.key}\n\n` +
           'store it now: it will not be shown again (only its prefix is kept)\n',
       );
+    });
+
+  keys
+    .command('exempt')
+    .description("exempt an API key's sends from the send governor (pace, gaps, caps, queue), or with --off govern them again")
+    .argument('<id>', 'key id (see `gateway keys list`)')
+    .option('--off', 'govern the key\'s sends again')
+    .action(async (id: string, opts: { off?: boolean }, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      const updated = await createClient(globals).request<ApiKey>('PATCH', `/api/admin/keys/${encodeURIComponent(id)}`, { governorExempt: !opts.off });
+      if (globals.json) return printJson(updated);
+      printText(`API key ${updated.name} (id ${updated.id}): ${opts.off ? 'its sends are governed again' : 'its sends skip the send governor'}\n`);
     });
 
   keys
