@@ -506,7 +506,7 @@ export const resourceSchemas = {
           text: { ...nullableStr, description: 'the text or caption, its first 200 characters; null for other messages' },
           timestamp: dateTime,
           fromMe: bool,
-          status: { enum: ['received', 'pending', 'sent', 'delivered', 'read'] },
+          status: { enum: ['received', 'pending', 'sent', 'delivered', 'read', 'failed'] },
         }),
       ],
     },
