@@ -4,6 +4,9 @@
 // session's first days (the warm-up ladder). Time comes from an injected clock, chance from an injected random source.
 import type { GovernorConfig } from '../config/types.js';
 import type { Principal } from '../auth/scopes.js';
+import { DAY_MS, utcDayStart } from '../timestamp.js';
+
+export { DAY_MS, utcDayStart };
 
 /** What a session's sends are held to. */
 export interface GovernorPolicy {
@@ -74,17 +77,11 @@ export function isPersonChat(chatId: string): boolean {
   return chatId.endsWith('@s.whatsapp.net') || chatId.endsWith('@lid');
 }
 
-export const DAY_MS = 86_400_000;
-
 /** The cap on first contacts that applies at `now`: the warm-up ladder's step for the day since pairing, else the mature cap. */
 export function firstContactCap(policy: GovernorPolicy, pairedAt: number | null, now: number): { limit: number; name: string; setting: string } {
   const day = pairedAt === null ? 0 : Math.floor(now / DAY_MS) - Math.floor(pairedAt / DAY_MS);
   if (day >= 0 && day < policy.warmup.length) return { limit: policy.warmup[day]!, name: 'warmup', setting: `/governor/warmup/${day}` };
   return { limit: policy.firstContactsPerDay, name: 'firstContactsPerDay', setting: '/governor/firstContactsPerDay' };
-}
-
-export function utcDayStart(now: number): number {
-  return Math.floor(now / DAY_MS) * DAY_MS;
 }
 
 interface Bucket {
@@ -188,9 +185,4 @@ export class FirstContacts {
   forget(session: string): void {
     this.days.delete(session);
   }
-}
-
-/** seconds from `now` to the next UTC midnight (when the day's caps start again) */
-export function secondsUntilUtcMidnight(now: number): number {
-  return Math.max(1, Math.ceil((utcDayStart(now) + DAY_MS - now) / 1000));
 }

@@ -22,8 +22,9 @@ import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
 import type { GovernorConfig } from '../config/types.js';
 import type { QueuedSend, SendQueueRepo } from '../store/send-queue.js';
-import { callerExempt, firstContactCap, isPersonChat, policyOf, secondsUntilUtcMidnight, type FirstContacts, type GovernorPolicy, type Pacer } from './governor.js';
+import { callerExempt, firstContactCap, isPersonChat, policyOf, type FirstContacts, type GovernorPolicy, type Pacer } from './governor.js';
 import type { SendQueue } from './send-queue.js';
+import { secondsUntilUtcMidnight } from '../timestamp.js';
 
 export interface SendBody extends ContentFields {
   session: string;

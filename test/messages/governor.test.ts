@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
-import { DAY_MS, FirstContacts, firstContactCap, loosenedSettings, Pacer, policyOf, secondsUntilUtcMidnight } from '../../src/messages/governor.js';
+import { DAY_MS, FirstContacts, firstContactCap, loosenedSettings, Pacer, policyOf } from '../../src/messages/governor.js';
+import { secondsUntilUtcMidnight } from '../../src/timestamp.js';
 
 const settings = { ...DEFAULT_CONFIG.governor, perMinute: 60, burst: 2, recipientGapSeconds: 5, jitterPercent: 50 };
 const policy = policyOf(settings, {});
