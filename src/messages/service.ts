@@ -190,7 +190,7 @@ export class MessagingService {
       return (await outcome!) as unknown as SendResult;
     }
     return this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
-      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      if (admission.firstContact && !(err instanceof MessageRefusedError)) this.releaseFirstContact(body.session, chatId);
       throw err;
     });
   }
@@ -295,7 +295,10 @@ export class MessagingService {
     await this.deps.governor.queue.cancel(session, id);
   }
 
-  /** A counted first contact whose send did not happen (failed, cancelled, refused) is counted no more. */
+  /**
+   * A counted first contact whose send did not happen (failed before it went out, cancelled) is counted no more. One
+   * WhatsApp refused (MessageRefusedError) went out and is stored with its durable row: it keeps counting.
+   */
   releaseFirstContact(session: string, chatId: string): void {
     void this.deps.governor?.firstContacts.today(session).then((today) => today.delete(chatId), () => undefined);
   }
@@ -371,7 +374,7 @@ export class MessagingService {
       throw err;
     }
     const sending = this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
-      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      if (admission.firstContact && !(err instanceof MessageRefusedError)) this.releaseFirstContact(body.session, chatId);
       throw err;
     });
     void sending.finally(release).then(
