@@ -41,29 +41,30 @@ export function policyOf(defaults: GovernorConfig, config: Record<string, unknow
 }
 
 /**
- * The overrides of `patch` that loosen the governor past the gateway's settings (a faster pace, a bigger burst, a
- * shorter gap, a higher cap, an exemption): only the master key may set those. Tightening is any manager's.
+ * The settings a session's config change loosens, comparing the session's effective policy before and after it (its
+ * override, else the gateway's): a faster pace, a bigger burst, less jitter, a shorter gap, a higher cap or ladder,
+ * typing turned off, an exemption. Only the master key may make those; any manager may tighten.
  */
-export function loosenedSettings(defaults: GovernorConfig, patch: SessionGovernorConfig | null | undefined): string[] {
-  if (!patch) return [];
+export function loosenedSettings(defaults: GovernorConfig, before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const was = policyOf(defaults, before);
+  const now = policyOf(defaults, after);
   const looser: string[] = [];
-  if (patch.exempt === true) looser.push('exempt');
-  if (patch.perMinute !== undefined && patch.perMinute > defaults.perMinute) looser.push('perMinute');
-  if (patch.burst !== undefined && patch.burst > defaults.burst) looser.push('burst');
-  if (patch.recipientGapSeconds !== undefined && patch.recipientGapSeconds < defaults.recipientGapSeconds) looser.push('recipientGapSeconds');
-  if (patch.firstContactsPerDay !== undefined && patch.firstContactsPerDay > defaults.firstContactsPerDay) looser.push('firstContactsPerDay');
-  // a ladder no day of which is above the gateway's for that day (a missing day is the mature cap, so a shorter ladder loosens)
-  if (patch.warmup !== undefined) {
-    const days = Math.max(patch.warmup.length, defaults.warmup.length);
-    for (let day = 0; day < days; day++) {
-      const asked = patch.warmup[day] ?? patch.firstContactsPerDay ?? defaults.firstContactsPerDay;
-      const allowed = defaults.warmup[day] ?? defaults.firstContactsPerDay;
-      if (asked > allowed) {
-        looser.push('warmup');
-        break;
-      }
+  const exempt = (config: Record<string, unknown>) => (config.governor as SessionGovernorConfig | null | undefined)?.exempt === true;
+  if (exempt(after) && !exempt(before)) looser.push('exempt');
+  if (now.perMinute > was.perMinute) looser.push('perMinute');
+  if (now.burst > was.burst) looser.push('burst');
+  if (now.jitterPercent < was.jitterPercent) looser.push('jitterPercent');
+  if (now.recipientGapSeconds < was.recipientGapSeconds) looser.push('recipientGapSeconds');
+  if (now.firstContactsPerDay > was.firstContactsPerDay) looser.push('firstContactsPerDay');
+  // no day of the ladder above the one before (a missing day is the mature cap, so a shorter ladder may loosen)
+  const days = Math.max(now.warmup.length, was.warmup.length);
+  for (let day = 0; day < days; day++) {
+    if ((now.warmup[day] ?? now.firstContactsPerDay) > (was.warmup[day] ?? was.firstContactsPerDay)) {
+      looser.push('warmup');
+      break;
     }
   }
+  if (was.typing && !now.typing) looser.push('typing');
   return looser;
 }
 

@@ -127,6 +127,11 @@ describe('caps and exemptions', () => {
     assert.equal((await daemon.request('PATCH', `/api/admin/keys/${sender.id}`, { governorExempt: true }, sender.key)).body.error.code, 'FORBIDDEN_SCOPE');
     // a key may tighten
     assert.equal((await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: { perMinute: 10, burst: 1, recipientGapSeconds: 2 } } }, sender.key)).status, 200);
+    // but not undo the session's current settings, not even back to the gateway's
+    const faster = await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: { perMinute: 12, burst: 1, recipientGapSeconds: 2 } } }, sender.key);
+    assert.equal(faster.status, 403, JSON.stringify(faster.body));
+    assert.deepEqual(faster.body.error.details.map((d: { path: string }) => d.path), ['/config/governor/perMinute']);
+    assert.equal((await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: null } }, sender.key)).status, 403);
 
     assert.equal((await send('capped', '+15550312005', 'cold', {}, sender.key)).status, 429);
     const exempted = await daemon.request('PATCH', `/api/admin/keys/${sender.id}`, { governorExempt: true });
