@@ -52,6 +52,11 @@ export interface SendCaller {
   client?: boolean;
   /** who sends: its URL downloads count towards its share of the download pool */
   principal?: Principal;
+  /**
+   * A held sync send's request waits for its turn in the queue: this gives back its in-flight place and takes one of the
+   * caller's waiting places (the returned function gives it back); undefined when the caller has none left.
+   */
+  park?: () => (() => void) | undefined;
 }
 
 /**
@@ -186,8 +191,13 @@ export class MessagingService {
     const { chatId, statusViewers } = await this.prepare(body);
     const admission = await this.admit(body.session, chatId, caller);
     if (admission.queue) {
-      const { outcome } = await this.enqueue(body, chatId, caller, admission.firstContact, null);
-      return (await outcome!) as unknown as SendResult;
+      const unpark = await this.park(body.session, chatId, caller, admission.firstContact);
+      try {
+        const { outcome } = await this.enqueue(body, chatId, caller, admission.firstContact, null);
+        return (await outcome!) as unknown as SendResult;
+      } finally {
+        unpark();
+      }
     }
     return this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
       if (admission.firstContact && !(err instanceof MessageRefusedError)) this.releaseFirstContact(body.session, chatId);
@@ -258,6 +268,20 @@ export class MessagingService {
     if (governor.queue.hasWaiting(session) || governor.pacer.waitMs(session, chatId, policy) > 0) return { queue: true, firstContact };
     governor.pacer.take(session, chatId, policy);
     return { queue: false, firstContact };
+  }
+
+  /** A held send's request waits, not works: 429 SEND_QUEUE_FULL when its caller holds as many waiting requests as it may. */
+  private async park(session: string, chatId: string, caller: SendCaller, firstContact: boolean): Promise<() => void> {
+    if (!caller.park) return () => {};
+    const unpark = caller.park();
+    if (unpark) return unpark;
+    if (firstContact) this.releaseFirstContact(session, chatId);
+    throw new RateLimitedError(
+      'SEND_QUEUE_FULL',
+      'this caller has as many sends held waiting for their turn as it may (server.maxRequestsInFlightPerKey); send with Prefer: respond-async to queue more (202, the outcome as a command.result event)',
+      60 / (await this.policy(session)).perMinute,
+      [{ path: '/headers/prefer', message: 'use respond-async to queue sends past the held ones' }],
+    );
   }
 
   /** Writes the send into the session's queue (committed before it returns); its outcome settles once it is sent. */
