@@ -3,6 +3,9 @@
 // its chat allow, plus a random jitter. An entry carries the message id chosen when it was queued: after a crash it is
 // sent again under the same id, unless its message is in the store already (then it is only completed). A sync send's
 // request waits for its entry's outcome; an async one's outcome is a command.result event, after a restart too.
+// The store decides between a cancel and a send: the runner claims an entry (state `sending`) before it sends it, a
+// cancel removes only an entry still `queued`. A queue runs on the node where its session is connected, from its
+// connecting; claims left by a crash are put back in the queue then.
 import { randomUUID } from 'node:crypto';
 import { GatewayError, MessageRefusedError, notFound, RateLimitedError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
