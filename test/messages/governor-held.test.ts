@@ -22,9 +22,16 @@ before(async () => {
 after(() => daemon?.cleanup());
 
 test('held sends hold no in-flight place; past the caller\'s waiting places a held send is 429 SEND_QUEUE_FULL', async () => {
+  // the queue is watched with another key: the caller's own two places are for its sends
+  const reader = (await daemon.request('POST', '/api/admin/keys', { name: 'reader', scopes: ['sessions:read'] })).body.data.key as string;
   assert.equal((await send('now')).status, 200);
   const held = [send('held 1'), send('held 2')];
-  await waitFor(async () => (await daemon.request('GET', '/api/sessions/held/queue')).body.data.length === 2, 20_000, 'both held sends in the queue');
+  const early: unknown[] = [];
+  for (const answer of held) void answer.then((res) => early.push([res.status, res.body]));
+  await waitFor(async () => {
+    assert.deepEqual(early, [], 'a held send was answered before its turn');
+    return (await daemon.request('GET', '/api/sessions/held/queue', undefined, reader)).body.data.length === 2;
+  }, 20_000, 'both held sends in the queue');
   // the caller's two in-flight places are not taken by its waiting sends
   for (let i = 0; i < 3; i++) assert.equal((await daemon.request('GET', '/api/sessions/held')).status, 200);
   const refused = await send('held 3');
