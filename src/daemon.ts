@@ -251,6 +251,7 @@ export async function startDaemon(config: GatewayConfig, options: { logger?: Log
     sentBefore: (entry) => messaging.sentBefore(entry),
     policy: (session) => messaging.policy(session),
     dropped: (entry) => messaging.releaseFirstContact(entry.session, entry.chatId),
+    sendsHere: (session) => sessions.connectedOrNone(session).then(Boolean, () => false),
     pacer,
     bus,
     logger: logger.child({ module: 'send-queue' }),

@@ -13,3 +13,15 @@ export function isoTimestamp(ms: number = Date.now()): string {
   const milli = ms - second * 1000;
   return `${secondPrefix}${milli < 10 ? '00' : milli < 100 ? '0' : ''}${milli}Z`;
 }
+
+export const DAY_MS = 86_400_000;
+
+/** the start (ms) of the UTC day of `now` */
+export function utcDayStart(now: number): number {
+  return Math.floor(now / DAY_MS) * DAY_MS;
+}
+
+/** seconds from `now` to the next UTC midnight (when daily caps start again) */
+export function secondsUntilUtcMidnight(now: number): number {
+  return Math.max(1, Math.ceil((utcDayStart(now) + DAY_MS - now) / 1000));
+}

@@ -1,5 +1,5 @@
 // Client rules: their validation and storage, and their enforcement on every request that carries a client token.
-import { secondsUntilUtcMidnight } from '../messages/governor.js';
+import { secondsUntilUtcMidnight } from '../timestamp.js';
 import { GatewayError, RateLimitedError } from '../errors.js';
 import { normalizeJid } from '../engine/jid.js';
 import type { ClientRulesRepo, ClientRulesRow, RecipientMode } from '../store/client-rules.js';

@@ -76,7 +76,16 @@ export function createApp(options: AppOptions): Koa<AppState> {
     try {
       refuseNonOriginForm(ctx);
       refuseWhileDraining(ctx, isDraining);
-      const holdsPlace = inFlight.enter(ctx.path);
+      let holdsPlace = inFlight.enter(ctx.path);
+      // the caller's share is held as long as the global place (through the wait for the commit), or it would not bound it
+      const leavePlaces = () => {
+        if (holdsPlace) inFlight.leave();
+        holdsPlace = false;
+        const releaseShare = ctx.state.releaseShare;
+        ctx.state.releaseShare = undefined;
+        releaseShare?.();
+      };
+      ctx.state.leavePlaces = leavePlaces;
       try {
         checkPathEncoding(ctx.path);
         await next();
@@ -85,9 +94,7 @@ export function createApp(options: AppOptions): Koa<AppState> {
         const commit = ctx.state.route ? commits?.committedSince(since!) : undefined;
         if (commit) await commit;
       } finally {
-        if (holdsPlace) inFlight.leave();
-        // the caller's share is held as long as the global place (through the wait for the commit), or it would not bound it
-        ctx.state.releaseShare?.();
+        leavePlaces();
       }
       throwIfUnanswered(ctx);
     } catch (err) {

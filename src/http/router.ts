@@ -4,7 +4,7 @@
 import { Router } from '@koa/router';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import { assertAccess, type Principal } from '../auth/scopes.js';
-import { PrincipalShare } from './middleware/capacity.js';
+import { ParkedShare, PrincipalShare } from './middleware/capacity.js';
 import { requirePrincipal, type Authenticators } from './middleware/authenticate.js';
 import { LargeBodyGate, readJsonBody, type BodyLimits } from './middleware/json-body.js';
 import { noQuery } from './schemas/common.js';
@@ -49,6 +49,7 @@ export function buildRouter(
 ): Middleware<AppState> {
   const router = new Router();
   const share = new PrincipalShare(maxInFlightPerPrincipal);
+  const parked = new ParkedShare(maxInFlightPerPrincipal);
   const largeBodies = new LargeBodyGate(limits.maxLargeBodies);
   for (const route of routes) {
     const validate = {
@@ -65,6 +66,13 @@ export function buildRouter(
       const principal = route.access === 'public' ? undefined : await requirePrincipal(ctx, auth);
       // released by the in-flight cap once the request is answered (health and metrics, exempt there, are public)
       if (principal && !ctx.state.releaseShare) ctx.state.releaseShare = share.acquire(principal);
+      if (principal) {
+        ctx.state.park = () => {
+          const unpark = parked.acquire(principal);
+          if (unpark) ctx.state.leavePlaces?.();
+          return unpark;
+        };
+      }
       const params = validate.params ? validate.params({ ...ctx.params }) : ctx.params;
       if (seen) seen.params = params;
       const query = validate.query({ ...ctx.query });

@@ -10,6 +10,14 @@ export interface AppState {
   body?: unknown;
   /** gives back the caller's in-flight slot (server.maxRequestsInFlightPerKey); the in-flight cap calls it once answered */
   releaseShare?: () => void;
+  /** gives back the request's global in-flight place and the caller's share now (once): it waits, it does not work */
+  leavePlaces?: () => void;
+  /**
+   * A handler's request now waits (a held send in the governor's queue) rather than works: it gives back its in-flight
+   * places and holds one of the caller's waiting places instead; the returned function gives that back (call it once).
+   * Undefined when the caller holds all its waiting places (server.maxRequestsInFlightPerKey) already.
+   */
+  park?: () => (() => void) | undefined;
   /** the route record that matched (metrics label requests with its path pattern) */
   route?: RouteDef;
   /** in a cluster, the node this request was sent on to (it answered, and audits it) */

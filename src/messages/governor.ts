@@ -4,6 +4,9 @@
 // session's first days (the warm-up ladder). Time comes from an injected clock, chance from an injected random source.
 import type { GovernorConfig } from '../config/types.js';
 import type { Principal } from '../auth/scopes.js';
+import { DAY_MS, utcDayStart } from '../timestamp.js';
+
+export { DAY_MS, utcDayStart };
 
 /** What a session's sends are held to. */
 export interface GovernorPolicy {
@@ -38,29 +41,30 @@ export function policyOf(defaults: GovernorConfig, config: Record<string, unknow
 }
 
 /**
- * The overrides of `patch` that loosen the governor past the gateway's settings (a faster pace, a bigger burst, a
- * shorter gap, a higher cap, an exemption): only the master key may set those. Tightening is any manager's.
+ * The settings a session's config change loosens, comparing the session's effective policy before and after it (its
+ * override, else the gateway's): a faster pace, a bigger burst, less jitter, a shorter gap, a higher cap or ladder,
+ * typing turned off, an exemption. Only the master key may make those; any manager may tighten.
  */
-export function loosenedSettings(defaults: GovernorConfig, patch: SessionGovernorConfig | null | undefined): string[] {
-  if (!patch) return [];
+export function loosenedSettings(defaults: GovernorConfig, before: Record<string, unknown>, after: Record<string, unknown>): string[] {
+  const was = policyOf(defaults, before);
+  const now = policyOf(defaults, after);
   const looser: string[] = [];
-  if (patch.exempt === true) looser.push('exempt');
-  if (patch.perMinute !== undefined && patch.perMinute > defaults.perMinute) looser.push('perMinute');
-  if (patch.burst !== undefined && patch.burst > defaults.burst) looser.push('burst');
-  if (patch.recipientGapSeconds !== undefined && patch.recipientGapSeconds < defaults.recipientGapSeconds) looser.push('recipientGapSeconds');
-  if (patch.firstContactsPerDay !== undefined && patch.firstContactsPerDay > defaults.firstContactsPerDay) looser.push('firstContactsPerDay');
-  // a ladder no day of which is above the gateway's for that day (a missing day is the mature cap, so a shorter ladder loosens)
-  if (patch.warmup !== undefined) {
-    const days = Math.max(patch.warmup.length, defaults.warmup.length);
-    for (let day = 0; day < days; day++) {
-      const asked = patch.warmup[day] ?? patch.firstContactsPerDay ?? defaults.firstContactsPerDay;
-      const allowed = defaults.warmup[day] ?? defaults.firstContactsPerDay;
-      if (asked > allowed) {
-        looser.push('warmup');
-        break;
-      }
+  const exempt = (config: Record<string, unknown>) => (config.governor as SessionGovernorConfig | null | undefined)?.exempt === true;
+  if (exempt(after) && !exempt(before)) looser.push('exempt');
+  if (now.perMinute > was.perMinute) looser.push('perMinute');
+  if (now.burst > was.burst) looser.push('burst');
+  if (now.jitterPercent < was.jitterPercent) looser.push('jitterPercent');
+  if (now.recipientGapSeconds < was.recipientGapSeconds) looser.push('recipientGapSeconds');
+  if (now.firstContactsPerDay > was.firstContactsPerDay) looser.push('firstContactsPerDay');
+  // no day of the ladder above the one before (a missing day is the mature cap, so a shorter ladder may loosen)
+  const days = Math.max(now.warmup.length, was.warmup.length);
+  for (let day = 0; day < days; day++) {
+    if ((now.warmup[day] ?? now.firstContactsPerDay) > (was.warmup[day] ?? was.firstContactsPerDay)) {
+      looser.push('warmup');
+      break;
     }
   }
+  if (was.typing && !now.typing) looser.push('typing');
   return looser;
 }
 
@@ -74,17 +78,11 @@ export function isPersonChat(chatId: string): boolean {
   return chatId.endsWith('@s.whatsapp.net') || chatId.endsWith('@lid');
 }
 
-export const DAY_MS = 86_400_000;
-
 /** The cap on first contacts that applies at `now`: the warm-up ladder's step for the day since pairing, else the mature cap. */
 export function firstContactCap(policy: GovernorPolicy, pairedAt: number | null, now: number): { limit: number; name: string; setting: string } {
   const day = pairedAt === null ? 0 : Math.floor(now / DAY_MS) - Math.floor(pairedAt / DAY_MS);
   if (day >= 0 && day < policy.warmup.length) return { limit: policy.warmup[day]!, name: 'warmup', setting: `/governor/warmup/${day}` };
   return { limit: policy.firstContactsPerDay, name: 'firstContactsPerDay', setting: '/governor/firstContactsPerDay' };
-}
-
-export function utcDayStart(now: number): number {
-  return Math.floor(now / DAY_MS) * DAY_MS;
 }
 
 interface Bucket {
@@ -188,9 +186,4 @@ export class FirstContacts {
   forget(session: string): void {
     this.days.delete(session);
   }
-}
-
-/** seconds from `now` to the next UTC midnight (when the day's caps start again) */
-export function secondsUntilUtcMidnight(now: number): number {
-  return Math.max(1, Math.ceil((utcDayStart(now) + DAY_MS - now) / 1000));
 }

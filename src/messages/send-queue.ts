@@ -3,8 +3,11 @@
 // its chat allow, plus a random jitter. An entry carries the message id chosen when it was queued: after a crash it is
 // sent again under the same id, unless its message is in the store already (then it is only completed). A sync send's
 // request waits for its entry's outcome; an async one's outcome is a command.result event, after a restart too.
+// The store decides between a cancel and a send: the runner claims an entry (state `sending`) before it sends it, a
+// cancel removes only an entry still `queued`. A queue runs on the node where its session is connected, from its
+// connecting; claims left by a crash are put back in the queue then.
 import { randomUUID } from 'node:crypto';
-import { GatewayError, notFound, RateLimitedError } from '../errors.js';
+import { GatewayError, MessageRefusedError, notFound, RateLimitedError } from '../errors.js';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../logger.js';
 import type { QueueEntry, QueuedSend, SendQueueRepo } from '../store/send-queue.js';
@@ -26,8 +29,10 @@ export interface SendQueueDeps {
   bus: EventBus;
   logger: Logger;
   limits: { maxEntries: number; maxBytes: number };
-  /** an entry left the queue unsent (cancelled or failed) */
-  dropped?(entry: QueuedSend): void;
+  /** an entry left the queue unsent (cancelled or failed before WhatsApp had it) */
+  dropped?(entry: QueueEntry): void;
+  /** the session is connected on this node (in a cluster, only its lease holder runs it): only then is its queue run */
+  sendsHere(session: string): Promise<boolean>;
   /** how long a session that cannot send (not connected here) waits before its queue is tried again, ms */
   retryMs?: number;
 }
@@ -55,10 +60,10 @@ export class SendQueue {
   /** queued entries per session, in memory (loaded when the session connects or the daemon starts) */
   private readonly waiting = new Map<string, number>();
   private readonly seqs = new Map<string, number>();
-  /** the entry each session is sending now (it cannot be cancelled) */
-  private readonly sending = new Map<string, string>();
-  /** entries a cancel is taking out or took out: the runner skips them (it may hold one it read before the cancel) */
-  private readonly cancelling = new Set<string>();
+  /** each session's enqueues, one after another: the bound check, the order and the write of one are not split by another's */
+  private readonly enqueues = new Map<string, Promise<unknown>>();
+  /** sessions whose claimed entries were left by a runner that is gone: its next run puts them back in the queue */
+  private readonly unclaimed = new Set<string>();
   private readonly runners = new Map<string, Promise<void>>();
   /** a session's runner sleeping until its head's turn: woken early by a cancel */
   private readonly sleepers = new Map<string, { timer: NodeJS.Timeout; wake(): void }>();
@@ -70,12 +75,12 @@ export class SendQueue {
 
   constructor(private readonly deps: SendQueueDeps) {}
 
-  /** Loads the sessions with waiting sends and runs their queues; a session connecting later has its queue loaded then. */
+  /** Runs the queues of the sessions with waiting sends that are connected here; a session connecting later has its queue run then. */
   async start(): Promise<void> {
     this.unsubscribe = this.deps.bus.subscribe((event) => {
       if (event.event === 'session.connected') void this.reload(event.session);
     });
-    for (const session of await this.deps.repo.sessionsWithQueued()) await this.reload(session);
+    for (const session of await this.deps.repo.sessionsWithQueued()) if (await this.deps.sendsHere(session)) await this.reload(session);
   }
 
   stop(): void {
@@ -93,6 +98,28 @@ export class SendQueue {
   /** Writes the send and commits it; returns it with its place. 429 SEND_QUEUE_FULL when the session's queue is full. */
   async enqueue(input: Omit<QueuedSend, 'id' | 'seq' | 'queuedAt'>): Promise<Enqueued> {
     const { session } = input;
+    let outcome: Promise<QueuedResult> | undefined;
+    const entry = await this.oneAtATime(session, async () => {
+      const entry = await this.write(input);
+      // told before the entry is committed: a running queue may send it as soon as it is written
+      if (input.commandId === null) outcome = new Promise<QueuedResult>((resolve, reject) => this.waiters.set(entry.id, { session, resolve, reject }));
+      return entry;
+    });
+    try {
+      await this.deps.committed();
+    } catch (err) {
+      this.waiters.delete(entry.id);
+      throw err;
+    }
+    this.waiting.set(session, (this.waiting.get(session) ?? 0) + 1);
+    const position = (await this.deps.repo.ahead(session, entry.seq)) + 1;
+    this.kick(session);
+    return { entry, position, ...(outcome ? { outcome } : {}) };
+  }
+
+  /** Checks the session's bound and writes the entry behind the others (called one at a time per session). */
+  private async write(input: Omit<QueuedSend, 'id' | 'seq' | 'queuedAt'>): Promise<QueuedSend> {
+    const { session } = input;
     const totals = await this.deps.repo.totals(session);
     const { maxEntries, maxBytes } = this.deps.limits;
     if (totals.entries >= maxEntries || totals.bytes + input.bytes > maxBytes) {
@@ -104,21 +131,22 @@ export class SendQueue {
         [{ path: totals.entries >= maxEntries ? '/governor/queueMaxEntries' : '/governor/queueMaxBytes', message: 'the session\'s queue is full' }],
       );
     }
-    const seq = await this.nextSeq(session);
-    const entry: QueuedSend = { ...input, id: randomUUID(), seq, queuedAt: Date.now() };
-    // told before the entry exists: a running queue may send it as soon as it is written
-    const outcome = input.commandId === null ? new Promise<QueuedResult>((resolve, reject) => this.waiters.set(entry.id, { session, resolve, reject })) : undefined;
-    try {
-      await this.deps.repo.add(entry);
-      await this.deps.committed();
-    } catch (err) {
-      this.waiters.delete(entry.id);
-      throw err;
-    }
-    this.waiting.set(session, (this.waiting.get(session) ?? 0) + 1);
-    const position = (await this.deps.repo.ahead(session, seq)) + 1;
-    this.kick(session);
-    return { entry, position, ...(outcome ? { outcome } : {}) };
+    const entry: QueuedSend = { ...input, id: randomUUID(), seq: await this.nextSeq(session), queuedAt: Date.now() };
+    await this.deps.repo.add(entry);
+    return entry;
+  }
+
+  private oneAtATime<T>(session: string, work: () => Promise<T>): Promise<T> {
+    const turn = (this.enqueues.get(session) ?? Promise.resolve()).then(work);
+    const done = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.enqueues.set(session, done);
+    void done.then(() => {
+      if (this.enqueues.get(session) === done) this.enqueues.delete(session);
+    });
+    return turn;
   }
 
   /** The session's waiting sends in order, with their places. */
@@ -127,24 +155,23 @@ export class SendQueue {
     return { entries: page.map((entry, i) => ({ ...entry, position: offset + i + 1 })), total: totals.entries };
   }
 
-  /** Takes a waiting send out; 404 when there is none of that id, 409 when it is being sent now. */
-  async cancel(session: string, id: string): Promise<QueuedSend> {
-    // decided at once, before any wait: the runner checks `cancelling` right before it sends, and marks `sending` first
-    if (this.sending.get(session) === id) throw new GatewayError('QUEUE_ENTRY_SENDING', `send ${id} is being sent now and can no longer be cancelled`);
-    this.cancelling.add(id);
-    try {
-      const entry = (await this.deps.repo.queued(session)).find((e) => e.id === id);
-      if (!entry || !(await this.deps.repo.cancel(session, id))) throw notFound('QUEUE_ENTRY_NOT_FOUND', `queued send ${id} of session ${session}`);
+  /**
+   * Takes a waiting send out; 404 when there is none of that id, 409 when a runner claimed it (it is being sent). The
+   * store decides who wins: a cancel removes only an entry still `queued`, a runner sends only an entry it claimed.
+   */
+  async cancel(session: string, id: string): Promise<QueueEntry> {
+    const found = await this.deps.repo.entry(session, id);
+    if (found && !found.sending && (await this.deps.repo.cancel(session, id))) {
       await this.deps.committed();
-      this.settled(entry, { error: new GatewayError('SEND_CANCELLED', `send ${id} was cancelled before it was sent`) });
+      this.settled(found.entry, { error: new GatewayError('SEND_CANCELLED', `send ${id} was cancelled before it was sent`) });
       this.sleepers.get(session)?.wake();
-      // kept, so a runner that read the entry before the cancel does not send it; the oldest go past a bound
-      if (this.cancelling.size > 10_000) this.cancelling.delete(this.cancelling.values().next().value!);
-      return entry;
-    } catch (err) {
-      this.cancelling.delete(id);
-      throw err;
+      return found.entry;
     }
+    // claimed before the cancel, or between its look-up and its delete
+    if (found?.sending || (found && (await this.deps.repo.entry(session, id))?.sending)) {
+      throw new GatewayError('QUEUE_ENTRY_SENDING', `send ${id} is being sent now and can no longer be cancelled`);
+    }
+    throw notFound('QUEUE_ENTRY_NOT_FOUND', `queued send ${id} of session ${session}`);
   }
 
   /** A deleted session: its entries went with it (the foreign key); its held requests are told. */
@@ -162,6 +189,8 @@ export class SendQueue {
 
   private async reload(session: string): Promise<void> {
     this.retryDelays.delete(session);
+    // claims left by a run before a crash (or on a node that no longer runs the session) are sent again by this one
+    this.unclaimed.add(session);
     const { entries } = await this.deps.repo.totals(session);
     this.waiting.set(session, entries);
     if (entries) this.kick(session);
@@ -177,10 +206,15 @@ export class SendQueue {
   private kick(session: string): void {
     if (this.stopped || this.runners.has(session)) return;
     const runner = this.run(session)
-      .catch((err: unknown) => this.deps.logger.error({ err, session }, 'send queue runner failed; retrying'))
-      .finally(() => {
+      .catch((err: unknown) => {
+        this.unclaimed.add(session);
+        this.deps.logger.error({ err, session }, 'send queue runner failed; retrying');
+        return 'retry' as const;
+      })
+      .then((outcome) => {
         this.runners.delete(session);
-        if (this.stopped || !this.hasWaiting(session)) return;
+        // a session that is not connected here is run again when it connects (session.connected)
+        if (this.stopped || outcome === 'elsewhere' || !this.hasWaiting(session)) return;
         // a session that cannot send here is tried again later and later (up to a minute); its connecting reloads it at once
         const delay = Math.min(MAX_RETRY_MS, (this.retryDelays.get(session) ?? (this.deps.retryMs ?? 2000) / 2) * 2);
         this.retryDelays.set(session, delay);
@@ -189,19 +223,20 @@ export class SendQueue {
     this.runners.set(session, runner);
   }
 
-  private async run(session: string): Promise<void> {
+  /** Sends the session's queue until it is empty; 'elsewhere' when the session is not connected here, 'retry' when it cannot send now. */
+  private async run(session: string): Promise<'done' | 'retry' | 'elsewhere'> {
+    if (this.unclaimed.delete(session)) await this.deps.repo.unclaimAll(session);
     while (!this.stopped) {
+      // checked before any send work (media downloads, link previews): a session that cannot send here does none
+      if (!(await this.deps.sendsHere(session))) return 'elsewhere';
       const entry = await this.deps.repo.head(session);
       if (!entry) {
         this.waiting.set(session, 0);
-        return;
-      }
-      if (this.cancelling.has(entry.id)) {
-        await this.sleep(session, 10); // its cancel is taking it out of the store
-        continue;
+        return 'done';
       }
       const previous = await this.deps.sentBefore(entry);
       if (previous) {
+        if (!(await this.deps.repo.claim(session, entry.id))) continue; // cancelled meanwhile
         this.deps.repo.completed(entry, Date.now());
         await this.deps.committed();
         this.settled(entry, { result: previous });
@@ -213,9 +248,8 @@ export class SendQueue {
         await this.sleep(session, wait + this.deps.pacer.jitterMs(policy));
         continue; // the head may have been cancelled meanwhile, or the policy changed
       }
-      // from here on the entry is this runner's: a cancel now is refused (checked with no wait in between)
-      if (this.cancelling.delete(entry.id)) continue;
-      this.sending.set(session, entry.id);
+      // from here on the entry is this runner's: a cancel now is refused; a cancel that came first made the claim fail
+      if (!(await this.deps.repo.claim(session, entry.id))) continue;
       if (!policy.exempt) this.deps.pacer.take(session, entry.chatId, policy);
       try {
         const result = await this.deps.deliver(entry, () => this.deps.repo.completed(entry, Date.now()));
@@ -223,15 +257,17 @@ export class SendQueue {
         this.settled(entry, { result });
       } catch (err) {
         const code = err instanceof GatewayError ? err.code : 'INTERNAL';
-        if (NOT_NOW.has(code)) return; // kept; tried again after retryMs
+        if (NOT_NOW.has(code)) {
+          await this.deps.repo.unclaim(session, entry.id); // kept at its place; tried again after retryMs
+          return 'retry';
+        }
         // a refusal (a URL that no longer downloads, a quote gone) will not change: the entry is dropped and its caller told
         if (!(err instanceof GatewayError)) this.deps.logger.error({ err, session, entry: entry.id }, 'queued send failed');
-        await this.deps.repo.cancel(session, entry.id);
+        await this.deps.repo.dropClaimed(session, entry.id);
         this.settled(entry, { error: err });
-      } finally {
-        this.sending.delete(session);
       }
     }
+    return 'done';
   }
 
   private sleep(session: string, ms: number): Promise<void> {
@@ -246,9 +282,12 @@ export class SendQueue {
     });
   }
 
-  /** The entry left the queue: its request or its command.result is told (a dropped first contact is counted no more). */
-  private settled(entry: QueuedSend, outcome: { result: QueuedResult } | { error: unknown }): void {
-    if ('error' in outcome && entry.firstContact) this.deps.dropped?.(entry);
+  /**
+   * The entry left the queue: its request or its command.result is told. A first contact that did not go out is counted
+   * no more; one WhatsApp refused went out (its message is stored) and keeps counting.
+   */
+  private settled(entry: QueueEntry, outcome: { result: QueuedResult } | { error: unknown }): void {
+    if ('error' in outcome && entry.firstContact && !(outcome.error instanceof MessageRefusedError)) this.deps.dropped?.(entry);
     this.waiting.set(entry.session, Math.max(0, (this.waiting.get(entry.session) ?? 1) - 1));
     const waiter = this.waiters.get(entry.id);
     this.waiters.delete(entry.id);

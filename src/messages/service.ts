@@ -22,8 +22,9 @@ import { buildLinkPreview, type PreviewOutcome } from './link-preview.js';
 import type { ContactsRepo } from '../store/contacts.js';
 import type { GovernorConfig } from '../config/types.js';
 import type { QueuedSend, SendQueueRepo } from '../store/send-queue.js';
-import { callerExempt, firstContactCap, isPersonChat, policyOf, secondsUntilUtcMidnight, type FirstContacts, type GovernorPolicy, type Pacer } from './governor.js';
+import { callerExempt, firstContactCap, isPersonChat, policyOf, type FirstContacts, type GovernorPolicy, type Pacer } from './governor.js';
 import type { SendQueue } from './send-queue.js';
+import { secondsUntilUtcMidnight } from '../timestamp.js';
 
 export interface SendBody extends ContentFields {
   session: string;
@@ -51,6 +52,11 @@ export interface SendCaller {
   client?: boolean;
   /** who sends: its URL downloads count towards its share of the download pool */
   principal?: Principal;
+  /**
+   * A held sync send's request waits for its turn in the queue: this gives back its in-flight place and takes one of the
+   * caller's waiting places (the returned function gives it back); undefined when the caller has none left.
+   */
+  park?: () => (() => void) | undefined;
 }
 
 /**
@@ -185,11 +191,16 @@ export class MessagingService {
     const { chatId, statusViewers } = await this.prepare(body);
     const admission = await this.admit(body.session, chatId, caller);
     if (admission.queue) {
-      const { outcome } = await this.enqueue(body, chatId, caller, admission.firstContact, null);
-      return (await outcome!) as unknown as SendResult;
+      const unpark = await this.park(body.session, chatId, caller, admission.firstContact);
+      try {
+        const { outcome } = await this.enqueue(body, chatId, caller, admission.firstContact, null);
+        return (await outcome!) as unknown as SendResult;
+      } finally {
+        unpark();
+      }
     }
     return this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
-      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      if (admission.firstContact && !(err instanceof MessageRefusedError)) this.releaseFirstContact(body.session, chatId);
       throw err;
     });
   }
@@ -259,6 +270,20 @@ export class MessagingService {
     return { queue: false, firstContact };
   }
 
+  /** A held send's request waits, not works: 429 SEND_QUEUE_FULL when its caller holds as many waiting requests as it may. */
+  private async park(session: string, chatId: string, caller: SendCaller, firstContact: boolean): Promise<() => void> {
+    if (!caller.park) return () => {};
+    const unpark = caller.park();
+    if (unpark) return unpark;
+    if (firstContact) this.releaseFirstContact(session, chatId);
+    throw new RateLimitedError(
+      'SEND_QUEUE_FULL',
+      'this caller has as many sends held waiting for their turn as it may (server.maxRequestsInFlightPerKey); send with Prefer: respond-async to queue more (202, the outcome as a command.result event)',
+      60 / (await this.policy(session)).perMinute,
+      [{ path: '/headers/prefer', message: 'use respond-async to queue sends past the held ones' }],
+    );
+  }
+
   /** Writes the send into the session's queue (committed before it returns); its outcome settles once it is sent. */
   private async enqueue(body: SendBody, chatId: string, caller: SendCaller, firstContact: boolean, commandId: string | null) {
     const governor = this.deps.governor!;
@@ -294,7 +319,10 @@ export class MessagingService {
     await this.deps.governor.queue.cancel(session, id);
   }
 
-  /** A counted first contact whose send did not happen (failed, cancelled, refused) is counted no more. */
+  /**
+   * A counted first contact whose send did not happen (failed before it went out, cancelled) is counted no more. One
+   * WhatsApp refused (MessageRefusedError) went out and is stored with its durable row: it keeps counting.
+   */
   releaseFirstContact(session: string, chatId: string): void {
     void this.deps.governor?.firstContacts.today(session).then((today) => today.delete(chatId), () => undefined);
   }
@@ -370,7 +398,7 @@ export class MessagingService {
       throw err;
     }
     const sending = this.sendNow(body, chatId, caller, statusViewers, { firstContact: admission.firstContact }).catch((err: unknown) => {
-      if (admission.firstContact) this.releaseFirstContact(body.session, chatId);
+      if (admission.firstContact && !(err instanceof MessageRefusedError)) this.releaseFirstContact(body.session, chatId);
       throw err;
     });
     void sending.finally(release).then(

@@ -55,6 +55,10 @@ const toEntry = (r: RawEntry): QueuedSend => ({
   queuedAt: Number(r.queued_at),
 });
 
+/** An entry waiting for its turn (`queued`) or claimed by the runner sending it (`sending`); `sent`: a counted first contact. */
+const WAITING = `state IN ('queued', 'sending')`;
+const NO_BODY = `session, id, queue_order, message_id, chat_id, type, first_contact, command_id, '' AS body, '' AS caller, bytes, queued_at`;
+
 export type SendQueueRepo = ReturnType<typeof createSendQueueRepo>;
 
 export function createSendQueueRepo(db: Db) {
@@ -65,17 +69,20 @@ export function createSendQueueRepo(db: Db) {
   const insertSentFirstContact = db.prepare(
     `INSERT INTO send_queue (session, id, queue_order, message_id, chat_id, type, state, first_contact, bytes, queued_at, sent_at) VALUES (?, ?, 0, ?, ?, ?, 'sent', 1, 0, ?, ?)`,
   );
-  const queued = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY queue_order`);
   const head = db.prepare<RawEntry>(`SELECT * FROM send_queue WHERE session = ? AND state = 'queued' ORDER BY queue_order LIMIT 1`);
   const listing = db.prepare<RawEntry>(
-    `SELECT session, id, queue_order, message_id, chat_id, type, first_contact, command_id, '' AS body, '' AS caller, bytes, queued_at FROM send_queue
-     WHERE session = ? AND state = 'queued' ORDER BY queue_order LIMIT ? OFFSET ?`,
+    `SELECT ${NO_BODY} FROM send_queue WHERE session = ? AND ${WAITING} ORDER BY queue_order LIMIT ? OFFSET ?`,
   );
-  const totals = db.prepare<{ n: number | string; bytes: number | string | null }>(`SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM send_queue WHERE session = ? AND state = 'queued'`);
-  const ahead = db.prepare<{ n: number | string }>(`SELECT COUNT(*) AS n FROM send_queue WHERE session = ? AND state = 'queued' AND queue_order < ?`);
+  const one = db.prepare<RawEntry & { state: string }>(`SELECT ${NO_BODY}, state FROM send_queue WHERE session = ? AND id = ? AND ${WAITING}`);
+  const totals = db.prepare<{ n: number | string; bytes: number | string | null }>(`SELECT COUNT(*) AS n, SUM(bytes) AS bytes FROM send_queue WHERE session = ? AND ${WAITING}`);
+  const ahead = db.prepare<{ n: number | string }>(`SELECT COUNT(*) AS n FROM send_queue WHERE session = ? AND ${WAITING} AND queue_order < ?`);
   const maxSeq = db.prepare<{ seq: number | string | null }>(`SELECT MAX(queue_order) AS seq FROM send_queue WHERE session = ?`);
-  const sessionsWaiting = db.prepare<{ session: string }>(`SELECT DISTINCT session FROM send_queue WHERE state = 'queued'`);
+  const sessionsWaiting = db.prepare<{ session: string }>(`SELECT DISTINCT session FROM send_queue WHERE ${WAITING}`);
   const remove = db.prepare(`DELETE FROM send_queue WHERE session = ? AND id = ? AND state = 'queued'`);
+  const claim = db.prepare(`UPDATE send_queue SET state = 'sending' WHERE session = ? AND id = ? AND state = 'queued'`);
+  const unclaim = db.prepare(`UPDATE send_queue SET state = 'queued' WHERE session = ? AND id = ? AND state = 'sending'`);
+  const unclaimAll = db.prepare(`UPDATE send_queue SET state = 'queued' WHERE session = ? AND state = 'sending'`);
+  const removeClaimed = db.prepare(`DELETE FROM send_queue WHERE session = ? AND id = ? AND state = 'sending'`);
   const markSent = db.prepare(`UPDATE send_queue SET state = 'sent', body = NULL, caller = NULL, sent_at = ? WHERE session = ? AND id = ?`);
   const firstContactsSince = db.prepare<{ chat_id: string }>(
     `SELECT DISTINCT chat_id FROM send_queue WHERE session = ? AND first_contact = 1 AND queued_at >= ?`,
@@ -92,9 +99,10 @@ export function createSendQueueRepo(db: Db) {
       db.tick?.join();
       insertSentFirstContact.stage(session, id, messageId, chatId, type, at, at);
     },
-    /** The session's waiting entries, oldest first. */
-    async queued(session: string): Promise<QueuedSend[]> {
-      return (await queued.all(session)).map(toEntry);
+    /** A waiting entry without its body, and whether a runner claimed it (it is being sent); undefined when there is none. */
+    async entry(session: string, id: string): Promise<{ entry: QueueEntry; sending: boolean } | undefined> {
+      const row = await one.get(session, id);
+      return row && { entry: toEntry(row), sending: row.state === 'sending' };
     },
     async head(session: string): Promise<QueuedSend | undefined> {
       const row = await head.get(session);
@@ -117,15 +125,31 @@ export function createSendQueueRepo(db: Db) {
     async sessionsWithQueued(): Promise<string[]> {
       return (await sessionsWaiting.all()).map((r) => r.session);
     },
-    /** Removes a waiting entry; false when it is not (or no longer) waiting. */
+    /** Removes an entry still waiting (not claimed); false when it is not (or no longer) waiting. */
     async cancel(session: string, id: string): Promise<boolean> {
       return (await remove.run(session, id)).changes > 0;
     },
-    /** The entry was sent: staged into the tick that stores its message (a first contact is kept for the daily cap). */
+    /** A runner takes the entry to send it; false when it is gone (cancelled) or another runner claimed it. */
+    async claim(session: string, id: string): Promise<boolean> {
+      return (await claim.run(session, id)).changes > 0;
+    },
+    /** The claimed entry could not be sent now: it waits again, at its place. */
+    async unclaim(session: string, id: string): Promise<void> {
+      await unclaim.run(session, id);
+    },
+    /** The session's claims left by a runner that is gone (a crash, a failed store write): they wait again. */
+    async unclaimAll(session: string): Promise<void> {
+      await unclaimAll.run(session);
+    },
+    /** Removes a claimed entry that failed for good. */
+    async dropClaimed(session: string, id: string): Promise<void> {
+      await removeClaimed.run(session, id);
+    },
+    /** The claimed entry was sent: staged into the tick that stores its message (a first contact is kept for the daily cap). */
     completed(entry: Pick<QueuedSend, 'session' | 'id' | 'firstContact'>, at: number): void {
       db.tick?.join();
       if (entry.firstContact) markSent.stage(at, entry.session, entry.id);
-      else remove.stage(entry.session, entry.id);
+      else removeClaimed.stage(entry.session, entry.id);
     },
     /** the people who never wrote that the session wrote to (or queued for) since `since` (ms) */
     async firstContactsSince(session: string, since: number): Promise<string[]> {

@@ -107,6 +107,19 @@ describe('caps and exemptions', () => {
     assert.equal((await send('capped', '+15550312004', 'a reply')).status, 200);
   });
 
+  test('a first message WhatsApp refused (463) went out and keeps counting toward the cap', async () => {
+    await pairedSession(daemon, 'refusing', '+15550310003');
+    assert.equal((await daemon.request('POST', '/api/sandbox/sessions/refusing/faults/nack', { code: '463' })).status, 200);
+    const refused = await send('refusing', '+15550313001', 'one');
+    assert.equal(refused.status, 422, JSON.stringify(refused.body));
+    assert.equal(refused.body.error.code, 'MESSAGE_REFUSED');
+    // the pace's one-send burst is spent: the next waits its turn in the queue (the request is held)
+    assert.equal((await send('refusing', '+15550313002', 'two')).status, 200);
+    const capped = await send('refusing', '+15550313003', 'three');
+    assert.equal(capped.status, 429, JSON.stringify(capped.body));
+    assert.equal(capped.body.error.code, 'SEND_CAP_REACHED');
+  });
+
   test('only the master key exempts; an exempted key skips the cap, and the exemption is audited', async () => {
     const byKey = await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: { exempt: true } } }, sender.key);
     assert.equal(byKey.status, 403);
@@ -114,6 +127,11 @@ describe('caps and exemptions', () => {
     assert.equal((await daemon.request('PATCH', `/api/admin/keys/${sender.id}`, { governorExempt: true }, sender.key)).body.error.code, 'FORBIDDEN_SCOPE');
     // a key may tighten
     assert.equal((await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: { perMinute: 10, burst: 1, recipientGapSeconds: 2 } } }, sender.key)).status, 200);
+    // but not undo the session's current settings, not even back to the gateway's
+    const faster = await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: { perMinute: 12, burst: 1, recipientGapSeconds: 2 } } }, sender.key);
+    assert.equal(faster.status, 403, JSON.stringify(faster.body));
+    assert.deepEqual(faster.body.error.details.map((d: { path: string }) => d.path), ['/config/governor/perMinute']);
+    assert.equal((await daemon.request('PATCH', '/api/sessions/capped', { config: { governor: null } }, sender.key)).status, 403);
 
     assert.equal((await send('capped', '+15550312005', 'cold', {}, sender.key)).status, 429);
     const exempted = await daemon.request('PATCH', `/api/admin/keys/${sender.id}`, { governorExempt: true });

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEFAULT_CONFIG } from '../../src/config/defaults.js';
-import { DAY_MS, FirstContacts, firstContactCap, loosenedSettings, Pacer, policyOf, secondsUntilUtcMidnight } from '../../src/messages/governor.js';
+import { DAY_MS, FirstContacts, firstContactCap, loosenedSettings, Pacer, policyOf } from '../../src/messages/governor.js';
+import { secondsUntilUtcMidnight } from '../../src/timestamp.js';
 
 const settings = { ...DEFAULT_CONFIG.governor, perMinute: 60, burst: 2, recipientGapSeconds: 5, jitterPercent: 50 };
 const policy = policyOf(settings, {});
@@ -92,17 +93,27 @@ describe('policy', () => {
     assert.equal(policyOf({ ...settings, enabled: false }, {}).exempt, true);
   });
 
-  test('tighter settings are anyone’s; looser ones and exempt are named (master key only)', () => {
-    assert.deepEqual(loosenedSettings(DEFAULT_CONFIG.governor, { perMinute: 1, burst: 1, recipientGapSeconds: 60, firstContactsPerDay: 1, warmup: [1, 1, 1], typing: true }), []);
-    assert.deepEqual(loosenedSettings(DEFAULT_CONFIG.governor, { exempt: true, perMinute: 1000, burst: 500, recipientGapSeconds: 0, firstContactsPerDay: 1000 }), [
+  test('tighter settings are anyone’s; looser ones than the session has now, and exempt, are named (master key only)', () => {
+    const gateway = DEFAULT_CONFIG.governor;
+    assert.deepEqual(loosenedSettings(gateway, {}, { governor: { perMinute: 1, burst: 1, recipientGapSeconds: 60, firstContactsPerDay: 1, warmup: [1, 1, 1], typing: true } }), []);
+    assert.deepEqual(loosenedSettings(gateway, {}, { governor: { exempt: true, perMinute: 1000, burst: 500, jitterPercent: 0, recipientGapSeconds: 0, firstContactsPerDay: 1000 } }), [
       'exempt',
       'perMinute',
       'burst',
+      'jitterPercent',
       'recipientGapSeconds',
       'firstContactsPerDay',
     ]);
     // a shorter ladder lets the mature cap in earlier: looser
-    assert.deepEqual(loosenedSettings(DEFAULT_CONFIG.governor, { warmup: [] }), ['warmup']);
-    assert.deepEqual(loosenedSettings(DEFAULT_CONFIG.governor, null), []);
+    assert.deepEqual(loosenedSettings(gateway, {}, { governor: { warmup: [] } }), ['warmup']);
+    assert.deepEqual(loosenedSettings(gateway, {}, {}), []);
+    // against the session's current settings, not the gateway's: the operator's tightening is not undone
+    const tightened = { governor: { perMinute: 2, typing: true } };
+    assert.deepEqual(loosenedSettings(gateway, tightened, { governor: { perMinute: 12, typing: true } }), ['perMinute']);
+    assert.deepEqual(loosenedSettings(gateway, tightened, { governor: { perMinute: 1, typing: true } }), []);
+    assert.deepEqual(loosenedSettings(gateway, tightened, {}).sort(), ['perMinute', 'typing'].sort(), 'removing the override loosens too');
+    // typing turned off (by governor.typing or safeMode) loosens
+    assert.deepEqual(loosenedSettings({ ...gateway, typing: false }, { safeMode: true }, {}), ['typing']);
+    assert.deepEqual(loosenedSettings(gateway, { governor: { typing: true } }, { governor: { typing: false } }), ['typing']);
   });
 });

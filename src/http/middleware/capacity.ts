@@ -53,6 +53,29 @@ export class PrincipalShare {
   }
 }
 
+/**
+ * Requests a handler parks while they wait rather than work (a held send waiting for its turn in the governor's queue):
+ * they hold no in-flight place, so a long wait does not shut others out, but one principal may park at most `max`.
+ */
+export class ParkedShare {
+  private readonly parked = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  /** Takes a parked place for the principal; undefined past its bound. The returned function gives it back (call it once). */
+  acquire(principal: Principal): (() => void) | undefined {
+    const id = principalId(principal);
+    const held = this.parked.get(id) ?? 0;
+    if (held >= this.max) return undefined;
+    this.parked.set(id, held + 1);
+    return () => {
+      const now = (this.parked.get(id) ?? 1) - 1;
+      if (now > 0) this.parked.set(id, now);
+      else this.parked.delete(id);
+    };
+  }
+}
+
 /** 400 for a path whose percent-encoding is malformed, before anything decodes it. */
 export function checkPathEncoding(path: string): void {
   if (!path.includes('%')) return;

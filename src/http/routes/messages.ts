@@ -41,7 +41,7 @@ export function messageRoutes({ messaging, history }: Services): RouteDef[] {
       async handler({ params, body, ctx }) {
         if (inPath && body.session !== undefined) checkBodySession(params.session, body.session);
         const send = (inPath ? { ...body, session: params.session } : body) as SendBody;
-        const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal };
+        const caller = { client: ctx.state.principal?.kind === 'client', principal: ctx.state.principal, ...(ctx.state.park ? { park: ctx.state.park } : {}) };
         if (/\brespond-async\b/i.test(ctx.get('Prefer'))) {
           const accepted = await messaging.sendAsync(send, caller);
           ctx.status = 202;

@@ -1,7 +1,7 @@
 // Session routes: create, list, get, start, stop, restart, logout, delete, QR and pairing code.
 import { assertAccess, type Principal } from '../../auth/scopes.js';
 import { GatewayError, ValidationError } from '../../errors.js';
-import { loosenedSettings, type SessionGovernorConfig } from '../../messages/governor.js';
+import { loosenedSettings } from '../../messages/governor.js';
 import type { GovernorConfig } from '../../config/types.js';
 import { phoneDigits } from '../../engine/jid.js';
 import { sessionView } from '../../sessions/view.js';
@@ -16,7 +16,7 @@ import type { RouteDef } from '../types.js';
 
 export function sessionRoutes({ sessions, messaging, clientRules, config: gateway }: Services): RouteDef[] {
   const view = (row: SessionRow, decryption?: DecryptionCounts) => sessionView(row, sessions.healthOf(row.name), decryption);
-  const mayLoosen = (principal: Principal | undefined, config: { governor?: unknown } | null | undefined) => mayLoosenGovernor(principal, config, gateway.governor);
+  const mayLoosen = (principal: Principal | undefined, before: Record<string, unknown>, after: Record<string, unknown>) => mayLoosenGovernor(principal, before, after, gateway.governor);
   return [
     {
       method: 'POST',
@@ -51,7 +51,7 @@ export function sessionRoutes({ sessions, messaging, clientRules, config: gatewa
       async handler({ body, ctx }) {
         const input = body as CreateSessionBody;
         mayReplyToCalls(ctx.state.principal, input.config, input.name);
-        mayLoosen(ctx.state.principal, input.config);
+        mayLoosen(ctx.state.principal, {}, input.config ?? {});
         if (input.proxy !== undefined) checkProxy(input.proxy);
         const { engine: configEngine, ...config } = input.config ?? {};
         const row = await sessions.create({
@@ -116,11 +116,12 @@ export function sessionRoutes({ sessions, messaging, clientRules, config: gatewa
       sessionFrom: 'params',
       summary: "change a session's settings: each config key given replaces the stored one, null removes it, the rest stay",
       description:
-        'The call policy (`config.calls`) applies from the next incoming call; `governor` and `safeMode` from the next send; `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change. A `governor` looser than the gateway\'s settings (or `exempt`) needs the master key (403 FORBIDDEN_SCOPE).',
+        'The call policy (`config.calls`) applies from the next incoming call; `governor` and `safeMode` from the next send; `markOnlineOnConnect` and `ignoreStatus` from the next start of the session. The engine cannot change. A `governor` looser than the session\'s current one (its override, else the gateway\'s settings), or `exempt`, needs the master key (403 FORBIDDEN_SCOPE).',
       schema: { params: sessionParams, body: updateSessionBody },
       async handler({ params, body, ctx }) {
         mayReplyToCalls(ctx.state.principal, (body as UpdateSessionBody).config, params.session);
-        mayLoosen(ctx.state.principal, (body as UpdateSessionBody).config);
+        const { config } = await sessions.get(params.session);
+        mayLoosen(ctx.state.principal, config, patched(config, (body as UpdateSessionBody).config));
         return view(await sessions.updateConfig(params.session, (body as UpdateSessionBody).config));
       },
     },
@@ -254,14 +255,25 @@ const qrcode = async () => (await import('qrcode')).default;
 /** A call policy's reply is a message the session sends to every caller: setting one takes the messages:send scope too. */
 /**
  * The send governor protects the account from a ban: a key with sessions:manage may tighten a session's governor, but
- * only the master key (the operator) may loosen it past the gateway's settings or exempt the session.
+ * only the master key (the operator) may loosen it (past what the session has now: its override, else the gateway's
+ * settings) or exempt the session.
  */
-function mayLoosenGovernor(principal: Principal | undefined, config: { governor?: unknown } | null | undefined, defaults: GovernorConfig): void {
+function mayLoosenGovernor(principal: Principal | undefined, before: Record<string, unknown>, after: Record<string, unknown>, defaults: GovernorConfig): void {
   if (!principal || principal.kind === 'master') return;
-  const looser = loosenedSettings(defaults, config?.governor as SessionGovernorConfig | null | undefined);
+  const looser = loosenedSettings(defaults, before, after);
   if (looser.length) {
-    throw new GatewayError('FORBIDDEN_SCOPE', `only the master key may loosen the send governor past the gateway's settings or exempt a session (${looser.join(', ')})`, looser.map((key) => ({ path: `/config/governor/${key}`, message: 'looser than the gateway\'s setting: master key only' })));
+    throw new GatewayError('FORBIDDEN_SCOPE', `only the master key may loosen the send governor or exempt a session (${looser.join(', ')})`, looser.map((key) => ({ path: `/config/governor/${key}`, message: 'looser than the session\'s current setting: master key only' })));
   }
+}
+
+/** A session's config after a PATCH: each key given replaces the stored one, null removes it (as the manager stores it). */
+function patched(config: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const next = { ...config };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  return next;
 }
 
 function mayReplyToCalls(principal: Principal | undefined, config: { calls?: unknown } | null | undefined, session: string): void {

@@ -49,7 +49,7 @@ export const governorConfig = {
     typing: { type: 'boolean', description: 'a typing indicator and a pause before each send (as `safeMode`)' },
   },
   description:
-    'the send governor for this session: each key given overrides the gateway\'s `governor` setting; looser than the gateway\'s (a faster pace, a bigger burst, a shorter gap, a higher cap, `exempt`) only with the master key',
+    'the send governor for this session: each key given overrides the gateway\'s `governor` setting; looser than the session\'s current settings (a faster pace, a bigger burst, less jitter, a shorter gap, a higher cap, typing off, `exempt`) only with the master key',
 } as const;
 
 /** The settings of a session's `config` (closed: anything else, of any size, would be stored and echoed on every read). */
