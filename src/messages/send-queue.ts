@@ -78,7 +78,7 @@ export class SendQueue {
   /** Runs the queues of the sessions with waiting sends that are connected here; a session connecting later has its queue run then. */
   async start(): Promise<void> {
     this.unsubscribe = this.deps.bus.subscribe((event) => {
-      if (event.event === 'session.connected') void this.reload(event.session);
+      if (event.event === 'session.connected') this.reloadUntilRead(event.session);
     });
     for (const session of await this.deps.repo.sessionsWithQueued()) if (await this.deps.sendsHere(session)) await this.reload(session);
   }
@@ -185,6 +185,15 @@ export class SendQueue {
     }
     this.seqs.delete(session);
     this.sleepers.get(session)?.wake();
+  }
+
+  /** Reads the session's queue again; a store that cannot answer (PostgreSQL restarting) is asked again a while later. */
+  private reloadUntilRead(session: string): void {
+    this.reload(session).catch((err: unknown) => {
+      if (this.stopped) return;
+      this.deps.logger.warn({ err, session }, 'send queue not read; trying again');
+      setTimeout(() => this.reloadUntilRead(session), this.deps.retryMs ?? 2000).unref();
+    });
   }
 
   private async reload(session: string): Promise<void> {

@@ -79,7 +79,7 @@ function queueWith(deliver: SendQueueDeps['deliver'], overrides: Partial<SendQue
     sendsHere: async () => true,
     ...overrides,
   });
-  return { queue, repo, results };
+  return { queue, repo, results, bus };
 }
 
 test('entries go out in order, under their message ids; the queue refuses past its bound', async () => {
@@ -256,5 +256,32 @@ test('a first contact WhatsApp refused keeps counting; one that failed before it
   await queue.enqueue({ ...input('bad', 'cmd-bad'), firstContact: true });
   while (repo.rows.length) await new Promise((r) => setTimeout(r, 5));
   assert.deepEqual(dropped, [input('bad').messageId]);
+  queue.stop();
+});
+
+test('a session that connects while the store cannot answer has its queue read again, and sent, once it can', async () => {
+  const sent: string[] = [];
+  let connectedHere = false;
+  const { queue, repo, bus } = queueWith(async (entry, recorded) => {
+    sent.push(entry.messageId);
+    recorded();
+    return { messageId: entry.messageId };
+  }, { sendsHere: async () => connectedHere });
+  const entry = { ...input('left'), id: 'e1', seq: 1, queuedAt: Date.now() };
+  await repo.add(entry);
+  await queue.start();
+  // the session connects here while PostgreSQL restarts: the read fails (no unhandled rejection), and is made again
+  const totals = repo.totals;
+  let failures = 0;
+  repo.totals = async (session) => {
+    if (failures++ < 2) throw new Error('PostgreSQL is unreachable');
+    return totals(session);
+  };
+  connectedHere = true;
+  bus.emit('s', 'session.connected', { phoneNumber: '+15550000009' });
+  const deadline = Date.now() + 5000;
+  while (sent.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(sent, [entry.messageId]);
+  assert.equal(failures, 3);
   queue.stop();
 });
