@@ -48,6 +48,8 @@ const MAX_SETTLED = 10_000;
 export class UndecryptableWatch {
   private readonly watched = new Map<string, { message: FailedMessage; retries: number; timer: NodeJS.Timeout }>();
   private readonly settled = new Set<string>();
+  /** retry receipts that left before their message was followed (the engine checks the store first, a round trip) */
+  private readonly earlyRetries = new Map<string, number>();
 
   constructor(
     private readonly giveUpMs: number,
@@ -64,7 +66,9 @@ export class UndecryptableWatch {
     if (this.watched.size >= MAX_WATCHED) this.giveUp(this.watched.keys().next().value!);
     const timer = setTimeout(() => this.giveUp(message.messageId), this.giveUpMs);
     timer.unref();
-    this.watched.set(message.messageId, { message, retries: 0, timer });
+    const retries = this.earlyRetries.get(message.messageId) ?? 0;
+    this.earlyRetries.delete(message.messageId);
+    this.watched.set(message.messageId, { message, retries, timer });
   }
 
   /** The session asked the sender for the message again (a retry receipt left). */
@@ -72,6 +76,10 @@ export class UndecryptableWatch {
     this.report.signal({ kind: 'retry_receipt', direction: 'sent' });
     const entry = this.watched.get(messageId);
     if (entry) entry.retries += 1;
+    else if (!this.settled.has(messageId)) {
+      if (this.earlyRetries.size >= MAX_WATCHED) this.earlyRetries.delete(this.earlyRetries.keys().next().value!);
+      this.earlyRetries.set(messageId, (this.earlyRetries.get(messageId) ?? 0) + 1);
+    }
   }
 
   /** A decrypted copy arrived. */
@@ -96,6 +104,7 @@ export class UndecryptableWatch {
   close(): void {
     for (const entry of this.watched.values()) clearTimeout(entry.timer);
     this.watched.clear();
+    this.earlyRetries.clear();
   }
 
   private giveUp(messageId: string): void {

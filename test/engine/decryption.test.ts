@@ -53,6 +53,15 @@ describe('UndecryptableWatch', () => {
     ]);
   });
 
+  it('counts a retry receipt that left before the failure was followed (the store check is a round trip on PostgreSQL)', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
+    const { watch, reported } = watchWith();
+    watch.retried('E');
+    watch.failed(failed('E'));
+    t.mock.timers.tick(1000);
+    assert.equal(reported[0]?.retries, 1);
+  });
+
   it('reports nothing for a message a decrypted copy recovered, and does not count a later failure of it again', (t) => {
     t.mock.timers.enable({ apis: ['setTimeout', 'Date'] });
     const { watch, signals, reported } = watchWith();
