@@ -28,11 +28,8 @@ export function quietLibsignal(): void {
   }
 }
 
-/**
- * an incoming message nobody could decrypt is given up on after 10 s (the decryption scenario waits for that): long
- * enough for Baileys' retry receipt to leave first, which on PostgreSQL under the CI's load once took over 3 s
- */
-const UNDECRYPTABLE_AFTER = { GATEWAY_UNDECRYPTABLE_AFTER_SECONDS: '10' };
+/** an incoming message nobody could decrypt is given up on after 3 s (the decryption scenario waits for that) */
+const UNDECRYPTABLE_AFTER = { GATEWAY_UNDECRYPTABLE_AFTER_SECONDS: '3' };
 
 export async function startBaileysTarget(options: { config?: string; env?: Record<string, string>; emulator?: EmulatorOptions } = {}): Promise<BaileysTarget> {
   quietLibsignal();
