@@ -233,8 +233,11 @@ export class MessagingService {
 
   /** The governor's policy for a session now (its config read again: a change applies to the next send). */
   async policy(session: string): Promise<GovernorPolicy> {
-    const row = await this.deps.sessions.get(session);
-    return this.deps.governor ? policyOf(this.deps.governor.settings, row.config) : policyOf(UNGOVERNED, row.config);
+    return this.policyOfRow(await this.deps.sessions.get(session));
+  }
+
+  private policyOfRow(row: { config: Record<string, unknown> }): GovernorPolicy {
+    return policyOf(this.deps.governor?.settings ?? UNGOVERNED, row.config);
   }
 
   /**
@@ -245,7 +248,7 @@ export class MessagingService {
     const governor = this.deps.governor;
     if (!governor) return { queue: false, firstContact: false };
     const row = await this.deps.sessions.get(session);
-    const policy = policyOf(governor.settings, row.config);
+    const policy = this.policyOfRow(row);
     if (policy.exempt || callerExempt(caller.principal)) return { queue: false, firstContact: false };
     let firstContact = false;
     if (isPersonChat(chatId) && !(await this.deps.messages.hasCorrespondent(session, chatId))) {
